@@ -1,0 +1,28 @@
+# yolo26kit: `make report` runs every investigation (quick profile); `make test` runs the test suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: report test lab venv clean-venv
+
+venv: $(STAMP)
+
+# Re-install whenever the pinned stack changes.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade --quiet pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+report: $(STAMP)
+	$(BIN)/yolo26kit run --all --profile quick --device auto
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+clean-venv:
+	rm -rf $(VENV)

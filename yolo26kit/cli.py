@@ -1,0 +1,134 @@
+"""Command line: yolo26kit list | run | report | env."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import catalog, env
+from .errors import BadParameter, DeviceUnavailable, KitError
+
+
+def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    overrides = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise BadParameter(f"-p expects KEY=VALUE, got {pair!r}")
+        overrides[key.strip()] = catalog.parse_value(value)
+    return overrides
+
+
+def build_plan(names: list[str], run_all: bool, profile: str, overrides: dict[str, Any],
+               device: str) -> list[tuple[catalog.Investigation, dict[str, Any]]]:
+    """Validate the whole command line and return (investigation, parameters) pairs; writes nothing."""
+    if run_all == bool(names):
+        raise BadParameter("name investigations or pass --all (not both); see `yolo26kit list`")
+    chosen = catalog.all_investigations() if run_all else [catalog.get(n) for n in names]
+    if device not in ("auto", "cpu", "cuda"):
+        raise BadParameter(f"--device must be auto, cpu or cuda, got {device!r}")
+    if device == "cuda" and not env.cuda_available():
+        raise DeviceUnavailable("--device cuda was asked for but no CUDA GPU is visible; use --device cpu or auto")
+    device = env.resolve_device(device)
+    unused = set(overrides)
+    plan = []
+    for inv in chosen:
+        params = inv.params
+        mine = {k: v for k, v in overrides.items() if k in params}
+        if len(chosen) == 1:
+            mine = dict(overrides)  # a single notebook: every unknown key is an error
+        unused -= set(mine)
+        if "device" in params:
+            mine.setdefault("device", device)
+        plan.append((inv, inv.resolve(profile, mine)))
+    if unused:
+        raise BadParameter(f"parameter(s) {sorted(unused)} belong to none of {[i.name for i in chosen]}")
+    return plan
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for inv in catalog.all_investigations():
+        print(f"{inv.name}  —  {inv.title}  (seeds: {', '.join(inv.seeds)}; notebook: notebooks/{inv.notebook.name})")
+        for p in inv.params.values():
+            if p.name in catalog.RUNNER_PARAMETERS:
+                continue
+            print(f"    {p.name}: {p.type} = {p.default!r}" + (f"   # {p.help}" if p.help else ""))
+        for name, values in inv.profiles.items():
+            print(f"    profile {name}: {json.dumps(values)}")
+        print()
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from . import report, runner
+
+    plan = build_plan(args.names, args.all, args.profile, _parse_overrides(args.param), args.device)
+    out = Path(args.out) if args.out else runner.DEFAULT_OUT
+    if args.timeout <= 0:
+        raise BadParameter("--timeout must be positive")
+    run_dir, runs = runner.run(plan, out=out, timeout=args.timeout)
+    report.render_run(run_dir)
+    root = runner.REPORTS if out.resolve().is_relative_to(runner.REPORTS) else out
+    index = report.render_index(root)
+    print(f"run:     {run_dir / 'index.html'}")
+    print(f"reports: {index}")
+    return 0 if all(r.ok for r in runs) else 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from . import report, runner
+
+    target = Path(args.dir) if args.dir else runner.REPORTS
+    if not target.is_dir():
+        raise BadParameter(f"{target} is not a directory")
+    runs = [target] if list(target.glob("*.results.json")) else report.find_runs(target)
+    if not runs:
+        raise BadParameter(f"no results.json under {target}")
+    for run_dir in runs:
+        print(report.render_run(run_dir, notebooks=not args.no_notebooks))
+    root = target.parent if runs == [target] else target
+    print(report.render_index(root))
+    return 0
+
+
+def cmd_env(args: argparse.Namespace) -> int:
+    print(json.dumps(env.fingerprint(), indent=2))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="yolo26kit", description=__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="investigations, their parameters and profiles").set_defaults(fn=cmd_list)
+    run = sub.add_parser("run", help="execute investigations with papermill into a new run directory")
+    run.add_argument("names", nargs="*", metavar="NAME")
+    run.add_argument("--all", action="store_true", help="every investigation")
+    run.add_argument("--profile", default="quick", help="quick (minutes) or full")
+    run.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a notebook parameter (lists: comma-separated)")
+    run.add_argument("--device", default="auto", help="auto (CUDA if present, else CPU), cpu or cuda")
+    run.add_argument("--out", default="", help="parent folder of the run directory (default reports/runs)")
+    run.add_argument("--timeout", type=float, default=1800.0, help="seconds per notebook")
+    run.set_defaults(fn=cmd_run)
+    rep = sub.add_parser("report", help="rebuild HTML and index pages from results on disk")
+    rep.add_argument("dir", nargs="?", default="", help="a run directory or a folder of runs (default reports/)")
+    rep.add_argument("--no-notebooks", action="store_true", help="only the index pages, not the notebook HTML")
+    rep.set_defaults(fn=cmd_report)
+    sub.add_parser("env", help="print the environment fingerprint").set_defaults(fn=cmd_env)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except KitError as exc:
+        print(f"yolo26kit: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

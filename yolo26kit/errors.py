@@ -1,0 +1,17 @@
+"""The kit's exception hierarchy; the CLI maps every KitError to exit code 2."""
+
+
+class KitError(Exception):
+    """Base class of errors the user can fix by changing the command line."""
+
+
+class UnknownInvestigation(KitError):
+    """An investigation name that the catalog does not know."""
+
+
+class BadParameter(KitError):
+    """A parameter that is unknown, of the wrong type, or out of range."""
+
+
+class DeviceUnavailable(KitError):
+    """A device was asked for that this machine does not have."""

@@ -1,0 +1,1 @@
+"""One module per investigation; each registers itself with the catalog when imported."""

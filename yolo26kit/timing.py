@@ -1,0 +1,59 @@
+"""Timing with warm-up and device sync: first-call time apart, then median and spread of steady calls."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+import torch
+from torch.utils import benchmark
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Steady-state timing of a callable in milliseconds (first call reported separately)."""
+
+    label: str
+    first_ms: float
+    median_ms: float
+    iqr_ms: float
+    p10_ms: float
+    p90_ms: float
+    runs: int
+
+    def row(self) -> dict[str, Any]:
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+
+def sync(device: str | torch.device) -> None:
+    """Wait for queued work on a CUDA device; a no-op on CPU."""
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def first_call_ms(fn: Callable[[], Any], device: str | torch.device = "cpu") -> float:
+    """Wall time of one call, synchronised: the compile/warm-up cost when it is the first call."""
+    sync(device)
+    t0 = time.perf_counter()
+    fn()
+    sync(device)
+    return (time.perf_counter() - t0) * 1e3
+
+
+def measure(fn: Callable[[], Any], label: str = "", device: str | torch.device = "cpu",
+            warmup: int = 3, min_run_time: float = 0.5) -> Timing:
+    """Time fn(): one timed first call, `warmup` untimed calls, then torch.utils.benchmark's blocked_autorange.
+
+    torch.utils.benchmark synchronises CUDA itself and picks how many calls go in a block; the spread
+    is reported as the inter-quartile range and the 10th/90th percentiles of the per-block times.
+    """
+    first = first_call_ms(fn, device)
+    for _ in range(warmup):
+        fn()
+    sync(device)
+    timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, label=label, num_threads=torch.get_num_threads())
+    m = timer.blocked_autorange(min_run_time=min_run_time)
+    times = sorted(m.times)
+    q = lambda p: times[min(len(times) - 1, int(p * (len(times) - 1) + 0.5))] * 1e3  # noqa: E731
+    return Timing(label, first, m.median * 1e3, m.iqr * 1e3, q(0.1), q(0.9), len(times))
