@@ -26,3 +26,9 @@ lab: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+# GPU runner: build the wheelhouse of what the runner lacks (RUNNER: its `pip freeze` or package list).
+RUNNER ?= data/runners/h100.txt
+.PHONY: wheelhouse
+wheelhouse: $(STAMP)
+	$(BIN)/yolo26kit bundle --have $(RUNNER) --out wheelhouse

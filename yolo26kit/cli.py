@@ -1,4 +1,4 @@
-"""Command line: yolo26kit list | run | report | env."""
+"""Command line: yolo26kit list | run | report | env | bundle."""
 
 from __future__ import annotations
 
@@ -94,6 +94,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bundle(args: argparse.Namespace) -> int:
+    from . import bundle
+
+    manifest = bundle.build_wheelhouse(args.out, args.have, args.torch or None, args.python, args.max_mib)
+    print(bundle.describe(manifest))
+    problems = bundle.verify(args.out, bundle.read_have(args.have))
+    for problem in problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    print("\nOn the runner, from the repository root (with the wheelhouse folder next to it):")
+    print(bundle.runner_command(wheelhouse=args.out))
+    return 1 if problems else 0
+
+
 def cmd_env(args: argparse.Namespace) -> int:
     print(json.dumps(env.fingerprint(), indent=2))
     return 0
@@ -118,6 +131,13 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("--no-notebooks", action="store_true", help="only the index pages, not the notebook HTML")
     rep.set_defaults(fn=cmd_report)
     sub.add_parser("env", help="print the environment fingerprint").set_defaults(fn=cmd_env)
+    bun = sub.add_parser("bundle", help="build an offline wheelhouse of what a GPU runner lacks")
+    bun.add_argument("--have", default="data/runners/h100.txt", help="the runner's `pip freeze` or package names")
+    bun.add_argument("--torch", default="", help="the runner's torch version (default: from --have)")
+    bun.add_argument("--python", default="3.12", help="the runner's Python version")
+    bun.add_argument("--out", default="wheelhouse", help="folder for the wheels and MANIFEST.json")
+    bun.add_argument("--max-mib", type=float, default=64, help="limit for wheels plus repository, MiB")
+    bun.set_defaults(fn=cmd_bundle)
     return ap
 
 
