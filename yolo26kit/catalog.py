@@ -11,8 +11,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Callable
 
-from papermill.inspection import inspect_notebook
-
 from .errors import BadParameter, UnknownInvestigation
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -117,6 +115,7 @@ def _comments_above(source: str) -> dict[str, str]:
 @cache
 def _params_cached(path: str, mtime: float) -> dict[str, Param]:
     import nbformat
+    from papermill.inspection import inspect_notebook  # lazy: isolate's step children import this module
 
     inspected = inspect_notebook(path)
     cell = next(c for c in nbformat.read(path, as_version=4).cells if "parameters" in c.metadata.get("tags", []))

@@ -69,7 +69,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else runner.DEFAULT_OUT
     if args.timeout <= 0:
         raise BadParameter("--timeout must be positive")
-    run_dir, runs = runner.run(plan, out=out, timeout=args.timeout)
+    run_dir, runs = runner.run(plan, out=out, timeout=args.timeout, log_output=args.log_output)
     report.render_run(run_dir)
     root = runner.REPORTS if out.resolve().is_relative_to(runner.REPORTS) else out
     index = report.render_index(root)
@@ -125,6 +125,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--device", default="auto", help="auto (CUDA if present, else CPU), cpu or cuda")
     run.add_argument("--out", default="", help="parent folder of the run directory (default reports/runs)")
     run.add_argument("--timeout", type=float, default=1800.0, help="seconds per notebook")
+    run.add_argument("--log-output", action="store_true",
+                     help="stream every cell's output to the terminal instead of a progress bar (headless runners)")
     run.set_defaults(fn=cmd_run)
     rep = sub.add_parser("report", help="rebuild HTML and index pages from results on disk")
     rep.add_argument("dir", nargs="?", default="", help="a run directory or a folder of runs (default reports/)")

@@ -165,6 +165,7 @@ def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: 
     _kill_group(proc.pid)  # leftovers such as compile workers
     parent_end.close()
     log = _read_tail(log_path)
+    print(f"[step] {step}: {'timeout' if timed_out else 'done'} after {seconds:.1f} s", file=sys.stderr, flush=True)
     if timed_out:
         return Outcome(step, "timeout", seconds, error=f"no result after {timeout:g} s; killed", log=log)
     if message is not None:

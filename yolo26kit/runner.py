@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import socket
@@ -49,25 +50,28 @@ def new_run_dir(out: Path, device_type: str, now: datetime | None = None) -> tup
     raise RuntimeError(f"could not create a new run directory under {out}")
 
 
-def _execute_notebook(source: str, target: str, parameters: dict[str, Any], cwd: str) -> None:
+def _execute_notebook(source: str, target: str, parameters: dict[str, Any], cwd: str, log_output: bool = False) -> None:
     """Child-process body: papermill's Python API, kernel = this interpreter."""
     import papermill as pm
 
+    if log_output:  # papermill logs cell outputs at INFO on its own logger
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
+
     os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
     try:
-        pm.execute_notebook(source, target, parameters=parameters, kernel_name="python3", progress_bar=True,
-                            cwd=cwd, report_mode=False)
+        pm.execute_notebook(source, target, parameters=parameters, kernel_name="python3", progress_bar=not log_output,
+                            log_output=log_output, cwd=cwd, report_mode=False)
     except pm.PapermillExecutionError as exc:  # papermill saved the notebook first; say which cell and why
         raise RuntimeError(f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
 
 
 def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_id: str,
-            timeout: float = DEFAULT_TIMEOUT) -> NotebookRun:
+            timeout: float = DEFAULT_TIMEOUT, log_output: bool = False) -> NotebookRun:
     """Run one notebook into run_dir; if it fails, save what it wrote and an `error` results.json."""
     notebook = run_dir / f"{inv.name}.ipynb"
     results = run_dir / f"{inv.name}.results.json"
     injected = {**parameters, "results_path": str(results), "run_id": run_id}
-    outcome = isolate.run_step(_execute_notebook, str(inv.notebook), str(notebook), injected, str(run_dir),
+    outcome = isolate.run_step(_execute_notebook, str(inv.notebook), str(notebook), injected, str(run_dir), log_output,
                                timeout=timeout, step=inv.name, capture=False)
     error = "" if outcome.ok else (outcome.error or outcome.status)
     if outcome.ok and not results.exists():
@@ -80,7 +84,7 @@ def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_i
 
 
 def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OUT,
-        timeout: float = DEFAULT_TIMEOUT) -> tuple[Path, list[NotebookRun]]:
+        timeout: float = DEFAULT_TIMEOUT, log_output: bool = False) -> tuple[Path, list[NotebookRun]]:
     """Execute every (investigation, parameters) pair of a validated plan into a new run directory."""
     device_type = env.fingerprint()["device_type"]
     run_id, run_dir = new_run_dir(out, device_type)
@@ -88,7 +92,7 @@ def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OU
     for i, (inv, params) in enumerate(plan, 1):
         print(f"[{i}/{len(plan)}] {inv.name} {params}", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
-        result = execute(inv, params, run_dir, run_id, timeout)
+        result = execute(inv, params, run_dir, run_id, timeout, log_output)
         state = "ok" if result.ok else f"FAILED ({result.error})"
         print(f"[{i}/{len(plan)}] {inv.name}: {state} in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
         runs.append(result)

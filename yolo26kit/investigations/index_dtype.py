@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import os
+from concurrent.futures import ThreadPoolExecutor
 import re
 import tempfile
 import types
@@ -317,7 +318,7 @@ def _output(outcome: isolate.Outcome) -> torch.Tensor | None:
     return outcome.value.get("output") if outcome.ok and isinstance(outcome.value, dict) else None
 
 
-def run_path(spec: Spec, path: str, timeout: float, autotune: bool, reference: torch.Tensor | None) -> Cell:
+def run_path(spec: Spec, path: str, timeout: float, autotune: bool) -> Cell:
     """Run one path for one spec, each step isolated; never raises for the step's own failure."""
     on_cuda = spec.device.startswith("cuda")
     name = f"{spec.tag}:{path}"
@@ -352,22 +353,23 @@ def run_path(spec: Spec, path: str, timeout: float, autotune: bool, reference: t
                                              f"(registered: {backends.value if backends.ok else backends.error})"))
     else:
         raise ValueError(f"unknown path {path!r}; choose from {PATHS}")
-    ran = [o for o in steps if o.status != "skipped"]
-    delta = compare(_output(ran[-1]), reference) if ran and ran[-1].ok else {}
-    return Cell(spec.variant, path, steps, delta)
+    return Cell(spec.variant, path, steps, {})
 
 
-def status_matrix(specs: list[Spec], paths: list[str], timeout: float, autotune: bool) -> list[Cell]:
-    """Every variant × path cell; eager runs first and is the reference for its variant."""
-    cells = []
-    for spec in specs:
-        eager = run_path(spec, "eager", timeout, autotune, None)
-        reference = _output(eager.final)
-        eager.delta = compare(reference, reference)
-        cells.append(eager)
-        for path in paths:
-            if path != "eager":
-                cells.append(run_path(spec, path, timeout, autotune, reference))
+def status_matrix(plan: list[tuple[Spec, list[str]]], timeout: float, autotune: bool, workers: int = 1) -> list[Cell]:
+    """Every (spec, path) cell of the plan, `workers` at a time; each compared with its spec's eager output.
+
+    Cells are independent child processes, so running several at once changes only their wall times
+    (reported, never benchmarked).
+    """
+    tasks = [(spec, path) for spec, paths in plan for path in ["eager", *[p for p in paths if p != "eager"]]]
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        cells = list(pool.map(lambda t: run_path(t[0], t[1], timeout, autotune), tasks))
+    references = {spec.tag: _output(c.final) for (spec, _), c in zip(tasks, cells) if c.path == "eager"}
+    for (spec, _), cell in zip(tasks, cells):
+        ran = [o for o in cell.outcomes if o.status != "skipped"]
+        if ran and ran[-1].ok:
+            cell.delta = compare(_output(ran[-1]), references.get(spec.tag))
     return cells
 
 
@@ -711,18 +713,21 @@ def autotune_note(autotune: bool) -> str:
 
 def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[str], paths: list[str], scope: str,
                 full_model_paths: list[str], full_model_variant: str, step_timeout: float, autotune: bool,
-                seed: int = 0, nc: int = 80) -> Run:
+                seed: int = 0, nc: int = 80, workers: int = 1) -> Run:
     """Run the matrix (variants × paths at `scope`) and the full-model checks; every step isolated."""
     yolo.offline_ultralytics()
     isolate.preload(*PRELOAD)
+    workers = workers or max(1, min(6, (os.cpu_count() or 2) // 2))
     workdir = tempfile.mkdtemp(prefix="yolo26kit-index-dtype-")
     base = Spec(variant="legacy", scope=scope, model=model, imgsz=imgsz, batch=batch, nc=nc, seed=seed,
                 device=device, workdir=workdir)
-    cells = status_matrix([replace(base, variant=v) for v in variants], list(paths), step_timeout, autotune)
-    full_cells: list[Cell] = []
+    plan = [(replace(base, variant=v), list(paths)) for v in variants]
     if full_model_paths:
-        full_spec = replace(base, variant=full_model_variant, scope="full")
-        full_cells = status_matrix([full_spec], list(full_model_paths), step_timeout, autotune)
+        plan.append((replace(base, variant=full_model_variant, scope="full"), list(full_model_paths)))
+    cells = status_matrix(plan, step_timeout, autotune, workers)
+    n_matrix = sum(1 + len([p for p in paths if p != "eager"]) for _ in variants)
+    full_cells = cells[n_matrix:]
+    cells = cells[:n_matrix]
     return Run(base, cells, full_cells, autotune_note(autotune))
 
 
@@ -750,5 +755,6 @@ catalog.register(catalog.Investigation(
         "model": catalog.one_of(*(f"yolo26{s}" for s in yolo.SCALES)),
         "device": catalog.one_of("auto", "cpu", "cuda"),
         "batch": lambda v: None if v >= 1 else "must be at least 1",
+        "workers": lambda v: None if v >= 0 else "must be 0 (automatic) or more",
     },
 ))

@@ -1,0 +1,349 @@
+"""mask_fill: shape helpers, the mask generator, equivalence (hypothesis), the assert arithmetic, verdict rules, notebook."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yolo26kit import findings
+from yolo26kit.investigations import mask_fill as mf
+
+
+# --- shapes and labels -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["32x5x1024", "32×5×1024", "32*5*1024", "32, 5, 1024", " 32 x 5 x 1024 ", (32, 5, 1024)])
+def test_parse_shape_accepts_spellings(text):
+    assert mf.parse_shape(text) == (32, 5, 1024)
+
+
+@pytest.mark.parametrize("text", ["32x5", "32x5x1024x2", "axbxc", "-1x5x4", ""])
+def test_parse_shape_rejects(text):
+    with pytest.raises(ValueError):
+        mf.parse_shape(text)
+
+
+@given(st.tuples(st.integers(0, 10_000), st.integers(0, 10_000), st.integers(0, 10_000)))
+def test_shape_label_round_trip(shape):
+    assert mf.parse_shape(mf.shape_label(shape)) == shape
+
+
+def test_checks():
+    assert mf.check_shapes(["32x5x49", "1x1x1"]) is None
+    assert "three" in mf.check_shapes(["32x5"])
+    assert mf.check_percent([0, 25, 100]) is None
+    assert mf.check_percent(50) is None
+    assert mf.check_percent([101]) and mf.check_percent(True) and mf.check_percent([2.5])
+    assert mf.heads_for(32, 8) == 8 and mf.heads_for(30, 8) == 1 and mf.heads_for(5, 0) == 1
+
+
+# --- the generator ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pct", [0, 25, 50, 100])
+def test_make_mask_full_rows_and_heads(pct):
+    m = mf.make_mask("32x5x49", pct, seed=3, heads=8)
+    assert m.shape == (32, 5, 49) and m.dtype == torch.bool
+    assert mf.full_rows(m) == mf.full_pairs(4 * 5, pct) * 8
+    per_head = m.view(4, 8, 5, 49)
+    assert torch.equal(per_head, per_head[:, :1].expand_as(per_head))  # each image's rows repeat over its heads
+    not_full = ~m.all(-1)
+    assert bool((~m[not_full]).any(-1).all())  # every other row attends somewhere
+
+
+def test_make_mask_is_seeded():
+    assert torch.equal(mf.make_mask("8x3x7", 50, seed=1, heads=2), mf.make_mask("8x3x7", 50, seed=1, heads=2))
+    assert not torch.equal(mf.make_mask("8x30x70", 50, seed=1, heads=2), mf.make_mask("8x30x70", 50, seed=2, heads=2))
+
+
+def test_decoder_attn_mask_matches_mask2former_shape():
+    logits = torch.randn(4, 5, 7, 7)
+    m = mf.decoder_attn_mask(logits, heads=8)
+    assert m.shape == (32, 5, 49)
+    assert torch.equal(m[0], logits[0].flatten(1) < 0)
+
+
+def test_seed_setting_all_rows_full():
+    m = mf.make_mask((32, 5, 49), 100, heads=8)
+    assert mf.full_rows(m) == 160 == m.shape[0] * m.shape[1]
+
+
+# --- equivalence -----------------------------------------------------------------------------------
+
+@st.composite
+def masks(draw):
+    rows, queries, hw = draw(st.integers(0, 6)), draw(st.integers(0, 5)), draw(st.integers(0, 9))
+    g = torch.Generator().manual_seed(draw(st.integers(0, 2**31 - 1)))
+    density = draw(st.floats(0.0, 1.0))
+    m = torch.rand(rows, queries, hw, generator=g) < density
+    if rows * queries:
+        full = torch.rand(rows, queries, generator=g) < draw(st.floats(0.0, 1.0))
+        m[full] = True
+    return m
+
+
+@settings(max_examples=300, deadline=None)
+@given(masks())
+def test_every_implementation_equals_reference(m):
+    ref = mf.reference(m)
+    for name, impl in mf.IMPLEMENTATIONS.items():
+        got = impl.fn(m.clone())
+        assert got.dtype == torch.bool and got.shape == m.shape, name
+        assert torch.equal(got, ref), name
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 6), st.integers(0, 40), st.sampled_from([0, 25, 50, 100]), st.integers(0, 99))
+def test_generated_masks_equal_reference(batch, queries, hw, pct, seed):
+    m = mf.make_mask((batch * 2, queries, hw), pct, seed, heads=2)
+    assert all(v is True for v in mf.compare_all(m, list(mf.IMPLEMENTATIONS)).values())
+
+
+def test_reference_is_independent_of_torch():
+    m = torch.tensor([[[True, True], [True, False]]])
+    assert mf.reference(m).tolist() == [[[False, False], [True, False]]]
+
+
+def test_inplace_flags_match_behaviour():
+    m = mf.make_mask("8x3x7", 50, heads=1)
+    for impl in mf.IMPLEMENTATIONS.values():
+        x = m.clone()
+        impl.fn(x)
+        assert torch.equal(x, mf.reference(m)) == impl.inplace, impl.name
+
+
+def test_edge_cases_cover_the_brief():
+    labels = " ".join(c.label for c in mf.edge_cases())
+    for word in ("no full rows", "all rows full", "49", "single query", "empty batch"):
+        assert word in labels
+
+
+def test_deterministic_context_restores():
+    before = torch.are_deterministic_algorithms_enabled()
+    with mf.deterministic(not before):
+        assert torch.are_deterministic_algorithms_enabled() != before
+    assert torch.are_deterministic_algorithms_enabled() == before
+
+
+# --- bytes and verdict rules -----------------------------------------------------------------------
+
+def test_model_bytes():
+    assert mf.model_bytes((32, 5, 49), 40, inplace=True) == 32 * 5 * 49 + 40 * 49
+    assert mf.model_bytes((32, 5, 49), 40, inplace=False) == 2 * 32 * 5 * 49
+
+
+@pytest.mark.parametrize("measured,claimed,verdict", [
+    (20.0, 20.0, "confirmed"), (10.0, 20.0, "confirmed"), (40.0, 20.0, "confirmed"), (9.9, 20.0, "partly"),
+    (41.0, 20.0, "partly"), (1.1, 3.5, "partly"), (1.09, 3.5, "refuted"), (0.5, 3.5, "refuted"), (float("nan"), 3.5, "error"),
+])
+def test_speedup_verdict(measured, claimed, verdict):
+    assert mf.speedup_verdict(measured, claimed) == verdict
+
+
+def _bench(device: str, orig: float, fix: float, shape: str = "32x5x1024") -> pd.DataFrame:
+    return pd.DataFrame([
+        {"device": device, "shape": shape, "implementation": mf.ORIGINAL, "deterministic": False, "net_ms": orig,
+         "first_ms": orig, "restore_ms": 0.01, "speedup": 1.0},
+        {"device": device, "shape": shape, "implementation": "masked_fill", "deterministic": False, "net_ms": fix,
+         "first_ms": fix, "restore_ms": 0.01, "speedup": orig / fix},
+    ])
+
+
+def test_judge_speed_cpu_only_needs_cuda():
+    found = findings.Findings(mf.NAME, {})
+    mf.judge_speed(found, _bench("cpu", 1.0, 0.5), 25)
+    assert found.claims["mask.speedup_small_20x"].verdict == "needs_cuda"
+    assert "2.00×" in found.claims["mask.speedup_small_20x"].evidence
+
+
+def test_judge_speed_cuda_decides():
+    found = findings.Findings(mf.NAME, {})
+    mf.judge_speed(found, pd.concat([_bench("cuda", 2.0, 0.1), _bench("cuda", 0.15, 0.1, "32x100x4096")]), 25)
+    assert found.claims["mask.speedup_small_20x"].verdict == "confirmed"
+    assert found.claims["mask.speedup_medium_3_5x"].verdict == "partly"
+
+
+def test_judge_speed_missing_shape_is_error_on_cuda():
+    found = findings.Findings(mf.NAME, {})
+    mf.judge_speed(found, _bench("cuda", 2.0, 0.1), 25)
+    assert found.claims["mask.speedup_medium_3_5x"].verdict == "error"
+
+
+# --- the INTERNAL ASSERT arithmetic ------------------------------------------------------------------
+
+def test_seed_numbers_from_shapes():
+    assert mf.parse_assert(mf.SEED_ASSERT_MESSAGE) == (7840, 160)
+    assert mf.assert_numbers((32, 5, 49), 2, (160,), (), "expand_to_index") == (7840, 160)
+    assert mf.assert_numbers((32, 5, 49), 2, (160,), (), "expand_index_and_slice") == (7840, 7840)
+    assert mf.fires(7840, 160) and not mf.fires(7840, 7840) and not mf.fires(0, 1)
+
+
+def test_explain_seed_assert():
+    facts = mf.explain_seed_assert().set_index("quantity")["value"]
+    assert facts["sliceSize = H·W"] == 49
+    assert facts["indexed (all-True) rows = linearIndex.numel()"] == 160
+    assert facts["share of rows all True"] == 1.0
+    assert facts["model matches the seed"] is True or facts["model matches the seed"] == True  # noqa: E712
+    assert facts["conda build date of the seed's torch"] == "2023-03-09"
+
+
+def test_model_reproduces_every_reported_pair():
+    check = mf.model_check()
+    assert len(check) >= 9
+    assert check["match"].all(), check[~check["match"]]
+
+
+def test_row_value_still_mismatches_after_105833():
+    # a row-vector value over n rows: the post-#105833 rule appends the slice to [H·W] → H·W² (the #79987 family)
+    lhs, rhs = mf.assert_numbers((32, 5, 49), 2, (40,), (49,), "expand_index_and_slice")
+    assert (lhs, rhs) == (1960, 2401) and mf.fires(lhs, rhs)
+
+
+def test_issue_data_is_well_formed():
+    data = json.loads(mf.ISSUES_FILE.read_text())
+    keys = {"repo", "number", "kind", "date", "state", "title", "url", "versions", "says"}
+    numbers = [(e["repo"], e["number"]) for e in data["entries"]]
+    assert len(numbers) == len(set(numbers))
+    for e in data["entries"]:
+        assert keys <= set(e), e
+        assert e["url"].startswith(f"https://github.com/{e['repo']}/") and e["url"].endswith(f"/{e['number']}")
+        assert e["kind"] in ("issue", "pr")
+    assert {105833, 154296, 79987} <= {e["number"] for e in data["entries"]}
+
+
+def test_versions_summary_cites_fixes():
+    text = mf.versions_summary().to_string()
+    assert "#105833" in text and "#154296" in text
+
+
+# --- attempts --------------------------------------------------------------------------------------
+
+def test_attempts_and_batches():
+    items = mf.attempts(["32x5x49"], [100, 0], 8, 0, "auto")
+    assert len(items) == 2 * 2 * len(mf.FORMULATIONS) * 2  # shares × det × formulations × devices
+    groups = mf.batches(items)
+    cuda = [g for g in groups if g[0].device == "cuda"]
+    cpu = [g for g in groups if g[0].device == "cpu"]
+    assert all(len(g) == 1 for g in cuda) and len(cpu) == 1
+    a = next(i for i in items if i.device == "cuda" and i.formulation == "where_index_put" and i.deterministic)
+    assert a.sort_path
+    assert not mf.Attempt("where_index_put", (32, 5, 49), 100, 8, False, "cuda").sort_path
+    assert mf.Attempt("index_put_accumulate", (32, 5, 49), 100, 8, False, "cuda").sort_path
+    assert not mf.Attempt("masked_fill", (32, 5, 49), 100, 8, True, "cuda").sort_path
+    assert not mf.Attempt("where_index_put", (32, 5, 49), 100, 8, True, "cpu").sort_path
+
+
+def test_predictions_for_the_seed_case():
+    a = mf.Attempt("where_index_put", (32, 5, 49), 100, 8, True, "cuda")
+    p = mf.predictions(a, 160)
+    assert p["predicted expand_to_index"] == "7840 vs 160" and p["predicted expand_index_and_slice"] == ""
+    assert mf.predictions(mf.Attempt("masked_fill", (32, 5, 49), 100, 8, True, "cuda"), 160)["predicted expand_to_index"] == ""
+
+
+@pytest.mark.parametrize("formulation,outcome", [
+    ("where_index_put", "ok"), ("bool_index_put", "ok"), ("masked_fill", "ok"), ("index_put_accumulate", "ok"),
+    ("row_value", "ok"), ("mismatched_value", "shape_error"),
+])
+def test_attempt_step_on_cpu(formulation, outcome):
+    before = torch.are_deterministic_algorithms_enabled()
+    try:
+        got = mf.attempt_step(mf.Attempt(formulation, (32, 5, 49), 100, 8, True, "cpu"))
+    finally:
+        torch.use_deterministic_algorithms(before)
+    assert got["outcome"] == outcome, got
+    assert got["full rows"] == 160
+
+
+def _trig(rows: list[dict]) -> pd.DataFrame:
+    base = {"shape": "32x5x49", "full %": 100, "accumulate": False, "torch": "2.0.0", "lhs": None, "rhs": None,
+            "status": "ok", "predicted no_expand": "", "predicted expand_to_index": "",
+            "predicted expand_index_and_slice": ""}
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_judge_triggers_cpu_only():
+    found = findings.Findings(mf.NAME, {})
+    mf.judge_triggers(found, _trig([{"device": "cpu", "formulation": "where_index_put", "deterministic": True,
+                                     "sort path": False, "outcome": "ok"},
+                                    {"device": "cuda", "formulation": "where_index_put", "deterministic": True,
+                                     "sort path": True, "outcome": "skipped", "status": "skipped"}]))
+    assert found.claims["mask.not_reproducible_synthetic"].verdict == "needs_cuda"
+    assert found.claims["mask.assert_trigger"].verdict == "needs_cuda"
+
+
+def test_judge_triggers_affected_torch():
+    found = findings.Findings(mf.NAME, {})
+    mf.judge_triggers(found, _trig([
+        {"device": "cuda", "formulation": "where_index_put", "deterministic": True, "sort path": True,
+         "outcome": "internal_assert", "lhs": 7840, "rhs": 160, "predicted expand_to_index": "7840 vs 160"},
+        {"device": "cuda", "formulation": "where_index_put", "deterministic": False, "sort path": False, "outcome": "ok"},
+    ]))
+    assert found.claims["mask.not_reproducible_synthetic"].verdict == "refuted"
+    assert found.claims["mask.assert_trigger"].verdict == "confirmed"
+
+
+def test_judge_triggers_fixed_torch():
+    found = findings.Findings(mf.NAME, {})
+    mf.judge_triggers(found, _trig([
+        {"device": "cuda", "formulation": "where_index_put", "deterministic": True, "sort path": True, "outcome": "ok"},
+        {"device": "cuda", "formulation": "row_value", "deterministic": True, "sort path": True, "outcome": "ok"},
+    ]))
+    assert found.claims["mask.not_reproducible_synthetic"].verdict == "partly"
+    assert found.claims["mask.assert_trigger"].verdict == "not_reproduced"
+
+
+def test_judge_triggers_off_path_refutes():
+    found = findings.Findings(mf.NAME, {})
+    mf.judge_triggers(found, _trig([
+        {"device": "cuda", "formulation": "where_index_put", "deterministic": False, "sort path": False,
+         "outcome": "internal_assert", "lhs": 7840, "rhs": 160},
+    ]))
+    assert found.claims["mask.assert_trigger"].verdict == "refuted"
+
+
+def test_claims_file_lists_the_five_ids():
+    ids = [c["id"] for c in findings.claims_of(mf.NAME)]
+    assert ids == ["mask.equivalent", "mask.speedup_small_20x", "mask.speedup_medium_3_5x",
+                   "mask.not_reproducible_synthetic", "mask.assert_trigger"]
+
+
+def test_registered_profiles():
+    from yolo26kit import catalog
+
+    inv = catalog.get(mf.NAME)
+    assert set(inv.profiles) >= {"quick", "full"}
+    for profile in ("quick", "full"):
+        values = inv.resolve(profile, {})
+        assert all(mf.parse_shape(s) for s in values.get("shapes", inv.params["shapes"].default))
+
+
+# --- the notebook ----------------------------------------------------------------------------------
+
+@pytest.mark.notebook
+def test_notebook_tiny(run_notebook):
+    res = run_notebook(mf.NAME, shapes=["8x2x7", "32x5x1024"], implementations=["where_index_put", "masked_fill"],
+                       min_run_time=0.01, warmup=1, copy_mib=1, equivalence_shapes=["4x2x3"], equivalence_seeds=1,
+                       trigger_shapes=["8x2x7"], trigger_full_percent=[100], trigger_timeout=120,
+                       bench_deterministic=False, heads=2)
+    claims = {c["id"]: c for c in res["claims"]}
+    assert set(claims) == {c["id"] for c in findings.claims_of(mf.NAME)}
+    assert not res["missing_claims"]
+    assert all(c["verdict"] in findings.VERDICTS for c in claims.values())
+    for table in ("equivalence", "copy_bandwidth", "benchmark", "triggers", "seed_assert", "model_check", "issues"):
+        assert table in res["tables"], table
+    assert claims["mask.equivalent"]["verdict"] == "confirmed"
+    assert all(r["match"] for r in res["tables"]["model_check"])
+    cpu = [r for r in res["tables"]["triggers"] if r["device"] == "cpu"]
+    assert cpu and all(r["outcome"] in ("ok", "shape_error") for r in cpu)
+    bench = [r for r in res["tables"]["benchmark"] if r["device"] == "cpu"]
+    assert {r["implementation"] for r in bench} == {"where_index_put", "masked_fill"}
+    assert all(r["correct"] for r in bench)
+    if not torch.cuda.is_available():
+        for cid in ("mask.speedup_small_20x", "mask.speedup_medium_3_5x", "mask.not_reproducible_synthetic",
+                    "mask.assert_trigger"):
+            assert claims[cid]["verdict"] == "needs_cuda", claims[cid]
+    assert not math.isnan(float(res["seconds"]))
