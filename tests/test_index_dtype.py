@@ -41,12 +41,21 @@ def test_anchor_count_matches_the_head():
     assert inv.anchors_for(640) == 8400 and inv.anchors_for(320) == 2100
 
 
-def test_compare_ignores_tie_order_only_in_the_sorted_column():
-    ref = inv.random_preds(1, 10, 2, seed=1)[..., :6]
-    swapped = ref[:, [1, 0, *range(2, 10)]]
+def test_compare_tolerates_order_but_not_different_detections():
+    ref = inv.random_preds(1, 40, 2, seed=1)[..., :6]
+    swapped = ref[:, [1, 0, *range(2, 40)]]
     d = inv.compare(swapped, ref)
-    assert d["exact"] is False and d["max_abs_sorted"] == 0.0 and inv.agrees(d)
+    assert d["exact"] is False and d["match_rate"] == 1.0 and d["score_max_abs"] == 0.0 and inv.agrees(d)
+    moved = ref.clone()
+    moved[:, :4, :4] += 5.0  # 4 of 40 boxes elsewhere: 90 % matched
+    assert inv.compare(moved, ref)["match_rate"] == pytest.approx(0.9) and not inv.agrees(inv.compare(moved, ref))
     assert not inv.agrees(inv.compare(ref + 5.0, ref))
+
+
+def test_random_preds_scores_are_distinct_unless_ties_are_asked_for():
+    distinct = inv.random_preds(2, 50, 7, seed=0)[..., 4:]
+    assert all(row.unique().numel() == row.numel() for row in distinct)
+    assert inv.random_preds(1, 50, 7, seed=0, ties=True)[..., 4:].unique().numel() <= 8
 
 
 def test_lowering_error_details_reads_inductor_messages():

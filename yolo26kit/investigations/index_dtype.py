@@ -140,12 +140,14 @@ def build_module(spec: Spec) -> torch.nn.Module:
 
 
 def random_preds(batch: int, anchors: int, nc: int, seed: int = 0, ties: bool = False) -> torch.Tensor:
-    """Decoded head output [B, anchors, 4+nc]: boxes in pixels, class scores in [0, 1] (coarse with ties)."""
+    """Decoded head output [B, anchors, 4+nc]: boxes in pixels, distinct class scores in [0, 1) (or 8 levels with `ties`)."""
     gen = torch.Generator().manual_seed(seed)
     boxes = torch.rand(batch, anchors, 4, generator=gen) * 640
-    scores = torch.rand(batch, anchors, nc, generator=gen)
     if ties:
-        scores = (scores * 8).floor() / 8  # only 8 distinct values: top-k must break many ties
+        scores = torch.randint(0, 8, (batch, anchors, nc), generator=gen) / 8  # 8 values: top-k breaks many ties
+    else:  # all distinct, so every back-end must pick the same detections
+        n = anchors * nc
+        scores = torch.stack([torch.randperm(n, generator=gen) for _ in range(batch)]).reshape(batch, anchors, nc) / n
     return torch.cat([boxes, scores], dim=-1)
 
 
@@ -232,11 +234,25 @@ def _cuda_compile_specs(autotune: bool) -> list:
     return specs
 
 
+def _force_autotune_off() -> None:
+    """Make the CUDA back-end's AOTI options say max_autotune=False (older releases ignore the compile spec)."""
+    from executorch.backends.cuda.cuda_backend import CudaBackend
+
+    original = CudaBackend.get_aoti_compile_options.__func__
+
+    def without_autotune(cls, compile_specs):
+        return {**original(cls, compile_specs), "max_autotune": False}
+
+    CudaBackend.get_aoti_compile_options = classmethod(without_autotune)
+
+
 def step_et_cuda_lower(spec: Spec, autotune: bool) -> dict[str, Any]:
     """ExecuTorch CUDA back-end (AOT Inductor): CudaPartitioner lowering and .pte/.ptd serialisation."""
     from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
     from executorch.exir import to_edge_transform_and_lower
 
+    if not autotune:
+        _force_autotune_off()  # runs in this step's own child process only
     lowered = to_edge_transform_and_lower(export(spec), partitioner=[CudaPartitioner(_cuda_compile_specs(autotune))])
     program = lowered.to_executorch()
     pte = Path(spec.workdir) / f"{spec.tag}.cuda.pte"
@@ -267,26 +283,31 @@ def step_et_run(spec: Spec, pte: str) -> dict[str, Any]:
 # --- comparing outputs -------------------------------------------------------------------------
 
 def compare(output: torch.Tensor | None, reference: torch.Tensor | None) -> dict[str, Any]:
-    """max |Δ| against eager, raw and with each output's rows sorted by score (insensitive to tie order)."""
+    """How far an output [B, k, 6] is from eager: max |Δ| raw, max |Δ| of the sorted scores, and the match rate.
+
+    The match rate is the fraction of eager detections found in the output with the same class, a box within
+    1 px and a score within 1e-3: robust to back-ends that break near-ties at the top-k cut differently.
+    """
     if output is None or reference is None:
-        return {"max_abs": None, "max_abs_sorted": None, "exact": None}
+        return {"max_abs": None, "score_max_abs": None, "match_rate": None, "exact": None}
     out, ref = output.float().cpu(), reference.float().cpu()
     if out.shape != ref.shape:
-        return {"max_abs": None, "max_abs_sorted": None, "exact": False, "shape": list(out.shape)}
-
-    def by_score(t: torch.Tensor) -> torch.Tensor:
-        order = t[..., 4].argsort(dim=-1, descending=True, stable=True)
-        return t.gather(1, order[..., None].expand_as(t))
-
-    return {"max_abs": (out - ref).abs().max().item(), "max_abs_sorted": (by_score(out) - by_score(ref)).abs().max().item(),
-            "exact": torch.equal(out, ref)}
+        return {"max_abs": None, "score_max_abs": None, "match_rate": 0.0, "exact": False, "shape": list(out.shape)}
+    scores = lambda t: t[..., 4].sort(dim=-1, descending=True).values  # noqa: E731
+    close = ((out[:, None, :, :4] - ref[:, :, None, :4]).abs().amax(-1) <= 1.0) \
+        & ((out[:, None, :, 4] - ref[:, :, None, 4]).abs() <= 1e-3) & (out[:, None, :, 5] == ref[:, :, None, 5])
+    return {"max_abs": (out - ref).abs().max().item(), "score_max_abs": (scores(out) - scores(ref)).abs().max().item(),
+            "match_rate": close.any(-1).float().mean().item(), "exact": torch.equal(out, ref)}
 
 
-def agrees(delta: dict[str, Any], atol: float = 1e-3) -> bool:
-    """Same detections as eager: exact, or within atol (relative to 640-pixel boxes) once tie order is ignored."""
+MIN_MATCH_RATE = 0.95  # a few swaps at the k-th place are floating-point noise, not a different model
+
+
+def agrees(delta: dict[str, Any]) -> bool:
+    """Same detections as eager: bit-exact, or ≥95 % matched with sorted scores within 1e-3."""
     if delta.get("exact"):
         return True
-    return delta.get("max_abs_sorted") is not None and delta["max_abs_sorted"] <= atol * 640
+    return (delta.get("match_rate") or 0.0) >= MIN_MATCH_RATE and (delta.get("score_max_abs") or 0.0) <= 1e-3
 
 
 # --- the status matrix -----------------------------------------------------------------------------
@@ -311,7 +332,8 @@ class Cell:
         return {"variant": self.variant, "path": self.path, "status": mark, "outcome": final.status,
                 "failed step": "" if final.ok else final.step, "error": final.error[:200],
                 "seconds": round(sum(o.seconds for o in self.outcomes), 2),
-                "max |Δ| vs eager": self.delta.get("max_abs"), "max |Δ| (tie order ignored)": self.delta.get("max_abs_sorted")}
+                "max |Δ| vs eager": self.delta.get("max_abs"), "max |Δ| sorted scores": self.delta.get("score_max_abs"),
+                "detections matched": self.delta.get("match_rate")}
 
 
 def _output(outcome: isolate.Outcome) -> torch.Tensor | None:
@@ -518,7 +540,7 @@ def lowering_error_details(text: str) -> dict[str, Any]:
     got = re.search(r"Got \[([^\]]*)\]", text)
     args = re.findall(r"(args\[\d+\]:.*?)(?=\n\s*args\[\d+\]:|\n\n|\Z)", text, flags=re.S)
     return {"target": target.group(1) if target else "", "dtypes": got.group(1) if got else "",
-            "args": [a.strip()[:1500] for a in args][:4]}
+            "args": [a.strip()[:4000] for a in args][:4]}
 
 
 def root_cause(run: "Run", timeout: float) -> dict[str, pd.DataFrame]:
@@ -537,7 +559,8 @@ def root_cause(run: "Run", timeout: float) -> dict[str, pd.DataFrame]:
                 d = lowering_error_details(_text(o))
                 errors.append({"variant": c.variant, "path": c.path, "step": o.step, "outcome": o.status,
                                "error": o.error[:300], "failing target": d["target"], "index dtypes": d["dtypes"],
-                               "argument IR": "\n".join(d["args"])[:1500]})
+                               "index argument IR (args[1])": d["args"][1] if len(d["args"]) > 1 else "",
+                               "log tail": o.log[-1500:]})
     return {"passes": passes, "stages": stages, "lowering_errors": pd.DataFrame(errors)}
 
 
@@ -648,13 +671,14 @@ def judge(found: findings.Findings, cells: list[Cell], equiv: pd.DataFrame, full
         final = full_xnn.final
         if final.ok and agrees(full_xnn.delta):
             found.verdict("index_dtype.xnnpack_full_model", "confirmed",
-                          f"full {full_xnn.variant} YOLO26 lowered to XNNPACK and ran in executorch.runtime; max |Δ| vs "
-                          f"eager {full_xnn.delta['max_abs']:.3g} (tie order ignored: {full_xnn.delta['max_abs_sorted']:.3g})",
+                          f"full {full_xnn.variant} YOLO26 lowered to XNNPACK and ran in executorch.runtime: "
+                          f"{full_xnn.delta['match_rate']:.1%} of eager's detections matched, sorted scores within "
+                          f"{full_xnn.delta['score_max_abs']:.2g} (raw max |Δ| {full_xnn.delta['max_abs']:.3g})",
                           delta=full_xnn.delta)
         elif final.ok:
             found.verdict("index_dtype.xnnpack_full_model", "partly",
-                          f"runs, but detections differ from eager: max |Δ| {full_xnn.delta.get('max_abs')}",
-                          delta=full_xnn.delta)
+                          f"runs, but detections differ from eager: {full_xnn.delta.get('match_rate')} matched, sorted "
+                          f"scores max |Δ| {full_xnn.delta.get('score_max_abs')}", delta=full_xnn.delta)
         else:
             found.verdict("index_dtype.xnnpack_full_model", "refuted" if final.status == "error" else "error",
                           f"{final.step}: {final.status}: {final.error[:200]}")
@@ -706,9 +730,11 @@ def autotune_note(autotune: bool) -> str:
     """What the kit changed in ExecuTorch's CUDA back-end settings, in words for the report."""
     if autotune:
         return "ExecuTorch CUDA lowering uses the back-end's default: Inductor max_autotune ON (Triton-only GEMM/conv)."
-    return ("ExecuTorch CUDA lowering with the compile spec max_autotune=OFF (the back-end turns Inductor "
-            "max_autotune ON by default, which benchmarks every GEMM/conv shape and took over 9 minutes for the "
-            "full yolo26n on an H100). AOTI and torch.compile paths use Inductor's defaults (no max-autotune).")
+    return ("**Changed by the kit:** ExecuTorch CUDA lowering runs with Inductor `max_autotune=False` (compile spec "
+            "`max_autotune=OFF`, and `CudaBackend.get_aoti_compile_options` wrapped inside the lowering's child process "
+            "for releases that ignore that spec). The back-end's default turns max-autotune ON, which benchmarks every "
+            "GEMM/conv shape and took over 9 minutes for the full yolo26n on an H100. Set `autotune = True` to keep "
+            "the default. AOTI and torch.compile paths use Inductor's defaults (no max-autotune).")
 
 
 def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[str], paths: list[str], scope: str,
@@ -741,7 +767,7 @@ catalog.register(catalog.Investigation(
     seeds=("000_60ebd1ee51d51957.txt", "001_fda80f2472077657.txt"),
     profiles={
         "quick": {"scope": "postprocess", "imgsz": 320, "full_model_paths": ["et_xnnpack", "et_cuda"],
-                  "equivalence_cases": 200, "autotune": False},
+                  "equivalence_cases": 200, "autotune": False, "step_timeout": 300.0},
         "full": {"scope": "full", "imgsz": 640, "full_model_paths": ["export", "aoti", "compile", "et_xnnpack", "et_cuda"],
                  "equivalence_cases": 2000, "autotune": True, "step_timeout": 1500},
     },
