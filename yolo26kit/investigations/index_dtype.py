@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import copy
 import os
-from concurrent.futures import ThreadPoolExecutor
 import re
 import tempfile
 import types
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -757,10 +757,6 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
     return Run(base, cells, full_cells, autotune_note(autotune))
 
 
-def check_variants(value: Any) -> str | None:
-    return catalog.one_of(*VARIANTS)(value)
-
-
 catalog.register(catalog.Investigation(
     name="index_dtype",
     title="YOLO26 top-k: advanced indexing vs torch.gather across export back-ends",
@@ -773,7 +769,7 @@ catalog.register(catalog.Investigation(
     },
     checks={
         "imgsz": catalog.positive_multiple_of(32),
-        "variants": check_variants,
+        "variants": catalog.one_of(*VARIANTS),
         "paths": catalog.one_of(*PATHS),
         "full_model_paths": catalog.one_of(*PATHS),
         "full_model_variant": catalog.one_of(*VARIANTS),

@@ -1,0 +1,338 @@
+"""cuda_graphs: the toy forecaster and its cache variants, the evidence collectors, the verdict logic, the notebook."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import asdict
+
+import pytest
+import torch
+
+from yolo26kit import findings
+from yolo26kit.errors import BadParameter
+from yolo26kit.investigations import cuda_graphs as cg
+
+TINY = cg.Config(d_model=16, n_layers=2, n_heads=2, patch_len=4, max_seq=8, batch=2, context_patches=3, steps=4)
+
+
+def _forecast(variant: str, cfg: cg.Config = TINY) -> tuple[cg.Forecaster, torch.Tensor]:
+    model = cg.build(cfg, variant)
+    return model, cg.forecast(model, model, cg.example_context(cfg), cfg.steps)
+
+
+# --------------------------------------------------------------------------- model and cache
+
+
+def test_variants_agree_bitwise_in_eager():
+    outs = {v: _forecast(v)[1] for v in cg.VARIANTS}
+    assert outs["item"].shape == (TINY.steps, TINY.batch, TINY.patch_len)
+    for v in cg.VARIANTS:
+        assert torch.equal(outs[v], outs["item"]), v
+
+
+def test_same_weights_for_every_variant():
+    a, b = cg.build(TINY, "item"), cg.build(TINY, "tensor")
+    for (name, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
+        assert torch.equal(p, q), name
+
+
+def test_cache_holds_one_position_per_call():
+    for variant in cg.VARIANTS:
+        model, _ = _forecast(variant)
+        written = (model.cache.k.abs().sum(dim=(1, 2, 4)) > 0)  # (layers, max_seq)
+        assert written[:, :TINY.calls].all() and not written[:, TINY.calls:].any(), variant
+        if variant != "python":
+            assert model.cache._current_idx.tolist() == [TINY.calls] * TINY.n_layers
+        model.reset()
+        assert not model.cache.k.any() and not model.cache._current_idx.any()
+
+
+def test_append_writes_at_the_position_and_masks_the_future():
+    cfg = cg.Config(d_model=4, n_layers=1, n_heads=1, max_seq=8, batch=1)
+    for variant in cg.VARIANTS:
+        cache = cg.KVCache(cfg, variant)
+        k = torch.ones(1, 1, 2, 4)
+        pos = 0 if variant == "python" else None
+        cache.append(0, k, k, pos)
+        _, _, mask = cache.append(0, 2 * k, 2 * k, 2 if variant == "python" else None)
+        assert cache.k[0, 0, 0, :, 0].tolist() == [1, 1, 2, 2, 0, 0, 0, 0], variant
+        assert mask.tolist() == [[True] * 3 + [False] * 5, [True] * 4 + [False] * 4], variant
+
+
+@pytest.mark.parametrize("variant", cg.VARIANTS)
+def test_overflow_raises_a_clear_error(variant):
+    model = cg.build(TINY, variant)
+    patch = cg.example_context(TINY)[:, :1]
+    with torch.no_grad():
+        for i in range(TINY.max_seq):
+            model(patch, i) if variant == "python" else model(patch)
+        with pytest.raises(cg.CacheOverflow, match="max_seq=8"):
+            model(patch, TINY.max_seq) if variant == "python" else model(patch)
+
+
+def test_python_variant_needs_a_position():
+    with pytest.raises(TypeError, match="pos"):
+        cg.build(TINY, "python")(cg.example_context(TINY)[:, :1])
+
+
+def test_config_check_rejects_a_forecast_longer_than_the_cache():
+    with pytest.raises(BadParameter, match="max_seq"):
+        cg.Config(max_seq=8, context_patches=4, steps=8).check()
+    with pytest.raises(BadParameter, match="n_heads"):
+        cg.Config(d_model=10, n_heads=4).check()
+
+
+def test_unknown_variant():
+    with pytest.raises(ValueError, match="tensor"):
+        cg.KVCache(TINY, "numpy")
+
+
+# --------------------------------------------------------------------------- settings and plan
+
+
+def test_as_bool_and_the_check():
+    assert [cg.as_bool(v) for v in (True, "on", "false", 0, "1")] == [True, True, False, False, True]
+    with pytest.raises(BadParameter):
+        cg.as_bool("maybe")
+    assert cg._bools([True, "off"]) is None and cg._bools(["maybe"]) and cg._bools([])
+
+
+def test_plan_counts_cases():
+    cases = cg.plan(list(cg.VARIANTS), list(cg.MODES), [False, True], [True, False])
+    modes = Counter(c.mode for c in cases)
+    assert modes == {"eager": 4, "default": 8, "reduce-overhead": 16}
+    unsupported = cg.plan(["item"], ["reduce-overhead"], [True], [True, False], partition_supported=False)
+    assert [(c.mode, c.partition) for c in unsupported] == [("eager", None), ("reduce-overhead", None)]
+
+
+def test_run_matrix_skips_reduce_overhead_without_cuda(monkeypatch):
+    monkeypatch.setattr(cg.env, "cuda_available", lambda: False)
+    calls = []
+
+    def in_process(fn, *args, timeout, step, **kwargs):  # the child's work, here, without a child
+        calls.append(step)
+        return cg.isolate.Outcome(step, "ok", value=fn(*args, **kwargs))
+
+    monkeypatch.setattr(cg.isolate, "run_step", in_process)
+    res = cg.run_matrix(["item", "python"], ["reduce-overhead"], [True], [True], TINY, device="cpu", warmup=0,
+                        min_run_time=0.01)
+    assert calls == ["2 cases"]  # CPU: one batch child for the runnable (eager) cases
+    ro = [r for r in res.rows if r["mode"] == "reduce-overhead"]
+    assert len(ro) == 2 and all(r["status"] == "skipped" and "CUDA" in r["error"] for r in ro)
+    eager = res.ok(mode="eager")
+    assert [r["variant"] for r in eager] == ["item", "python"] and eager[0]["outputs"] == eager[1]["outputs"]
+
+
+def test_cuda_asked_without_cuda_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(cg.env, "cuda_available", lambda: False)
+    with pytest.raises(cg.DeviceUnavailable, match="no CUDA"):
+        cg.resolve("cuda")
+
+
+# --------------------------------------------------------------------------- evidence collectors
+
+
+def test_summarize_logs_classifies_messages():
+    rec = cg.LogRecord
+    sched, trees = "torch._inductor.scheduler.__cudagraphs", "torch._inductor.cudagraph_trees.__cudagraphs"
+    records = [
+        rec("torch._inductor.cudagraph_utils.__cudagraphs", "WARNING",
+            "skipping cudagraphs due to disabling cudagraphs due to incompatible op aten._local_scalar_dense.default "
+            "Found from File x.py, line 217"),
+        rec(sched, "DEBUG", "Created 3 graph partitions: 2 cudagraphable, 1 non-cudagraphable"),
+        rec(sched, "DEBUG", "    buf3: reason=unbacked binding ops, ir=FallbackKernel, fx=x"),
+        rec(trees, "INFO", "[0/0] Recording cudagraph tree for symint key 5"),
+        rec(trees, "DEBUG", "[0/0] Recording function=0, mode=INFERENCE, cuda_graph_id=1"),
+        rec("torch._dynamo.guards.__recompiles", "DEBUG", "Recompiling function forward in m.py:1\n triggered by pos"),
+        rec("torch._inductor.graph.__perf_hints", "INFO", "Using FallbackKernel: aten.sdpa"),
+    ]
+    s = cg.summarize_logs(records)
+    assert s["skips_logged"] == 1 and "aten._local_scalar_dense" in s["skip_messages"][0]
+    assert s["partitions"] == [[3, 2, 1]] and s["non_cudagraphable"] == {"unbacked binding ops": 1}
+    assert s["symint_recordings"] == 1 and s["recordings"] == 1 and s["recompiles"] == 1
+    assert s["perf_hints"] == ["Using FallbackKernel: aten.sdpa"]
+
+
+def test_log_capture_hears_the_cudagraph_loggers_and_cleans_up():
+    artifact = logging.getLogger("torch._inductor.cudagraph_utils.__cudagraphs")
+    with cg.LogCapture() as logs:
+        artifact.warning("skipping cudagraphs due to mutated inputs (3 instances)")
+    artifact.warning("skipping cudagraphs due to something after the capture")
+    assert logs.summary()["skip_messages"] == ["skipping cudagraphs due to mutated inputs (3 instances)"]
+    assert all(logs not in logging.getLogger(n).handlers for n in cg.LogCapture.LOGGERS)
+
+
+def test_log_capture_sees_real_recompiles():
+    torch._dynamo.reset()
+    model = cg.build(TINY, "python")
+    step = torch.compile(model, backend="eager")  # Dynamo only: no Inductor compile in a unit test
+    with cg.LogCapture() as logs:
+        cg.forecast(model, step, cg.example_context(TINY), TINY.steps)
+    torch._dynamo.reset()
+    summary = logs.summary()
+    assert summary["recompiles"] >= 1  # the Python-int position is specialised, then made dynamic
+    assert any("pos" in m for m in summary["recompile_messages"])
+
+
+def test_count_profile():
+    names = Counter({"cudaGraphLaunch": 2, "cudaLaunchKernel": 3, "cuLaunchKernelEx": 1,
+                     "cudaStreamSynchronize": 1, "aten::_local_scalar_dense": 2, "aten::item": 2, "aten::mm": 9})
+    assert cg.count_profile(names) == {"graph_launches": 2, "kernel_launches": 4, "stream_syncs": 1, "scalar_reads": 2}
+
+
+def test_profile_counts_scalar_reads_of_the_eager_step():
+    context = cg.example_context(TINY)
+    got = {}
+    for variant in ("item", "int", "python"):
+        model = cg.build(TINY, variant)
+        args = (context[:, :1], 0) if variant == "python" else (context[:, :1],)
+        got[variant] = cg.profile_call(lambda: model(*args), "cpu")["scalar_reads"]
+    assert got == {"item": TINY.n_layers, "int": TINY.n_layers, "python": 0}
+
+
+def test_trace_shows_int_is_item():
+    """Under Dynamo `int(t)` is `t.item()`: the same graph break, or the same _local_scalar_dense once captured."""
+    cfg = cg.Config(d_model=8, n_layers=1, n_heads=1, patch_len=4, max_seq=8)
+    patch = cg.example_context(cfg)[:, :1].contiguous()
+    found = {}
+    for variant, capture in (("item", False), ("item", True), ("int", False), ("int", True), ("tensor", True)):
+        model = cg.build(cfg, variant)
+        with cg.compile_settings(capture, None):
+            found[variant, capture] = cg.trace_one_call(model, patch)
+    torch._dynamo.reset()
+    for variant in ("item", "int"):
+        off, on = found[variant, False], found[variant, True]
+        assert off["breaks_1call"] > 0 and "capture_scalar_outputs" in off["break_reasons"][0]
+        assert on["breaks_1call"] == 0 and on["aten_scalar_reads"] == cfg.n_layers
+        assert "_local_scalar_dense" in on["aten_first_incompatible"]
+    tensor = found["tensor", True]
+    assert tensor["breaks_1call"] == 0 and tensor["aten_scalar_reads"] == 0 and tensor["aten_first_incompatible"] == ""
+
+
+def test_run_cases_on_a_tiny_compiled_model():
+    """One Inductor compile (default mode, CPU): the row carries every piece of evidence the tables read."""
+    cfg = asdict(cg.Config(d_model=8, n_layers=1, n_heads=1, patch_len=4, max_seq=8, batch=1, context_patches=2,
+                           steps=3))
+    rows = cg.run_cases([("tensor", "default", True, None), ("item", "eager", None, None),
+                         ("nope", "eager", None, None)], cfg, "cpu", warmup=1, min_run_time=0.01)
+    row, eager, bad = rows
+    assert row["status"] == "ok", row.get("log_tail")
+    assert row["breaks_1call"] == 0 and row["recompiles"] == 0 and row["graph_breaks"] == 0
+    assert row["unique_graphs"] == 1 and row["scalar_reads"] == 0 and row["graph_launches"] == 0
+    assert row["max_abs_last"] <= 1e-5 and row["calls"] == 4 and row["median_ms"] > 0
+    assert eager["status"] == "ok" and eager["scalar_reads"] == 1 and eager["outputs"] == eager["reference"]
+    assert bad["status"] == "error" and "unknown cache variant 'nope'" in bad["error"]
+
+
+# --------------------------------------------------------------------------- verdict logic on synthetic CUDA rows
+
+
+def _row(variant, mode, capture=None, partition=None, **kw):
+    base = {"variant": variant, "mode": mode, "capture_scalar_outputs": capture, "graph_partition": partition,
+            "status": "ok", "error": "", "seconds": 1.0, "median_ms": 10.0, "calls": 10, "max_abs_first": 0.0,
+            "max_abs_last": 0.0, "outputs": [1.0, 2.0], "reference": [1.0, 2.0], "kernel_launches": 40,
+            "graph_launches": 0, "stream_syncs": 0, "scalar_reads": 0}
+    return {**base, **kw}
+
+
+def _results(rows):
+    return cg.Results(rows, TINY, "cuda", {}, 1e-4)
+
+
+def test_capture_class():
+    assert cg.capture_class(_row("item", "reduce-overhead", graph_launches=0), 40) == "none"
+    assert cg.capture_class(_row("item", "reduce-overhead", graph_launches=1, kernel_launches=2), 40) == "full"
+    assert cg.capture_class(_row("item", "reduce-overhead", graph_launches=3, kernel_launches=20), 40) == "partial"
+    assert cg.capture_class(_row("item", "default"), 40) == "n/a"
+
+
+def _matrix(ro_row):
+    """Eager, default and reduce-overhead rows for every variant; ro_row(variant, capture) gives the graph evidence."""
+    rows = [_row(v, "eager", median_ms=30.0) for v in cg.VARIANTS]
+    rows += [_row(v, "default", c, median_ms=20.0) for v in cg.VARIANTS for c in (False, True)]
+    rows += [_row(v, "reduce-overhead", c, True, **ro_row(v, c)) for v in cg.VARIANTS for c in (False, True)]
+    return _results(rows)
+
+
+FULL = {"graph_launches": 1, "kernel_launches": 1, "scalar_reads": 0, "median_ms": 5.0}
+SPLIT = {"graph_launches": 2, "kernel_launches": 1, "scalar_reads": 1, "median_ms": 18.0}  # partitioned around .item()
+NONE = {"graph_launches": 0, "kernel_launches": 40, "scalar_reads": 1, "median_ms": 19.0}
+
+
+def test_verdicts_when_int_and_item_capture_alike():
+    res = _matrix(lambda v, c: FULL if v in ("tensor", "python") else (SPLIT if c else NONE))
+    split_int = res.ok(variant="int", mode="reduce-overhead", capture_scalar_outputs=True)[0]
+    assert cg.capture_class(split_int, 40) == "partial"
+    assert cg.judge_item_skips(res)[0] == "partly"  # no graph without capture, a split graph with it
+    verdict, evidence, _ = cg.judge_int_enables(res)
+    assert verdict == "refuted" and "changes nothing" in evidence
+    verdict, evidence, data = cg.judge_speedup(res)
+    assert verdict == "confirmed" and all(v == pytest.approx(4.0) for v in data["speedups"].values())
+    assert data["fix_speedups"] == {"capture=off partition=on": 1.0, "capture=on partition=on": 1.0}
+    assert cg.judge_accuracy(res)[0] == "confirmed"
+    assert cg.judge_tensor_position(res)[0] == "confirmed"
+    both_full = _matrix(lambda v, c: FULL if c or v in ("tensor", "python") else NONE)
+    verdict, evidence, _ = cg.judge_int_enables(both_full)
+    assert verdict == "partly" and "changes nothing" in evidence
+
+
+def test_verdicts_as_the_seed_tells_it():
+    rows = [_row(v, "eager") for v in cg.VARIANTS] + [_row(v, "default", True, median_ms=50.0) for v in ("item", "int")]
+    rows += [_row("item", "reduce-overhead", True, False, graph_launches=0, median_ms=50.0),
+             _row("int", "reduce-overhead", True, False, graph_launches=1, kernel_launches=0, median_ms=5.0)]
+    res = _results(rows)
+    assert cg.judge_item_skips(res)[0] == "confirmed"
+    assert cg.judge_int_enables(res)[0] == "confirmed"
+    assert cg.judge_speedup(res)[0] == "partly"  # 10x: faster than the seed's 2-5x
+    verdict, evidence, _ = cg.judge_tensor_position(res)  # on CUDA, but the tensor variant was left out
+    assert verdict == "error" and "was run" in evidence
+
+
+def test_accuracy_refuted_beyond_atol_and_errors_are_errors():
+    rows = [_row(v, "eager") for v in ("item", "int")] + [_row("int", "default", True, max_abs_last=0.5)]
+    assert cg.judge_accuracy(_results(rows))[0] == "refuted"
+    failed = [_row("item", "reduce-overhead", True, True, status="crash", error="child crashed with SIGSEGV")]
+    assert cg.judge_item_skips(_results(failed))[0] == "error"
+
+
+def test_cpu_rows_give_needs_cuda():
+    rows = [_row(v, "eager") for v in cg.VARIANTS]
+    rows += [_row("item", "reduce-overhead", True, True, status="skipped", error=cg.SKIPPED_ON_CPU)]
+    res = _results(rows)
+    for judge in (cg.judge_item_skips, cg.judge_int_enables, cg.judge_speedup, cg.judge_tensor_position):
+        assert judge(res)[0] == "needs_cuda", judge.__name__
+
+
+# --------------------------------------------------------------------------- the notebook
+
+
+@pytest.mark.notebook
+def test_notebook_tiny(run_notebook):
+    res = run_notebook("cuda_graphs", d_model=8, n_layers=1, n_heads=1, patch_len=4, max_seq=8, batch=1,
+                       context_patches=2, steps=3, warmup=1, min_run_time=0.02)
+    verdicts = {c["id"]: c["verdict"] for c in res["claims"]}
+    assert set(verdicts) == {c["id"] for c in findings.claims_of("cuda_graphs")} and not res["missing_claims"]
+    on_cuda = res["environment"]["device_type"] == "cuda"
+    if not on_cuda:
+        assert verdicts["cuda_graphs.item_skips"] == "needs_cuda"
+        assert verdicts["cuda_graphs.int_enables"] == "needs_cuda"
+        assert verdicts["cuda_graphs.speedup_2_5x"] == "needs_cuda"
+        assert verdicts["cuda_graphs.tensor_position"] == "needs_cuda"
+    assert verdicts["cuda_graphs.accuracy_unchanged"] == "confirmed"
+    tables = res["tables"]
+    for name in ("stack", "status", "cudagraphs", "graph_breaks", "latency", "eager_agreement", "accuracy", "logs"):
+        assert name in tables, name
+    assert all(r["bitwise equal"] for r in tables["eager_agreement"])
+    breaks = {r["case"]: r for r in tables["graph_breaks"]}
+    assert breaks["item default capture=off"]["graph breaks (1 call)"] > 0
+    assert breaks["int default capture=off"]["graph breaks (1 call)"] > 0
+    assert breaks["int default capture=on"]["graph breaks (1 call)"] == 0
+    assert breaks["tensor default capture=off"]["recompiles"] == 0
+    assert breaks["python default capture=off"]["recompiles"] >= 1
+    evidence = {r["case"]: r for r in tables["cudagraphs"]}
+    assert evidence["int default capture=on"]["aten scalar reads"] == 1
+    assert evidence["item default capture=on"]["aten scalar reads"] == 1
+    assert evidence["tensor default capture=on"]["scalar reads/step"] == 0
+    status = {r["case"]: r["status"] for r in tables["status"]}
+    assert all(s == ("skipped" if "reduce-overhead" in c and not on_cuda else "ok") for c, s in status.items())

@@ -1,0 +1,1187 @@
+"""CUDA graphs and a KV cache: do `.item()`, `int()` or a tensor position decide what reduce-overhead captures?"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import time
+import traceback
+from collections import Counter
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Callable, Iterator
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .. import catalog, env, isolate, timing
+from ..errors import BadParameter, DeviceUnavailable
+
+NAME = "cuda_graphs"
+SEED = "003_e3b92752bc4fc25c.txt"
+VARIANTS = ("item", "int", "tensor", "python")
+MODES = ("default", "reduce-overhead")  # eager always runs as the reference
+SKIPPED_ON_CPU = "needs CUDA: CUDA graphs (reduce-overhead) only exist on a CUDA device"
+MESSAGES_KEPT = 40  # log messages kept per case (counts are over all of them)
+MESSAGE_CHARS = 400
+RECORD_CHARS = 4000  # of each captured log record (skip messages carry a stack trace)
+
+
+# --------------------------------------------------------------------------- the model
+
+
+class CacheOverflow(IndexError):
+    """A write past the end of the preallocated KV cache."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Sizes of the toy forecaster and of one forecast (context patches in, `steps` patches out)."""
+
+    d_model: int = 32
+    n_layers: int = 2
+    n_heads: int = 2
+    patch_len: int = 8
+    max_seq: int = 16
+    batch: int = 1
+    context_patches: int = 4
+    steps: int = 8
+    seed: int = 0
+
+    @property
+    def calls(self) -> int:
+        """Model calls in one forecast: every context patch, then each forecast patch but the last fed back."""
+        return self.context_patches + self.steps - 1
+
+    def check(self) -> "Config":
+        """Raise BadParameter for sizes the model cannot take."""
+        if self.d_model % self.n_heads:
+            raise BadParameter(f"{NAME}: d_model={self.d_model} must be a multiple of n_heads={self.n_heads}")
+        if min(self.d_model, self.n_layers, self.n_heads, self.patch_len, self.max_seq, self.batch,
+               self.context_patches, self.steps) < 1:
+            raise BadParameter(f"{NAME}: every size must be at least 1")
+        if self.calls > self.max_seq:
+            raise BadParameter(f"{NAME}: context_patches + steps - 1 = {self.calls} positions do not fit "
+                               f"max_seq={self.max_seq}; raise max_seq")
+        return self
+
+
+class KVCache(nn.Module):
+    """One preallocated K/V buffer for all layers, Toto style, with four ways of finding the write position.
+
+    item / int: the position lives in the device tensor `_current_idx[layer]` and is read back with
+    `.item()` / `int(...)`, then used as a Python slice (the seed's code). tensor: the position stays a
+    device tensor and the write is tensor indexing (gpt-fast `k_out[:, :, input_pos] = k_val`).
+    python: the caller passes the position as a Python int. Attention always reads the full buffer
+    under a mask, so every variant computes bit-identical results.
+    """
+
+    def __init__(self, cfg: Config, variant: str) -> None:
+        super().__init__()
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown cache variant {variant!r} (known: {', '.join(VARIANTS)})")
+        self.variant = variant
+        self.max_seq = cfg.max_seq
+        shape = (cfg.n_layers, cfg.batch, cfg.n_heads, cfg.max_seq, cfg.d_model // cfg.n_heads)
+        self.register_buffer("k", torch.zeros(shape), persistent=False)
+        self.register_buffer("v", torch.zeros(shape), persistent=False)
+        self.register_buffer("_current_idx", torch.zeros(cfg.n_layers, dtype=torch.long), persistent=False)
+
+    def reset(self) -> None:
+        """Empty the cache (in place, so compiled graphs keep their static buffer addresses)."""
+        self.k.zero_()
+        self.v.zero_()
+        self._current_idx.zero_()
+
+    def _overflow(self, layer: int, start: int, new: int) -> CacheOverflow:
+        return CacheOverflow(
+            f"KV cache overflow in layer {layer}: writing {new} position(s) at {start} needs {start + new}, "
+            f"the cache holds max_seq={self.max_seq}; raise max_seq or shorten the forecast")
+
+    def _start(self, layer: int, new: int, pos: int | None) -> int:
+        """The write position as a Python int (SymInt under compile) for the item/int/python variants."""
+        if self.variant == "item":
+            start = self._current_idx[layer].item()
+        elif self.variant == "int":
+            start = int(self._current_idx[layer])
+        else:
+            if pos is None:
+                raise TypeError("the python cache variant needs the position passed in (pos=...)")
+            start = pos
+        if torch.compiler.is_compiling():
+            # tells the compiler the slice stays in bounds; checked at run time, no Python branch on the value
+            torch._check(start >= 0)
+            torch._check(start + new <= self.max_seq)
+        elif start + new > self.max_seq:
+            raise self._overflow(layer, start, new)
+        return start
+
+    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor, pos: int | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Write k, v (batch, heads, new, head_dim) at the layer's position; return full K, V and the attention mask."""
+        new = k.shape[2]
+        keys = torch.arange(self.max_seq, device=k.device)
+        if self.variant == "tensor":
+            if not torch.compiler.is_compiling():
+                # eager only: this read-back is a host sync; compiled graphs skip it (callers bound the horizon)
+                start = int(self._current_idx[layer])
+                if start + new > self.max_seq:
+                    raise self._overflow(layer, start, new)
+            q_pos = self._current_idx[layer] + torch.arange(new, device=k.device)
+            self.k[layer][:, :, q_pos] = k
+            self.v[layer][:, :, q_pos] = v
+            self._current_idx[layer] += new
+        else:
+            start = self._start(layer, new, pos)
+            self.k[layer, :, :, start:start + new] = k
+            self.v[layer, :, :, start:start + new] = v
+            q_pos = start + torch.arange(new, device=k.device)
+            if self.variant != "python":
+                self._current_idx[layer] += new
+        mask = keys[None, :] <= q_pos[:, None]  # (new, max_seq): causal over everything written so far
+        return self.k[layer], self.v[layer], mask
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: cached causal self-attention, then an MLP."""
+
+    def __init__(self, cfg: Config, layer: int) -> None:
+        super().__init__()
+        self.layer, self.n_heads = layer, cfg.n_heads
+        self.norm1, self.norm2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        hidden = 4 * cfg.d_model
+        self.mlp = nn.Sequential(nn.Linear(cfg.d_model, hidden), nn.GELU(), nn.Linear(hidden, cfg.d_model))
+
+    def forward(self, x: torch.Tensor, cache: KVCache, pos: int | None) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
+        keys, values, mask = cache.append(self.layer, k, v, pos)
+        attn = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)
+        x = x + self.proj(attn.transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.norm2(x))
+
+
+class Forecaster(nn.Module):
+    """Decoder-only patch forecaster: patch embedding in, transformer blocks with a KV cache, next patch out."""
+
+    def __init__(self, cfg: Config, variant: str) -> None:
+        super().__init__()
+        self.cfg, self.variant = cfg, variant
+        self.embed = nn.Linear(cfg.patch_len, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.n_layers))
+        self.norm = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.patch_len)
+        self.cache = KVCache(cfg, variant)
+
+    def reset(self) -> None:
+        """Forget the cached context."""
+        self.cache.reset()
+
+    def forward(self, patches: torch.Tensor, pos: int | None = None) -> torch.Tensor:
+        """patches (batch, new, patch_len) -> the next patch for each (batch, new, patch_len)."""
+        x = self.embed(patches)
+        for block in self.blocks:
+            x = block(x, self.cache, pos)
+        return self.head(self.norm(x))
+
+
+def build(cfg: Config, variant: str, device: str = "cpu") -> Forecaster:
+    """The forecaster with seeded random weights: the same weights for every variant."""
+    torch.manual_seed(cfg.seed)
+    return Forecaster(cfg, variant).to(device).eval()
+
+
+def example_context(cfg: Config, device: str = "cpu") -> torch.Tensor:
+    """A seeded noisy sine series cut into patches: (batch, context_patches, patch_len)."""
+    g = torch.Generator().manual_seed(cfg.seed + 1)
+    t = torch.arange(cfg.context_patches * cfg.patch_len, dtype=torch.float32)
+    phase = torch.rand(cfg.batch, 1, generator=g) * 6.28
+    series = torch.sin(t / 5 + phase) + 0.1 * torch.randn(cfg.batch, t.numel(), generator=g)
+    return series.view(cfg.batch, cfg.context_patches, cfg.patch_len).to(device)
+
+
+Hook = Callable[[int, Callable[[], torch.Tensor]], torch.Tensor]
+
+
+def _fresh(t: torch.Tensor) -> torch.Tensor:
+    """A copy with canonical strides: every call sees the same strides (no stride-guard recompile), and
+    CUDA-graph outputs are copied out before the next replay overwrites them."""
+    return t.clone(memory_format=torch.contiguous_format)
+
+
+@torch.no_grad()
+def forecast(model: Forecaster, step: Callable[..., torch.Tensor], context: torch.Tensor, steps: int,
+             hook: Hook | None = None) -> torch.Tensor:
+    """Feed the context one patch per call, then forecast `steps` patches autoregressively: (steps, batch, patch_len).
+
+    `step` is the model or its compiled version. Each output is copied at once (CUDA-graph outputs are
+    overwritten by the next replay; gpt-fast clones too). `hook(i, call)` may wrap call i (e.g. a profiler).
+    """
+    model.reset()
+    n_ctx = context.shape[1]
+    x = _fresh(context[:, :1])
+    outs = []
+    for i in range(n_ctx + steps - 1):
+        call = (lambda x=x, i=i: step(x, i)) if model.variant == "python" else (lambda x=x: step(x))
+        y = _fresh(hook(i, call) if hook else call())
+        if i >= n_ctx - 1:
+            outs.append(y[:, 0])
+        x = _fresh(context[:, i + 1:i + 2]) if i + 1 < n_ctx else y
+    return torch.stack(outs)
+
+
+# --------------------------------------------------------------------------- evidence collectors
+
+_SKIP = re.compile(r"(skipping cudagraphs? due to .*|disabling cudagraphs due to .*)", re.S)
+_PARTITIONS = re.compile(r"Created (\d+) graph partitions: (\d+) cudagraphable, (\d+) non-cudagraphable")
+_NON_CG_REASON = re.compile(r"reason=([^,]+), ir=")
+
+
+@dataclass
+class LogRecord:
+    """One captured log message: logger name, level and (shortened) text."""
+
+    logger: str
+    level: str
+    message: str
+
+
+class LogCapture(logging.Handler):
+    """Collect torch._inductor / torch._dynamo log records, with the cudagraphs and perf-hint artifacts switched on."""
+
+    LOGGERS = ("torch._inductor", "torch._dynamo")
+    ARTIFACTS = ("perf_hints", "cudagraphs", "recompiles", "graph_breaks")
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.records: list[LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception:  # a malformed record is not worth a failed case
+            text = str(record.msg)
+        self.records.append(LogRecord(record.name, record.levelname, text[:RECORD_CHARS]))
+
+    def __enter__(self) -> "LogCapture":
+        import inspect
+
+        known = inspect.signature(torch._logging.set_logs).parameters
+        torch._logging.set_logs(**{a: True for a in self.ARTIFACTS if a in known})
+        for name in self.LOGGERS:
+            logging.getLogger(name).addHandler(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for name in self.LOGGERS:
+            logging.getLogger(name).removeHandler(self)
+        torch._logging.set_logs()
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and examples: cudagraph skips, partitions, recordings, recompiles, graph breaks."""
+        return summarize_logs(self.records)
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + " ..."
+
+
+def summarize_logs(records: list[LogRecord]) -> dict[str, Any]:
+    """Classify captured log records into the counts and messages the report shows."""
+    skips, partitions, non_cg, perf, recompiles, breaks, rerecords = [], [], Counter(), [], [], [], 0
+    recordings = symint_recordings = 0
+    for r in records:
+        m = r.message
+        if (hit := _SKIP.search(m)) and "cudagraph" in r.logger + m:
+            skips.append(_short(hit.group(1)))
+        if hit := _PARTITIONS.search(m):
+            partitions.append([int(g) for g in hit.groups()])
+        if hit := _NON_CG_REASON.search(m):
+            non_cg[hit.group(1).strip()] += 1
+        if "Recording function=" in m:
+            recordings += 1
+        if "Recording cudagraph tree for symint key" in m:
+            symint_recordings += 1
+        if "Re-recording function=" in m:
+            rerecords += 1
+        if "Recompiling function" in m:
+            recompiles.append(_short(m))
+        if r.logger.endswith("__graph_breaks") or m.startswith("Graph break"):
+            breaks.append(_short(m))
+        if r.logger.endswith("__perf_hints"):
+            perf.append(_short(m))
+    return {
+        "skip_messages": list(dict.fromkeys(skips))[:MESSAGES_KEPT],
+        "skips_logged": len(skips),
+        "partitions": partitions,
+        "non_cudagraphable": dict(non_cg),
+        "recordings": recordings,
+        "symint_recordings": symint_recordings,
+        "rerecordings": rerecords,
+        "recompiles": len(recompiles),
+        "recompile_messages": recompiles[:MESSAGES_KEPT],
+        "graph_break_messages": list(dict.fromkeys(breaks))[:MESSAGES_KEPT],
+        "perf_hints": list(dict.fromkeys(perf))[:MESSAGES_KEPT],
+        "messages": len(records),
+    }
+
+
+def counter_snapshot() -> dict[str, Any]:
+    """The Dynamo/Inductor counters this report reads (a zero skip counter alone proves nothing)."""
+    from torch._dynamo.utils import counters
+
+    inductor, stats = counters["inductor"], counters["stats"]
+    return {
+        "cudagraph_skips": int(inductor.get("cudagraph_skips", 0)),
+        "cudagraph_recorded_non_static_inputs": int(inductor.get("cudagraph_recorded_non_static_inputs", 0)),
+        "fxgraph_cache_hit": int(inductor.get("fxgraph_cache_hit", 0)),
+        "fxgraph_cache_miss": int(inductor.get("fxgraph_cache_miss", 0)),
+        "unique_graphs": int(stats.get("unique_graphs", 0)),
+        "frames_ok": int(counters["frames"].get("ok", 0)),
+        "graph_breaks": int(sum(counters["graph_break"].values())),
+        "graph_break_reasons": [_short(k).split(" Explanation:")[0] for k in counters["graph_break"]][:MESSAGES_KEPT],
+    }
+
+
+_GRAPH_LAUNCH = ("cudaGraphLaunch", "cuGraphLaunch")
+_KERNEL_LAUNCH = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKernel", "cuLaunchCooperativeKernel")
+_SYNC = ("cudaStreamSynchronize", "cuStreamSynchronize", "cudaEventSynchronize")
+
+
+def count_profile(names: Counter) -> dict[str, int]:
+    """Launches, syncs and scalar reads from a Counter of profiler event names."""
+    def total(prefixes: tuple[str, ...]) -> int:
+        return sum(n for name, n in names.items() if name.startswith(prefixes))
+
+    return {
+        "graph_launches": total(_GRAPH_LAUNCH),
+        "kernel_launches": total(_KERNEL_LAUNCH),
+        "stream_syncs": total(_SYNC),
+        "scalar_reads": names.get("aten::_local_scalar_dense", 0) or names.get("aten::item", 0),
+    }
+
+
+def profile_call(call: Callable[[], Any], device: str) -> dict[str, int]:
+    """Profile one call with torch.profiler and count graph launches, kernel launches, syncs and scalar reads."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    on_cuda = torch.device(device).type == "cuda"
+    if on_cuda:
+        activities.append(ProfilerActivity.CUDA)
+    timing.sync(device)
+    with profile(activities=activities) as prof:
+        call()
+        timing.sync(device)
+    events = prof.events()
+    out = count_profile(Counter(e.name for e in events))
+    out["gpu_kernels"] = sum(1 for e in events if on_cuda and str(getattr(e, "device_type", "")).endswith("CUDA"))
+    return out
+
+
+def trace_one_call(model: Forecaster, patch: torch.Tensor) -> dict[str, Any]:
+    """Trace one call through Dynamo and AOTAutograd (no Inductor): graphs, breaks, and what CUDA graphs cannot hold.
+
+    Like torch._dynamo.explain (graphs, breaks and their reasons, from Dynamo's graph_break counter), plus
+    the ATen graphs: how many `aten._local_scalar_dense` nodes (device-to-host scalar reads) they carry and
+    Inductor's own first cudagraph-incompatible node, so "does int() avoid the sync that .item() makes?" is
+    answered by the traced graph, on any device. One trace instead of two: Dynamo tracing is the slow part on CPU.
+    """
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._dynamo.utils import counters
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    graphs: list[torch.fx.GraphModule] = []
+
+    def keep(gm: torch.fx.GraphModule, _inputs: Any) -> Callable:
+        graphs.append(gm)
+        return make_boxed_func(gm.forward)
+
+    torch._dynamo.reset()
+    counters.clear()
+    model.reset()
+    compiled = torch.compile(model, backend=aot_autograd(fw_compiler=keep))
+    with torch.no_grad():
+        compiled(patch, 0) if model.variant == "python" else compiled(patch)
+    model.reset()
+    breaks = dict(counters["graph_break"])
+    torch._dynamo.reset()
+    counters.clear()
+    scalar_reads, first_bad = 0, ""
+    try:
+        from torch._inductor.utils import get_first_incompatible_cudagraph_node
+    except ImportError:  # older torch: count the ops ourselves only
+        get_first_incompatible_cudagraph_node = None
+    for gm in graphs:
+        scalar_reads += sum(1 for n in gm.graph.nodes if "_local_scalar_dense" in str(n.target))
+        if get_first_incompatible_cudagraph_node and not first_bad:
+            node = get_first_incompatible_cudagraph_node(gm)
+            first_bad = str(node.target) if node is not None else ""
+    return {"graphs_1call": len(graphs), "breaks_1call": int(sum(breaks.values())),
+            "break_reasons": list(dict.fromkeys(_short(k).split(" Explanation:")[0] for k in breaks)),
+            "aten_scalar_reads": scalar_reads, "aten_first_incompatible": first_bad}
+
+
+# --------------------------------------------------------------------------- one case (runs in a child)
+
+
+def graph_partition_supported() -> bool:
+    """Whether this torch has torch._inductor.config.graph_partition."""
+    import torch._inductor.config as inductor_config
+
+    return hasattr(inductor_config, "graph_partition")
+
+
+def stack_info() -> dict[str, Any]:
+    """The compile settings of this torch that decide the outcome (defaults, before any patch)."""
+    import torch._dynamo.config as dynamo_config
+    import torch._inductor.config as inductor_config
+
+    return {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cuda_available": torch.cuda.is_available(),
+        "graph_partition_option": graph_partition_supported(),
+        "graph_partition_default": getattr(inductor_config, "graph_partition", None),
+        "capture_scalar_outputs_default": dynamo_config.capture_scalar_outputs,
+        "cudagraph_trees": inductor_config.triton.cudagraph_trees,
+        "cudagraph_skip_dynamic_graphs": getattr(inductor_config.triton, "cudagraph_skip_dynamic_graphs", None),
+    }
+
+
+@contextmanager
+def compile_settings(capture: bool | None, partition: bool | None, compile_cache: bool = True,
+                     scalar_cpu_kernels: bool = False) -> Iterator[None]:
+    """Patch capture_scalar_outputs / graph_partition / the compile caches / CPU SIMD for the duration of one case."""
+    import torch._dynamo.config as dynamo_config
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    with ExitStack() as stack:
+        if capture is not None:
+            stack.enter_context(dynamo_config.patch(capture_scalar_outputs=capture))
+        if partition is not None and hasattr(inductor_config, "graph_partition"):
+            stack.enter_context(inductor_config.patch(graph_partition=partition))
+        if not compile_cache:
+            stack.enter_context(inductor_config.patch(fx_graph_cache=False))
+            if hasattr(functorch_config, "enable_autograd_cache"):
+                stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
+        if scalar_cpu_kernels:
+            # scalar C++ kernels compile in about half the time of vectorized ones (CPU speed is no claim here)
+            stack.enter_context(inductor_config.patch({"cpp.simdlen": 1}))
+        yield
+
+
+def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a.float() - b.float()).abs().max()) if a.numel() else 0.0
+
+
+def _profile_last_call(model: Forecaster, step: Callable, context: torch.Tensor, steps: int,
+                       device: str) -> dict[str, int]:
+    """Run a whole forecast and profile its last call (a steady-state decode step)."""
+    last = model.cfg.calls - 1
+    found: dict[str, int] = {}
+
+    def hook(i: int, call: Callable[[], torch.Tensor]) -> torch.Tensor:
+        if i != last:
+            return call()
+        holder: list[torch.Tensor] = []
+        found.update(profile_call(lambda: holder.append(call()), device))
+        return holder[0]
+
+    forecast(model, step, context, steps, hook=hook)
+    return found
+
+
+def _guarded(what: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run one evidence collector; if it breaks, its error is the evidence (the case's timing still counts)."""
+    try:
+        return fn()
+    except Exception as exc:
+        first = next((line for line in str(exc).splitlines() if line.strip()), "")
+        return {f"{what}_error": f"{type(exc).__name__}: {first}"[:MESSAGE_CHARS]}
+
+
+def run_case(variant: str, mode: str, capture: bool | None, partition: bool | None, cfg: dict[str, Any],
+             device: str, warmup: int = 3, min_run_time: float = 0.3, compile_cache: bool = True,
+             light_cpu: bool = True) -> dict[str, Any]:
+    """One (variant, mode, setting): eager reference, compile, time, profile, collect evidence; plain data back.
+
+    Called through run_cases in a child process (see run_matrix for how cases are kept apart). The
+    one-call trace runs before the timed compile, outside the log capture and with the counters cleared
+    afterwards, so the counts describe the timed run alone.
+    """
+    from torch._dynamo.utils import counters
+
+    config = Config(**cfg)
+    row: dict[str, Any] = {"variant": variant, "mode": mode, "capture_scalar_outputs": capture,
+                           "graph_partition": partition, "device": device}
+    model = build(config, variant, device)
+    context = example_context(config, device)
+    reference = forecast(model, model, context, config.steps)
+    first_patch = _fresh(context[:, :1])
+    scalar = light_cpu and torch.device(device).type == "cpu"
+    with compile_settings(capture, partition, compile_cache, scalar):
+        step: Callable = model
+        if mode != "eager":
+            row.update(_guarded("trace", lambda: trace_one_call(model, first_patch)))
+            torch._dynamo.reset()
+            counters.clear()
+            step = torch.compile(model, mode=None if mode == "default" else mode)
+        outputs: dict[str, torch.Tensor] = {}
+
+        def one_forecast() -> None:
+            out = forecast(model, step, context, config.steps)
+            outputs.setdefault("first", out)
+            outputs["last"] = out
+
+        with LogCapture() as logs:
+            t = timing.measure(one_forecast, f"{variant}/{mode}", device, warmup=warmup, min_run_time=min_run_time)
+            row.update(_guarded("profile", lambda: _profile_last_call(model, step, context, config.steps, device)))
+        if mode != "eager":
+            row.update(counter_snapshot())
+    row.update(logs.summary())
+    row.update({
+        "first_ms": t.first_ms, "median_ms": t.median_ms, "iqr_ms": t.iqr_ms, "p10_ms": t.p10_ms,
+        "p90_ms": t.p90_ms, "runs": t.runs, "calls": config.calls, "per_step_ms": t.median_ms / config.calls,
+        "max_abs_first": _max_abs(outputs["first"], reference), "max_abs_last": _max_abs(outputs["last"], reference),
+        "outputs": outputs["last"].float().cpu().flatten().tolist(),
+        "reference": reference.float().cpu().flatten().tolist(),
+    })
+    return row
+
+
+# --------------------------------------------------------------------------- the matrix (notebook process)
+
+
+def as_bool(value: Any) -> bool:
+    """Read on/off settings the way a user writes them: True/False, 1/0, 'on'/'off', 'true'/'false'."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "on", "off", "yes", "no"):
+        return value.strip().lower() in ("true", "1", "on", "yes")
+    raise BadParameter(f"{NAME}: {value!r} is not an on/off setting (use True/False)")
+
+
+def _bools(value: Any) -> str | None:
+    try:
+        for v in value if isinstance(value, list) else [value]:
+            as_bool(v)
+    except BadParameter as exc:
+        return str(exc)
+    return None if value else "give at least one setting"
+
+
+@dataclass
+class Case:
+    """One planned row of the matrix."""
+
+    variant: str
+    mode: str
+    capture: bool | None
+    partition: bool | None
+
+    @property
+    def step(self) -> str:
+        parts = [self.variant, self.mode]
+        if self.capture is not None:
+            parts.append(f"capture={'on' if self.capture else 'off'}")
+        if self.partition is not None:
+            parts.append(f"partition={'on' if self.partition else 'off'}")
+        return " ".join(parts)
+
+
+def plan(variants: list[str], modes: list[str], capture: list[Any], partition: list[Any],
+         partition_supported: bool = True) -> list[Case]:
+    """Every case: eager per variant; default per variant x capture; reduce-overhead x capture x partition."""
+    caps = list(dict.fromkeys(as_bool(c) for c in capture))
+    parts = list(dict.fromkeys(as_bool(p) for p in partition)) if partition_supported else [None]
+    cases = [Case(v, "eager", None, None) for v in variants]
+    for mode in [m for m in MODES if m in modes]:
+        for v in variants:
+            for c in caps:
+                for p in (parts if mode == "reduce-overhead" else [None]):
+                    cases.append(Case(v, mode, c, p))
+    return cases
+
+
+@dataclass
+class Results:
+    """What the matrix run measured: one row per case, plus the settings it ran with."""
+
+    rows: list[dict[str, Any]]
+    config: Config
+    device: str
+    stack: dict[str, Any]
+    atol: float
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows)
+
+    def ok(self, **where: Any) -> list[dict[str, Any]]:
+        """Rows that ran to the end and match every key=value given."""
+        return [r for r in self.rows if r.get("status") == "ok" and all(r.get(k) == v for k, v in where.items())]
+
+
+def resolve(device: str) -> str:
+    """Resolve `auto`; asking for CUDA where there is none is a clear error, not a crash later."""
+    device = env.resolve_device(device)
+    if torch.device(device).type == "cuda" and not env.cuda_available():
+        raise DeviceUnavailable(f"{NAME}: device={device!r} but this machine has no CUDA device; "
+                                "use device=auto or cpu")
+    return device
+
+
+def run_cases(cases: list[tuple[str, str, bool | None, bool | None]], cfg: dict[str, Any], device: str,
+              warmup: int = 3, min_run_time: float = 0.3, compile_cache: bool = True,
+              light_cpu: bool = True) -> list[dict[str, Any]]:
+    """Several cases one after another in this process, Dynamo reset between them; a case's exception is its row.
+
+    light_cpu (CPU only): one thread, so Inductor's OpenMP kernels do not spin against each other on a
+    small or busy machine (40x slower steps seen on 2 cores), and scalar C++ kernels (half the gcc time).
+    CPU speed is no claim of this investigation; this keeps the CPU run short and steady.
+    """
+    from torch._dynamo.utils import counters
+
+    threads = torch.get_num_threads()
+    nvml_check = os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
+    if torch.device(device).type == "cpu":
+        # isolate sets the NVML-based CUDA check for its fork server; without CUDA that check is never cached
+        # and costs ~30 us a call, which makes torch.utils.benchmark's timer overhead pick one huge block
+        os.environ.pop("PYTORCH_NVML_BASED_CUDA_CHECK", None)
+        if light_cpu:
+            torch.set_num_threads(1)
+    rows = []
+    try:
+        for variant, mode, capture, partition in cases:
+            torch._dynamo.reset()
+            counters.clear()
+            t0 = time.perf_counter()
+            try:
+                row = {**run_case(variant, mode, capture, partition, cfg, device, warmup, min_run_time, compile_cache,
+                                  light_cpu),
+                       "status": "ok", "error": ""}
+            except Exception as exc:  # one failing case is a row, the others still run
+                first = next((line for line in str(exc).splitlines() if line.strip()), "")
+                row = {"status": "oom" if "out of memory" in str(exc).lower() else "error",
+                       "error": f"{type(exc).__name__}: {first}".strip(), "log_tail": traceback.format_exc()[-2000:]}
+            row["seconds"] = round(time.perf_counter() - t0, 2)
+            rows.append(row)
+    finally:  # in-process callers (tests) get their settings back
+        torch._dynamo.reset()
+        torch.set_num_threads(threads)
+        if nvml_check is not None:
+            os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = nvml_check
+    return rows
+
+
+ISOLATION = ("auto", "case", "batch")
+
+
+def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: list[Any], graph_partition: list[Any],
+               cfg: Config, device: str = "auto", warmup: int = 3, min_run_time: float = 0.3, atol: float = 1e-4,
+               compile_cache: bool = True, case_timeout: float = 300.0, isolation: str = "auto",
+               light_cpu: bool = True) -> Results:
+    """Run every planned case in child processes; CUDA-only cases are skipped on CPU.
+
+    isolation "case": a fresh child per case (a crash or hang is that case's row); "batch": one child runs
+    all cases with torch._dynamo.reset() between them (cheaper: one import, one warm compiler);
+    "auto": "case" on CUDA, "batch" on CPU. light_cpu: on CPU, one thread and scalar (non-SIMD) Inductor
+    C++ kernels (see run_cases).
+    """
+    cfg.check()
+    device = resolve(device)
+    on_cuda = torch.device(device).type == "cuda"
+    if isolation not in ISOLATION:
+        raise BadParameter(f"{NAME}: isolation={isolation!r}; choose from {list(ISOLATION)}")
+    per_case = isolation == "case" or (isolation == "auto" and on_cuda)
+    cases = plan(variants, modes, capture_scalar_outputs, graph_partition, graph_partition_supported())
+    runnable = [c for c in cases if on_cuda or c.mode != "reduce-overhead"]
+    groups = [[c] for c in runnable] if per_case else ([runnable] if runnable else [])
+    done: dict[int, dict[str, Any]] = {}
+    for group in groups:
+        specs = [(c.variant, c.mode, c.capture, c.partition) for c in group]
+        outcome = isolate.run_step(run_cases, specs, asdict(cfg), device, warmup=warmup, min_run_time=min_run_time,
+                                   compile_cache=compile_cache, light_cpu=light_cpu,
+                                   timeout=case_timeout * len(group),
+                                   step=group[0].step if len(group) == 1 else f"{len(group)} cases")
+        for i, case in enumerate(group):
+            if outcome.ok:
+                done[id(case)] = outcome.value[i]
+            else:  # the child died or hung: every case it held gets its outcome
+                done[id(case)] = {"status": outcome.status, "error": outcome.error,
+                                  "seconds": round(outcome.seconds, 2), "log_tail": outcome.log[-2000:]}
+    rows = []
+    for case in cases:
+        base = {"variant": case.variant, "mode": case.mode, "capture_scalar_outputs": case.capture,
+                "graph_partition": case.partition, "device": device}
+        got = done.get(id(case), {"status": "skipped", "error": SKIPPED_ON_CPU, "seconds": 0.0})
+        rows.append({**base, **got})
+    return Results(rows, cfg, device, stack_info(), atol)
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _setting(r: dict[str, Any]) -> str:
+    parts = []
+    if r.get("capture_scalar_outputs") is not None:
+        parts.append(f"capture={'on' if r['capture_scalar_outputs'] else 'off'}")
+    if r.get("graph_partition") is not None:
+        parts.append(f"partition={'on' if r['graph_partition'] else 'off'}")
+    return " ".join(parts) or "-"
+
+
+def _label(r: dict[str, Any]) -> str:
+    return f"{r['variant']} {r['mode']} {_setting(r)}".replace(" -", "")
+
+
+def stack_table(res: Results) -> pd.DataFrame:
+    """The stack and the compile settings that decide the outcome, plus the model's sizes."""
+    items = {**res.stack, "device": res.device, **{f"model.{k}": v for k, v in asdict(res.config).items()}}
+    return pd.DataFrame([{"setting": k, "value": v} for k, v in items.items()])
+
+
+def status_table(res: Results) -> pd.DataFrame:
+    """How each case ended (ok / error / crash / timeout / skipped)."""
+    return pd.DataFrame([{"case": _label(r), "status": r["status"], "seconds": r["seconds"], "error": r["error"]}
+                         for r in res.rows])
+
+
+def _eager_launches(res: Results, variant: str) -> int | None:
+    rows = res.ok(variant=variant, mode="eager")
+    return rows[0].get("kernel_launches") if rows else None
+
+
+def capture_class(row: dict[str, Any], eager_launches: int | None) -> str:
+    """full / partial / none from the profiled decode step; n/a where no CUDA graph could be involved.
+
+    none: no graph launch. full: graph launches, no host sync (scalar read or stream sync) and at most
+    max(3, 20 % of eager's) kernels launched one by one (cudagraph trees copy inputs in). partial: graph
+    launches, but also a host sync or more loose kernels (a graph split by graph breaks or partitions).
+    """
+    if row.get("status") != "ok" or row.get("mode") != "reduce-overhead" or "graph_launches" not in row:
+        return "n/a"
+    if row["graph_launches"] == 0:
+        return "none"
+    allowed = max(3, int(0.2 * (eager_launches or 0)))
+    synced = row.get("scalar_reads", 0) or row.get("stream_syncs", 0)
+    return "full" if row["kernel_launches"] <= allowed and not synced else "partial"
+
+
+def cudagraph_table(res: Results) -> pd.DataFrame:
+    """Per case: graph vs kernel launches in one decode step, syncs, Inductor's skips and messages, partitions."""
+    out = []
+    for r in res.rows:
+        if r["status"] != "ok":
+            continue
+        parts = r.get("partitions") or []
+        out.append({
+            "case": _label(r),
+            "captured": capture_class(r, _eager_launches(res, r["variant"])),
+            "graph launches/step": r.get("graph_launches"),
+            "kernel launches/step": r.get("kernel_launches"),
+            "gpu kernels/step": r.get("gpu_kernels"),
+            "scalar reads/step": r.get("scalar_reads"),
+            "stream syncs/step": r.get("stream_syncs"),
+            "cudagraph_skips": r.get("cudagraph_skips"),
+            "skip messages": " | ".join(r.get("skip_messages") or []),
+            "partitions (all, cg, non-cg)": "; ".join(",".join(map(str, p)) for p in parts),
+            "non-cg reasons": ", ".join(f"{k} x{v}" for k, v in (r.get("non_cudagraphable") or {}).items()),
+            "graph recordings": r.get("recordings"),
+            "symint-key recordings": r.get("symint_recordings"),
+            "aten scalar reads": r.get("aten_scalar_reads"),
+            "first incompatible op (static)": r.get("aten_first_incompatible"),
+            "collector errors": " | ".join(f"{k}: {v}" for k, v in r.items() if k.endswith("_error")),
+        })
+    return pd.DataFrame(out)
+
+
+def graph_break_table(res: Results) -> pd.DataFrame:
+    """Per compiled case: Dynamo graphs and breaks (one traced call, then the whole run), recompilations and why."""
+    out = []
+    for r in res.rows:
+        if r["status"] != "ok" or r["mode"] == "eager":
+            continue
+        out.append({
+            "case": _label(r),
+            "graphs (1 call)": r.get("graphs_1call"),
+            "graph breaks (1 call)": r.get("breaks_1call"),
+            "unique graphs (whole run)": r.get("unique_graphs"),
+            "graph breaks (counter)": r.get("graph_breaks"),
+            "recompiles": r.get("recompiles"),
+            "break reasons": " | ".join(r.get("break_reasons") or r.get("graph_break_reasons") or []),
+            "recompile reasons": " | ".join(m.split("triggered by")[-1][:160]
+                                            for m in r.get("recompile_messages") or []),
+        })
+    return pd.DataFrame(out)
+
+
+def latency_table(res: Results) -> pd.DataFrame:
+    """Per case: median per-step latency with its spread, the forecast time and the first (compiling) call."""
+    out = []
+    for r in res.rows:
+        if r["status"] != "ok":
+            continue
+        calls = r["calls"]
+        eager = res.ok(variant=r["variant"], mode="eager")
+        default = [d for d in res.ok(variant=r["variant"], mode="default")
+                   if d.get("capture_scalar_outputs") == r.get("capture_scalar_outputs")]
+        out.append({
+            "case": _label(r), "variant": r["variant"], "mode": r["mode"], "setting": _setting(r),
+            "per step ms (median)": r["per_step_ms"],
+            "per step IQR ms": r["iqr_ms"] / calls,
+            "per step p10 ms": r["p10_ms"] / calls, "per step p90 ms": r["p90_ms"] / calls,
+            "forecast ms (median)": r["median_ms"], "first call ms": r["first_ms"], "runs": r["runs"],
+            "speedup vs eager": eager[0]["median_ms"] / r["median_ms"] if eager else None,
+            "speedup vs default compile": (default[0]["median_ms"] / r["median_ms"]
+                                           if default and r["mode"] == "reduce-overhead" else None),
+            "fx cache hit/miss": (f"{r['fxgraph_cache_hit']}/{r['fxgraph_cache_miss']}"
+                                  if "fxgraph_cache_hit" in r else ""),
+        })
+    return pd.DataFrame(out)
+
+
+def latency_chart(res: Results):
+    """Bar charts: steady per-step latency (median, p10-p90 whiskers) and first-call time, per case."""
+    import matplotlib.pyplot as plt
+
+    df = latency_table(res)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 0.35 * max(len(df), 4) + 1.5))
+    if df.empty:
+        for ax in axes:
+            ax.text(0.5, 0.5, "no case ran", ha="center")
+        return fig
+    colors = {"eager": "#888888", "default": "#4c72b0", "reduce-overhead": "#dd8452"}
+    y = range(len(df))
+    med = df["per step ms (median)"]
+    err = [(med - df["per step p10 ms"]).clip(lower=0), (df["per step p90 ms"] - med).clip(lower=0)]
+    axes[0].barh(list(y), med, xerr=err, color=[colors.get(m, "#55a868") for m in df["mode"]])
+    axes[0].set_yticks(list(y), df["case"])
+    axes[0].invert_yaxis()
+    axes[0].set_xlabel("ms per decode step (median, p10-p90)")
+    axes[1].barh(list(y), df["first call ms"] / 1e3, color=[colors.get(m, "#55a868") for m in df["mode"]])
+    axes[1].set_yticks(list(y), [""] * len(df))
+    axes[1].invert_yaxis()
+    axes[1].set_xlabel("first forecast s (compile + warm-up of CUDA graphs)")
+    fig.suptitle(f"{res.device}: {res.config.calls} calls per forecast, d_model={res.config.d_model}, "
+                 f"n_layers={res.config.n_layers}, batch={res.config.batch}")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def _outputs(row: dict[str, Any]) -> torch.Tensor:
+    return torch.tensor(row["outputs"], dtype=torch.float64)
+
+
+def eager_agreement(res: Results) -> pd.DataFrame:
+    """Eager outputs of every variant against the first variant's: bitwise equal and max |Δ|."""
+    eager = res.ok(mode="eager")
+    if not eager:
+        return pd.DataFrame()
+    base = eager[0]
+    return pd.DataFrame([{
+        "variant": r["variant"], "against": base["variant"],
+        "bitwise equal": r["outputs"] == base["outputs"],
+        "max |Δ|": _max_abs(_outputs(r), _outputs(base)),
+    } for r in eager])
+
+
+def accuracy_table(res: Results) -> pd.DataFrame:
+    """Per compiled case: max |Δ| against eager over all forecast steps (first, compiling call and a later one)."""
+    out = []
+    for r in res.rows:
+        if r["status"] != "ok" or r["mode"] == "eager":
+            continue
+        out.append({"case": _label(r), "max |Δ| first call": r["max_abs_first"],
+                    "max |Δ| later call": r["max_abs_last"],
+                    "bitwise equal to eager": r["outputs"] == r["reference"],
+                    f"within atol={res.atol:g}": max(r["max_abs_first"], r["max_abs_last"]) <= res.atol})
+    return pd.DataFrame(out)
+
+
+def log_table(res: Results) -> pd.DataFrame:
+    """The captured Inductor/Dynamo messages per case: cudagraph skips, perf hints, recompiles, graph breaks."""
+    out = []
+    for r in res.rows:
+        if r["status"] != "ok":
+            if r["status"] != "skipped":
+                out.append({"case": _label(r), "kind": r["status"], "message": r["error"]})
+            continue
+        for kind, key in (("cudagraph skip", "skip_messages"), ("perf hint", "perf_hints"),
+                          ("recompile", "recompile_messages"), ("graph break", "graph_break_messages")):
+            for m in r.get(key) or []:
+                out.append({"case": _label(r), "kind": kind, "message": m})
+    return pd.DataFrame(out, columns=["case", "kind", "message"])
+
+
+def explorer(res: Results):
+    """A dropdown over the cases showing each one's captured messages (ipywidgets; static text under papermill)."""
+    import ipywidgets as widgets
+
+    table = log_table(res)
+    cases = [_label(r) for r in res.rows]
+    out = widgets.Output()
+
+    def show(change: dict[str, Any]) -> None:
+        out.clear_output()
+        with out:
+            from IPython.display import display
+
+            display(table[table["case"] == change["new"]])
+
+    pick = widgets.Dropdown(options=cases, description="case")
+    pick.observe(show, names="value")
+    return widgets.VBox([pick, out])
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3g}"
+
+
+def _ro_rows(res: Results, **where: Any) -> list[dict[str, Any]]:
+    return res.ok(mode="reduce-overhead", **where)
+
+
+def _describe(res: Results, rows: list[dict[str, Any]]) -> str:
+    return "; ".join(
+        f"{_setting(r)}: {capture_class(r, _eager_launches(res, r['variant']))} "
+        f"({r.get('graph_launches')} graph / {r.get('kernel_launches')} kernel launches, "
+        f"{r.get('scalar_reads')} scalar reads per step, skips={r.get('cudagraph_skips')}"
+        f"{', ' + r['skip_messages'][0][:120] if r.get('skip_messages') else ''})"
+        for r in rows)
+
+
+def _failed(res: Results, **where: Any) -> list[dict[str, Any]]:
+    return [r for r in res.rows
+            if r["status"] not in ("ok", "skipped") and all(r.get(k) == v for k, v in where.items())]
+
+
+def _cpu_note(res: Results, variant: str) -> str:
+    """What the CPU run found about a variant without CUDA: graph breaks, recompiles, traced scalar reads."""
+    rows = res.ok(variant=variant, mode="default")
+    return ", ".join(f"{_setting(r)}: {r.get('breaks_1call')} graph breaks, {r.get('recompiles')} recompiles, "
+                     f"{r.get('aten_scalar_reads')} aten._local_scalar_dense in the traced graph" for r in rows)
+
+
+def _no_graph_rows(res: Results, cpu_note: str, **where: Any) -> tuple[str, str, dict[str, Any]]:
+    """The verdict when no reduce-overhead row matching `where` ran to the end: why not."""
+    failed = _failed(res, mode="reduce-overhead", **where)
+    if failed:
+        return "error", f"{_label(failed[0])} ended {failed[0]['status']}: {failed[0]['error']}", {}
+    if any(r["mode"] == "reduce-overhead" and r["status"] == "skipped" for r in res.rows) or res.device == "cpu":
+        return "needs_cuda", f"no CUDA device in this run; on CPU: {cpu_note}", {}
+    return "error", "no reduce-overhead case with these settings was run (see the modes/variants parameters)", {}
+
+
+def judge_item_skips(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """`.item()` makes reduce-overhead skip CUDA graphs: every item row must launch no graph."""
+    rows = _ro_rows(res, variant="item")
+    if not rows:
+        return _no_graph_rows(res, f"item {_cpu_note(res, 'item')}", variant="item")
+    classes = [capture_class(r, _eager_launches(res, "item")) for r in rows]
+    verdict = ("confirmed" if all(c == "none" for c in classes) else
+               "refuted" if all(c == "full" for c in classes) else "partly")
+    return verdict, f"item with reduce-overhead: {_describe(res, rows)}", {"classes": classes}
+
+
+def judge_int_enables(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """int() + capture_scalar_outputs gives full CUDA graphs, and does so where .item() does not."""
+    rows = _ro_rows(res, variant="int", capture_scalar_outputs=True)
+    if not rows:
+        return _no_graph_rows(res, f"int {_cpu_note(res, 'int')}; item {_cpu_note(res, 'item')}",
+                              variant="int", capture_scalar_outputs=True)
+    int_classes = [capture_class(r, _eager_launches(res, "int")) for r in rows]
+    item_rows = _ro_rows(res, variant="item", capture_scalar_outputs=True)
+    item_classes = [capture_class(r, _eager_launches(res, "item")) for r in item_rows]
+    evidence = f"int+capture: {_describe(res, rows)}. item+capture: {_describe(res, item_rows) or 'not run'}"
+    same = bool(item_classes) and item_classes == int_classes
+    if same:
+        evidence += ". int() captures exactly as .item() does: the switch to int() changes nothing"
+    if not all(c == "full" for c in int_classes):
+        verdict = "refuted" if all(c != "full" for c in int_classes) else "partly"
+    else:
+        verdict = "partly" if same else "confirmed"  # full graphs, but then .item() gets them too
+    return verdict, evidence, {"int": int_classes, "item": item_classes}
+
+
+def _fix_speedups(res: Results) -> dict[str, float]:
+    """The seed's own before/after: int+capture against item (same capture and partition), reduce-overhead both."""
+    out = {}
+    for r in _ro_rows(res, variant="int"):
+        twin = [i for i in _ro_rows(res, variant="item") if _setting(i) == _setting(r)]
+        if twin:
+            out[_setting(r)] = twin[0]["median_ms"] / r["median_ms"]
+    return out
+
+
+def judge_speedup(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """With CUDA graphs (full capture), later forecasts run 2-5x faster than the same compile without them."""
+    if not _ro_rows(res):
+        return _no_graph_rows(res, "no CUDA graphs to time")
+    full = [r for r in _ro_rows(res) if capture_class(r, _eager_launches(res, r["variant"])) == "full"]
+    fix = _fix_speedups(res)
+    fix_text = "; the seed's fix itself (int vs item, reduce-overhead, same settings): " + (
+        ", ".join(f"{k} {v:.2f}x" for k, v in fix.items()) or "not run")
+    if not full:
+        return ("not_reproduced", "no reduce-overhead case captured full CUDA graphs, so there is no with-graphs "
+                f"speed to compare{fix_text}", {"fix_speedups": fix})
+    speedups = {}
+    for r in full:
+        default = [d for d in res.ok(variant=r["variant"], mode="default")
+                   if d.get("capture_scalar_outputs") == r.get("capture_scalar_outputs")]
+        eager = res.ok(variant=r["variant"], mode="eager")
+        base = default[0] if default else (eager[0] if eager else None)
+        if base:
+            speedups[_label(r)] = (base["median_ms"] / r["median_ms"], "default compile" if default else "eager",
+                                   eager[0]["median_ms"] / r["median_ms"] if eager else None)
+    if not speedups:
+        return "not_reproduced", f"no baseline case ran to compare the CUDA-graph cases with{fix_text}", {}
+    values = [s[0] for s in speedups.values()]
+    verdict = ("confirmed" if all(2.0 <= v <= 5.0 for v in values) else
+               "refuted" if all(v < 2.0 for v in values) else "partly")
+    evidence = "; ".join(f"{k}: {s[0]:.2f}x vs {s[1]}, {_fmt(s[2])}x vs eager" for k, s in speedups.items())
+    cfg = res.config
+    return verdict, (f"steady-state forecast speedup with full CUDA graphs (d_model={cfg.d_model}, "
+                     f"n_layers={cfg.n_layers}, batch={cfg.batch}): {evidence}{fix_text}"), {
+        "speedups": {k: s[0] for k, s in speedups.items()}, "fix_speedups": fix}
+
+
+def judge_accuracy(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Predictions unchanged: item and int agree bitwise in eager, and compiled cases stay within atol of eager."""
+    eager = {r["variant"]: r for r in res.ok(mode="eager")}
+    if "item" not in eager or "int" not in eager:
+        return "error", "the eager item/int cases did not both run", {}
+    bitwise = eager["item"]["outputs"] == eager["int"]["outputs"]
+    compiled = [r for r in res.rows if r["status"] == "ok" and r["mode"] != "eager"]
+    if not compiled:
+        return "error", "no compiled case ran", {}
+    worst = max(compiled, key=lambda r: max(r["max_abs_first"], r["max_abs_last"]))
+    worst_delta = max(worst["max_abs_first"], worst["max_abs_last"])
+    pairs = []  # the fix against the original, case by case: int vs item under the same mode and setting
+    for r in compiled:
+        if r["variant"] == "int":
+            twin = [i for i in res.ok(variant="item", mode=r["mode"]) if _setting(i) == _setting(r)]
+            if twin:
+                pairs.append(_max_abs(_outputs(r), _outputs(twin[0])))
+    fix_delta = max(pairs) if pairs else None
+    within = worst_delta <= res.atol and (fix_delta is None or fix_delta <= res.atol)
+    evidence = (f"eager int vs item bitwise equal: {bitwise}; compiled int vs item (same mode/setting) max |Δ| "
+                f"{_fmt(fix_delta)} over {len(pairs)} pairs; worst compiled vs eager max |Δ| {worst_delta:.3g} "
+                f"({_label(worst)}), atol {res.atol:g}; {sum(r['outputs'] == r['reference'] for r in compiled)}/"
+                f"{len(compiled)} compiled cases bitwise equal to eager")
+    verdict = "confirmed" if bitwise and within else "refuted"
+    return verdict, evidence, {"eager_bitwise": bitwise, "fix_vs_item": fix_delta, "worst_vs_eager": worst_delta}
+
+
+def judge_tensor_position(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """A tensor write position gives full CUDA graphs with no host sync in the decode step."""
+    rows = _ro_rows(res, variant="tensor")
+    if not rows:
+        syncs = [r.get("scalar_reads") for r in res.ok(variant="tensor", mode="default")]
+        return _no_graph_rows(res, f"tensor {_cpu_note(res, 'tensor')}; scalar reads per compiled step {syncs}",
+                              variant="tensor")
+    good = [capture_class(r, _eager_launches(res, "tensor")) == "full" for r in rows]
+    verdict = "confirmed" if all(good) else "refuted" if not any(good) else "partly"
+    details = "; ".join(f"{_setting(r)}: {capture_class(r, _eager_launches(res, 'tensor'))}, "
+                        f"{r.get('graph_launches')} graph / {r.get('kernel_launches')} kernel launches, "
+                        f"{r.get('stream_syncs')} stream syncs, {r.get('scalar_reads')} scalar reads per step"
+                        for r in rows)
+    return verdict, f"tensor position with reduce-overhead: {details}", {"full": good}
+
+
+JUDGES = {
+    "cuda_graphs.item_skips": judge_item_skips,
+    "cuda_graphs.int_enables": judge_int_enables,
+    "cuda_graphs.speedup_2_5x": judge_speedup,
+    "cuda_graphs.accuracy_unchanged": judge_accuracy,
+    "cuda_graphs.tensor_position": judge_tensor_position,
+}
+
+
+def judge(found: Any, res: Results) -> pd.DataFrame:
+    """Compute and record every claim's verdict from the measured rows; a judge that breaks records `error`."""
+    for claim_id, fn in JUDGES.items():
+        try:
+            verdict, evidence, data = fn(res)
+        except Exception as exc:  # a bug in one judge must not hide the other verdicts
+            verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
+        found.verdict(claim_id, verdict, evidence, **data)
+    return found.frame()
+
+
+def record_tables(found: Any, res: Results) -> list[str]:
+    """Keep every table in results.json (rows without the raw output vectors)."""
+    tables = {"stack": stack_table(res), "status": status_table(res), "cudagraphs": cudagraph_table(res),
+              "graph_breaks": graph_break_table(res), "latency": latency_table(res),
+              "eager_agreement": eager_agreement(res), "accuracy": accuracy_table(res), "logs": log_table(res)}
+    for name, df in tables.items():
+        found.table(name, df)
+    return list(tables)
+
+
+# --------------------------------------------------------------------------- cache semantics demo
+
+
+def cache_semantics(cfg: Config, device: str = "cpu") -> pd.DataFrame:
+    """Per variant (eager): positions written by one forecast, whether they are 0..calls-1, the overflow error.
+
+    Runs a narrow one-layer copy of the model with the same cache length and forecast length: the cache's
+    bookkeeping does not depend on the width, and the full-size model would take minutes on a small CPU.
+    """
+    cfg = replace(cfg, d_model=8, n_heads=1, n_layers=1, patch_len=4, batch=1)
+    rows = []
+    context = example_context(cfg, device)
+    for variant in VARIANTS:
+        model = build(cfg, variant, device)
+        forecast(model, model, context, cfg.steps)
+        written = (model.cache.k[0, 0, 0].abs().sum(-1) > 0).nonzero().flatten().tolist()
+        idx = model.cache._current_idx.tolist()
+        try:
+            model.reset()
+            patch = context[:, :1]
+            with torch.no_grad():
+                for i in range(cfg.max_seq + 1):
+                    model(patch, i) if variant == "python" else model(patch)
+            overflow = "no error"
+        except CacheOverflow as exc:
+            overflow = f"CacheOverflow: {exc}"
+        rows.append({"variant": variant, "positions written": len(written),
+                     "expected": cfg.calls, "contiguous from 0": written == list(range(cfg.calls)),
+                     "_current_idx": idx if variant != "python" else "(position passed in)",
+                     "overflow": overflow})
+    return pd.DataFrame(rows)
+
+
+catalog.register(catalog.Investigation(
+    name=NAME,
+    title="CUDA graphs with a KV cache: .item() vs int() vs a tensor position under torch.compile reduce-overhead",
+    seeds=(SEED,),
+    profiles={
+        "quick": {},
+        "full": {"d_model": 256, "n_layers": 6, "n_heads": 8, "patch_len": 32, "max_seq": 128, "batch": 4,
+                 "context_patches": 32, "steps": 64, "min_run_time": 1.0, "graph_partition": [True, False]},
+    },
+    checks={
+        "variants": catalog.one_of(*VARIANTS),
+        "modes": catalog.one_of(*MODES),
+        "capture_scalar_outputs": _bools,
+        "graph_partition": _bools,
+        "device": catalog.one_of("auto", "cpu", "cuda"),
+        "isolation": catalog.one_of(*ISOLATION),
+        "max_seq": catalog.positive_multiple_of(8),
+    },
+))
