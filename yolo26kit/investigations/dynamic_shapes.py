@@ -1,0 +1,1338 @@
+"""Dynamic H/W/batch export of YOLO26: which torch.export specs work, whether the programs stay right across sizes,
+and ExecuTorch XNNPACK / AOTInductor with the spec that works."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+import re
+import shutil
+import tempfile
+import types
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .. import catalog, env, isolate, timing, yolo
+
+NAME = "dynamic_shapes"
+STRIDE = 32  # the largest stride of YOLO26's feature pyramid (P5)
+AXES = {0: "batch", 2: "height", 3: "width"}
+LETTERBOX_VALUE = 114 / 255  # ultralytics' grey padding
+PATHS = ("export", "executorch", "aoti")
+RECOMMENDED = "derived_kit"  # the spec the later sections lower, compile and letterbox with
+SEED_GUARD = "(1 + ((height-1) // 16)) == (2 + 2*((height-1) // 32))"  # seed 001's words
+
+
+# --------------------------------------------------------------------------------------------- model
+
+
+def liven(net: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
+    """Re-draw every conv weight He-normal (seeded), biases N(0, 0.1): scores spread ~0.55-0.75 at any size.
+
+    yolo.build's calibration is tuned at 320 px; at other sizes its top-k scores saturate at 1.0 (e.g. hundreds
+    of exact ties at 640), and a top-k among ties makes "max |Δ| vs eager" depend on tie-breaking, not on
+    the program. Here the near-ties are a handful, which the order-insensitive comparison absorbs.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for module in net.modules():
+            if isinstance(module, torch.nn.Conv2d):
+                fan_in = module.weight[0].numel()
+                module.weight.copy_(torch.randn(module.weight.shape, generator=gen) * math.sqrt(2.0 / fan_in))
+                if module.bias is not None:
+                    module.bias.copy_(torch.randn(module.bias.shape, generator=gen) * 0.1)
+    return net
+
+
+@functools.lru_cache(maxsize=4)
+def _template(model: str, seed: int) -> torch.nn.Module:
+    return liven(yolo.build(model, seed=seed), seed)
+
+
+def build_model(model: str = "yolo26n", seed: int = 0, device: str = "cpu") -> torch.nn.Module:
+    """A fresh end-to-end YOLO26 (yolo.build, then liven), never run: a copy of a cached build."""
+    return copy.deepcopy(_template(model, seed)).to(device)
+
+
+def image(batch: int, height: int, width: int, seed: int = 1, device: str = "cpu") -> torch.Tensor:
+    """A seeded random image batch in [0, 1] of shape [batch, 3, height, width]."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.rand(batch, 3, height, width, generator=gen).to(device)
+
+
+def anchor_count(height: int, width: int, strides: tuple[int, ...] = (8, 16, 32)) -> int:
+    """Anchors of the P3-P5 grids for an input size (each stride-2 conv rounds up)."""
+    return sum((1 + (height - 1) // s) * (1 + (width - 1) // s) for s in strides)
+
+
+def _flat_anchors(feats: list[torch.Tensor], strides: list[float], offset: float = 0.5) -> tuple[torch.Tensor, torch.Tensor]:
+    """make_anchors without the (h, w, 2) stack: XNNPACK's reshape takes one dynamic dim, a (h, w) grid has two."""
+    points, stride_rows = [], []
+    for feat, stride in zip(feats, strides):
+        h, w = feat.shape[2:]
+        sx = (torch.arange(w).type_as(feat) + offset).unsqueeze(0).expand(h, w).reshape(-1)
+        sy = (torch.arange(h).type_as(feat) + offset).unsqueeze(1).expand(h, w).reshape(-1)
+        points.append(torch.stack((sx, sy), -1))
+        # a Python float, not strides[i] of the stride tensor: .item() on it is data-dependent under export
+        stride_rows.append(feat.new_full((h * w, 1), stride))
+    return torch.cat(points).transpose(0, 1), torch.cat(stride_rows).transpose(0, 1)
+
+
+def _decode_boxes_flat(self: Any, x: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Detect._get_decode_boxes that rebuilds anchors every call from flat grids (no shape cache)."""
+    anchors, strides = _flat_anchors(x["feats"], self.kit_strides)
+    return self.decode_bboxes(self.dfl(x["boxes"]), anchors.unsqueeze(0), x.get("angle")) * strides
+
+
+def _topk_static_k(self: Any, scores: torch.Tensor, max_det: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Detect.get_topk_index with k = max_det: `min(max_det, anchors)` exports as torch.sym_min, which
+    ExecuTorch's edge verifier rejects. Exact when every allowed size has >= max_det anchors."""
+    nc = scores.shape[-1]
+    k = max_det
+    if self.agnostic_nms:
+        scores, labels = scores.max(dim=-1)
+        scores, index = scores.topk(k, dim=1)
+        return scores[..., None], self._gather(labels[..., None].float(), index), index
+    ori_index = scores.max(dim=-1)[0].topk(k, dim=1)[1]
+    scores = self._gather(scores, ori_index)
+    scores, index = scores.flatten(1).topk(k, dim=1)
+    return scores[..., None], (index % nc)[..., None].float(), self._gather(ori_index, index // nc)
+
+
+FIXES = ("dynamic_head", "flat_anchors", "static_k")
+
+
+def dynamic_ready(net: torch.nn.Module, min_size: int, fixes: tuple[str, ...] = FIXES) -> torch.nn.Module:
+    """The kit's changes to YOLO26's Detect head for a dynamic-shape export (in place; returns net).
+
+    dynamic_head: `head.dynamic = True`, so anchors are rebuilt from the traced shape instead of the
+    per-shape cache (an eager call before export otherwise bakes the example size's anchors in).
+    flat_anchors: anchors from 1-D grids (XNNPACK lowering). static_k: top-k with a constant k,
+    max_det clamped to the anchors of the smallest allowed input (ExecuTorch edge verifier).
+    """
+    head = yolo.detect_head(net)
+    if "dynamic_head" in fixes:
+        head.dynamic = True
+    if "flat_anchors" in fixes:
+        head.kit_strides = [float(s) for s in head.stride.tolist()]
+        head._get_decode_boxes = types.MethodType(_decode_boxes_flat, head)
+    if "static_k" in fixes:
+        head.max_det = min(head.max_det, anchor_count(min_size, min_size, tuple(int(s) for s in head.stride.tolist())))
+        head.get_topk_index = types.MethodType(_topk_static_k, head)
+    return net
+
+
+def fix_source() -> Any:
+    """The kit's model changes as a Markdown code block (what `dynamic_ready` applies)."""
+    import inspect
+
+    from IPython.display import Markdown
+
+    code = "\n\n".join(inspect.getsource(f) for f in (dynamic_ready, _flat_anchors, _decode_boxes_flat, _topk_static_k))
+    return Markdown(f"```python\n{code}\n```")
+
+
+# ---------------------------------------------------------------------------------------------- specs
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One way to ask torch.export for dynamic shapes: how the model is prepared and which dims are dynamic."""
+
+    name: str
+    title: str
+    prep: str  # key of PREPS
+    shapes: str  # key of SHAPES
+    sweep: str = "size"  # what the sweep varies: "size" (H, W) or "batch"
+    example_batch: int | None = None  # None: the `batch` parameter
+    edge_check: bool = True  # ExecuTorch: keep the edge IR verifier on
+
+
+def _derived(lo: int, hi: int) -> tuple:
+    from torch.export import Dim
+
+    h = Dim("_height", min=max(1, -(-lo // STRIDE)), max=max(1, hi // STRIDE))
+    w = Dim("_width", min=max(1, -(-lo // STRIDE)), max=max(1, hi // STRIDE))
+    return ({2: STRIDE * h, 3: STRIDE * w},)
+
+
+def _dims(kind: str, bounded: bool) -> Callable[[int, int, int], tuple]:
+    def build(lo: int, hi: int, _max_batch: int) -> tuple:
+        from torch.export import Dim
+
+        hint = getattr(Dim, kind)
+        if bounded:
+            return ({2: hint(min=lo, max=hi), 3: hint(min=lo, max=hi)},)
+        return ({2: hint, 3: hint},)
+
+    return build
+
+
+def _plain(lo: int, hi: int, _max_batch: int) -> tuple:
+    from torch.export import Dim
+
+    return ({2: Dim("height", min=lo, max=hi), 3: Dim("width", min=lo, max=hi)},)
+
+
+def _batch(_lo: int, _hi: int, max_batch: int) -> tuple:
+    from torch.export import Dim
+
+    return ({0: Dim("batch", min=1, max=max_batch)},)
+
+
+# dynamic_shapes builders: (min_size, max_size, max_batch) -> the dynamic_shapes argument of torch.export
+SHAPES: dict[str, Callable[[int, int, int], tuple | None]] = {
+    "static": lambda lo, hi, b: None,
+    "dim": _plain,
+    "derived": lambda lo, hi, b: _derived(lo, hi),
+    "auto": _dims("AUTO", False),
+    "auto_bounded": _dims("AUTO", True),
+    "dynamic": _dims("DYNAMIC", False),
+    "dynamic_bounded": _dims("DYNAMIC", True),
+    "batch": _batch,
+}
+
+SHAPE_TEXT = {
+    "static": "none (static)",
+    "dim": "H, W: Dim('height'/'width', min, max)",
+    "derived": "H, W: 32*Dim('_height'/'_width', min/32, max/32)",
+    "auto": "H, W: Dim.AUTO",
+    "auto_bounded": "H, W: Dim.AUTO(min, max)",
+    "dynamic": "H, W: Dim.DYNAMIC",
+    "dynamic_bounded": "H, W: Dim.DYNAMIC(min, max)",
+    "batch": "batch: Dim('batch', 1, max_batch)",
+}
+
+
+def _warm(net: torch.nn.Module, example: torch.Tensor, min_size: int) -> torch.nn.Module:
+    with torch.no_grad():
+        net(example)  # what a smoke test or ultralytics' exporter dry run does
+    return net
+
+
+# model preparations: (fresh net, example input, min_size) -> the net handed to torch.export
+PREPS: dict[str, Callable[[torch.nn.Module, torch.Tensor, int], torch.nn.Module]] = {
+    "fresh": lambda net, x, lo: net,
+    "warm": _warm,
+    "dynamic_head": lambda net, x, lo: dynamic_ready(_warm(net, x, lo), lo, ("dynamic_head",)),
+    "kit_no_k": lambda net, x, lo: dynamic_ready(_warm(net, x, lo), lo, ("dynamic_head", "flat_anchors")),
+    "kit_topk": lambda net, x, lo: dynamic_ready(_warm(net, x, lo), lo, ("dynamic_head", "static_k")),
+    "kit": lambda net, x, lo: dynamic_ready(_warm(net, x, lo), lo, FIXES),
+}
+
+PREP_TEXT = {
+    "fresh": "fresh model, never run",
+    "warm": "one eager call at the example size first",
+    "dynamic_head": "eager call, then head.dynamic = True",
+    "kit_no_k": "eager call, then dynamic_head + flat_anchors (no static k)",
+    "kit_topk": "eager call, then dynamic_head + static_k (no flat anchors)",
+    "kit": "eager call, then dynamic_ready(): dynamic_head + flat_anchors + static_k",
+}
+
+SPECS: dict[str, Spec] = {}
+
+
+def register_spec(spec: Spec) -> Spec:
+    """Add a spec to the registry (names are what the `specs` parameter lists)."""
+    SPECS[spec.name] = spec
+    return spec
+
+
+for _spec in (
+    Spec("static", "static shapes (baseline)", "fresh", "static"),
+    Spec("dim", "plain Dim ranges for H and W", "fresh", "dim"),
+    Spec("derived", "derived dims 32*Dim (torch's suggested fix)", "fresh", "derived"),
+    Spec("derived_warm", "derived dims after one eager call", "warm", "derived"),
+    Spec("derived_dynamic_head", "derived dims after an eager call, head.dynamic = True", "dynamic_head", "derived"),
+    Spec("derived_topk", "derived dims, static k only (no flat anchors)", "kit_topk", "derived"),
+    Spec("derived_noverify", "derived dims, flat anchors, edge verifier off", "kit_no_k", "derived", edge_check=False),
+    Spec("derived_kit", "derived dims, dynamic_ready() model", "kit", "derived"),
+    Spec("auto", "Dim.AUTO, unbounded", "fresh", "auto"),
+    Spec("auto_bounded", "Dim.AUTO(min, max)", "fresh", "auto_bounded"),
+    Spec("dynamic", "Dim.DYNAMIC, unbounded", "fresh", "dynamic"),
+    Spec("dynamic_bounded", "Dim.DYNAMIC(min, max)", "fresh", "dynamic_bounded"),
+    Spec("batch", "dynamic batch, example batch >= 2", "fresh", "batch", sweep="batch", example_batch=2),
+    Spec("batch_from1", "dynamic batch, example batch 1", "fresh", "batch", sweep="batch", example_batch=1),
+):
+    register_spec(_spec)
+
+
+def example_size(min_size: int, max_size: int) -> int:
+    """The export example's side: the multiple of 32 nearest the middle of [min_size, max_size]."""
+    middle = STRIDE * round((min_size + max_size) / (2 * STRIDE))
+    return min(max(middle, min_size), max_size)
+
+
+# --------------------------------------------------------------------------------------------- guards
+
+_SIZE_SOURCE = re.compile(r"L\['[^']+'\]\.size\(\)\[(\d+)\]|\b[A-Za-z_]\w*\.size\(\)\[(\d+)\]")
+_VIOLATION = re.compile(
+    r"Not all values of (?P<dim>\w+) = (?P<source>\S+) in the specified range (?P<range>.+?) "
+    r"satisfy the generated guard (?P<expr>.+?)\.?\s*$")
+_SPECIALIZED = re.compile(r"You marked (?P<dim>\w+) as dynamic but your code specialized it to be a constant \((?P<value>[^)]*)\)")
+_EQUAL = re.compile(r"The values of (?P<dim>\w+) = (?P<source>\S+) and (?P<other>\w+) = \S+ must always be equal")
+
+
+def readable(expr: str, names: dict[int, str] | None = None) -> str:
+    """A guard with input sizes named (`L['x'].size()[2]` → height) and `((-1) + h)` written `(h - 1)`."""
+    names = names or AXES
+
+    def name(m: re.Match) -> str:
+        axis = int(m.group(1) or m.group(2))
+        return names.get(axis, f"dim{axis}")
+
+    expr = _SIZE_SOURCE.sub(name, expr.strip())
+    expr = re.sub(r"\(\(-1\) \+ (\w+)\)", r"(\1 - 1)", expr)
+    expr = re.sub(r"\(-1 \+ (\w+)\)", r"(\1 - 1)", expr)
+    return expr
+
+
+def same_guard(a: str, b: str) -> bool:
+    """Two guard texts equal up to whitespace."""
+    return re.sub(r"\s+", "", a) == re.sub(r"\s+", "", b)
+
+
+def suggested_fixes(message: str) -> list[str]:
+    """The lines torch prints under `Suggested fixes:` in a constraint violation."""
+    if "Suggested fixes:" not in message:
+        return []
+    fixes = []
+    for line in message.split("Suggested fixes:", 1)[1].splitlines()[1:]:
+        if not line.strip():
+            break
+        if not line.startswith(" "):
+            break
+        fixes.append(line.strip())
+    return fixes
+
+
+def _fix_for(dim: str, fixes: list[str]) -> str:
+    word = re.compile(rf"(?<![\w]){re.escape(dim)}(?![\w])|(?<![\w])_{re.escape(dim)}(?![\w])")
+    return "; ".join(f for f in fixes if word.search(f))
+
+
+def parse_violations(message: str) -> list[dict[str, Any]]:
+    """A torch.export constraint-violation message as rows: kind, dim, readable guard, range, suggested fix."""
+    fixes = suggested_fixes(message)
+    names = dict(AXES)
+    for m in _VIOLATION.finditer(message):  # use the user's dim names for their axes
+        axis = _SIZE_SOURCE.search(m["source"])
+        if axis:
+            names[int(axis.group(1) or axis.group(2))] = m["dim"]
+    rows = []
+    for line in message.splitlines():
+        line = line.strip().removeprefix("- ").strip()
+        if m := _VIOLATION.search(line):
+            rows.append({"kind": "guard not provable", "dim": m["dim"], "range": m["range"],
+                         "guard": readable(m["expr"], names), "raw": m["expr"], "suggested_fix": _fix_for(m["dim"], fixes)})
+        elif m := _SPECIALIZED.search(line):
+            rows.append({"kind": "specialized", "dim": m["dim"], "range": "", "guard": f"{m['dim']} == {m['value']}",
+                         "raw": line, "suggested_fix": _fix_for(m["dim"], fixes)})
+        elif m := _EQUAL.search(line):
+            rows.append({"kind": "must be equal", "dim": m["dim"], "range": "", "guard": f"{m['dim']} == {m['other']}",
+                         "raw": line, "suggested_fix": _fix_for(m["dim"], fixes)})
+    return rows
+
+
+def guard_kind(expr: str) -> str:
+    """Classify an input guard: a specialization to a constant, a stride alignment, a 0/1 check, or other."""
+    if re.search(r"==\s*-?\d+\s*$", expr):
+        return "specialized to a constant"
+    if "==" in expr and "//" in expr:
+        return "stride alignment"
+    if re.search(r"!=\s*1\s*$|>=\s*2\s*$|^1 <", expr):
+        return "size is not 0/1"
+    return "other"
+
+
+def program_guards(ep: Any) -> list[str]:
+    """The input guards an ExportedProgram checks when called (`ep.module()`); [] where torch has none."""
+    return [readable(g) for g in (getattr(ep, "_guards_code", None) or [])]  # private in torch 2.x
+
+
+def program_ranges(ep: Any) -> dict[str, str]:
+    """The exported input's shape per axis: a size, or its symbol and range constraint."""
+    user_inputs = set(ep.graph_signature.user_inputs)
+    node = next(n for n in ep.graph.nodes if n.op == "placeholder" and n.name in user_inputs)
+    ranges = {}
+    for axis, size in enumerate(node.meta["val"].shape):
+        label = AXES.get(axis, f"dim{axis}")
+        if isinstance(size, torch.SymInt):
+            expr = size.node.expr
+            vr = ep.range_constraints.get(expr)
+            if vr is None:
+                ranges[label] = str(expr)
+            else:
+                upper = "∞" if "oo" in str(vr.upper) else str(vr.upper)
+                ranges[label] = f"{expr} ∈ [{vr.lower}, {upper}]"
+        else:
+            ranges[label] = str(int(size))
+    return ranges
+
+
+# Known errors, their cause in the model or toolchain, and the fix; matched by regex on the message.
+CAUSES: list[tuple[str, str, str]] = [
+    (r"satisfy the generated guard .*// 16", "stride-2 convs round up; the neck concatenates an upsampled P5 with P4 "
+     "(and P4 with P3), equal only when H, W are 32k-7 .. 32k", "derived dims 32*Dim (torch's own suggestion)"),
+    (r"specialized it to be a constant \(1\)", "0/1 specialization: an example batch of 1 is traced as a constant",
+     "export with an example batch >= 2"),
+    (r"sym_min", "Detect.get_topk_index: k = min(max_det, anchors) exports as torch.sym_min, which ExecuTorch's edge "
+     "verifier rejects", "static k (dynamic_ready) or EdgeCompileConfig(_check_ir_validity=False)"),
+    (r"only supports 1 dynamic dimension", "make_anchors stacks (h, w) grids: an unsqueeze(-1) with two dynamic dims, "
+     "which XNNPACK's reshape cannot take", "flat anchors (dynamic_ready)"),
+    (r"== 1344|==\s*\d+$|must match the size of tensor b", "Detect caches anchors per shape (self.shape); after an eager "
+     "call at the example size export reuses the cached tensor, baking that size's anchors in", "head.dynamic = True"),
+    (r"Sizes of tensors must match except in dimension 1|// 16\)? == \(?2 \+ 2|// 8\)? == \(?4 \+ 4",
+     "size not 32k-7 .. 32k: the neck concat gets maps of different sizes", "letterbox to a multiple of 32"),
+    (r"Propagating input shapes failed", "XNNPACK cannot reshape the graph for this size (not a multiple of 32)",
+     "letterbox to a multiple of 32"),
+    (r"bounded tensor|maximum capacity", "larger than the program's upper bound (memory is planned for max)",
+     "export with a larger max_size"),
+    (r"to be of the form", "not a multiple of 32: the derived dim 32*s only admits multiples", "letterbox to a multiple of 32"),
+    (r"to be <=|to be >=|<= \d+$|>= \d+$|out of range|not in range", "outside the exported range", "stay in range"),
+]
+
+
+def explain(error: str) -> tuple[str, str]:
+    """(cause, fix) for a known error message; empty strings when unknown."""
+    for pattern, cause, fix in CAUSES:
+        if error and re.search(pattern, error, flags=re.S):
+            return cause, fix
+    return "", ""
+
+
+# --------------------------------------------------------------------------------------------- export
+
+
+@dataclass
+class Exported:
+    """One torch.export attempt: how it ended, what torch said, and the program when it worked."""
+
+    spec: Spec
+    status: str
+    seconds: float
+    example: tuple[int, ...]
+    error: str = ""
+    message: str = ""
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    guards: list[str] = field(default_factory=list)
+    ranges: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    program: Any = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def export_spec(name: str, *, model: str = "yolo26n", batch: int = 1, min_size: int = 160, max_size: int = 320,
+                max_batch: int = 4, device: str = "cpu", seed: int = 0) -> Exported:
+    """torch.export (non-strict) of the end-to-end model under one spec; never raises for the export's failure."""
+    import time
+
+    spec = SPECS[name]
+    size = example_size(min_size, max_size)
+    # the batch specs: example batch 1 on purpose (batch_from1), else at least 2 (0/1 specialization)
+    example_batch = batch if spec.example_batch is None else (1 if spec.example_batch == 1 else max(spec.example_batch, batch))
+    example = image(example_batch, size, size, seed=0, device=device)
+    net = PREPS[spec.prep](build_model(model, seed, device), example, min_size)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            dynamic = SHAPES[spec.shapes](min_size, max_size, max_batch)
+            ep = torch.export.export(net, (example,), dynamic_shapes=dynamic, strict=False)
+        except Exception as exc:  # the failure is the finding
+            message = str(exc)
+            return Exported(spec, "error", time.perf_counter() - t0, tuple(example.shape),
+                            f"{type(exc).__name__}: {_first_line(message)}", message, parse_violations(message),
+                            warnings=_warning_lines(caught))
+    return Exported(spec, "ok", time.perf_counter() - t0, tuple(example.shape), guards=program_guards(ep),
+                    ranges=program_ranges(ep), warnings=_warning_lines(caught), program=ep)
+
+
+def _warning_lines(caught: list) -> list[str]:
+    keep = ("assigned during export", "specializ", "dynamic")
+    lines = {_first_line(str(w.message)).split(". ")[0] for w in caught if any(k in str(w.message) for k in keep)}
+    return sorted(lines)
+
+
+@dataclass
+class SpecRun:
+    """Every spec's export attempt, with the tables the notebook shows."""
+
+    results: dict[str, Exported]
+    params: dict[str, Any]
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per spec: outcome, example, resulting ranges, guard counts, torch's suggested fix."""
+        rows = []
+        for r in self.results.values():
+            cause, fix = explain(r.message or r.error)
+            rows.append({
+                "spec": r.spec.name, "what": r.spec.title, "model": PREP_TEXT[r.spec.prep],
+                "dynamic_shapes": SHAPE_TEXT[r.spec.shapes], "example": "x".join(map(str, r.example)),
+                "outcome": r.status, "seconds": round(r.seconds, 2), "error": r.error,
+                "range_constraints": "; ".join(f"{k}: {v}" for k, v in r.ranges.items() if k != "channels" and k != "dim1"),
+                "violations": len(r.violations), "input_guards": len(r.guards),
+                "specialized_guards": sum(guard_kind(g) == "specialized to a constant" for g in r.guards),
+                "suggested_fix": " | ".join(suggested_fixes(r.message)),
+                "cause": cause, "warnings": " | ".join(r.warnings),
+            })
+        return pd.DataFrame(rows)
+
+    @property
+    def guards(self) -> pd.DataFrame:
+        """Constraint violations (failed exports) and input guards (exported programs), one per row."""
+        rows = []
+        for r in self.results.values():
+            for v in r.violations:
+                rows.append({"spec": r.spec.name, "source": "constraint violation", "kind": v["kind"], "dim": v["dim"],
+                             "guard": v["guard"], "range": v["range"], "suggested_fix": v["suggested_fix"]})
+            for g in r.guards:
+                dims = ", ".join(d for d in ("batch", "height", "width") if re.search(rf"\b{d}\b", g))
+                rows.append({"spec": r.spec.name, "source": "input guard of the program", "kind": guard_kind(g),
+                             "dim": dims, "guard": g, "range": "", "suggested_fix": ""})
+        return pd.DataFrame(rows, columns=["spec", "source", "kind", "dim", "guard", "range", "suggested_fix"])
+
+
+def try_specs(specs: list[str], *, model: str = "yolo26n", batch: int = 1, min_size: int = 160, max_size: int = 320,
+              max_batch: int = 4, device: str = "auto", seed: int = 0) -> SpecRun:
+    """Export the model under each named spec (in this process: torch.export raises, it does not crash)."""
+    unknown = [s for s in specs if s not in SPECS]
+    if unknown:
+        raise KeyError(f"unknown spec(s) {unknown}; known: {', '.join(SPECS)}")
+    device = env.resolve_device(device)
+    params = dict(model=model, batch=batch, min_size=min_size, max_size=max_size, max_batch=max_batch, device=device, seed=seed)
+    return SpecRun({name: export_spec(name, **params) for name in specs}, params)
+
+
+# ---------------------------------------------------------------------------------------------- sweep
+
+
+def compare(out: torch.Tensor, ref: torch.Tensor, atol: float) -> dict[str, Any]:
+    """Detections vs eager: max |Δ| elementwise and order-insensitive (nearest row), over the common rows.
+
+    They agree when the shapes match and either every element is within atol or at most 1% of the rows (at
+    least one) have no partner within atol: near-tied scores can swap places across the top-k cut.
+    """
+    out, ref = out.detach().float().cpu(), ref.detach().float().cpu()
+    rows = min(out.shape[1], ref.shape[1])
+    a, b = out[:, :rows], ref[:, :rows]
+    strict = float((a - b).abs().max()) if rows else 0.0
+    # near-tied scores may swap places in the top-k between backends: match each row to its nearest
+    nearest = torch.cdist(a, b, p=float("inf")).min(-1).values if rows else torch.zeros(1)
+    unmatched = int((nearest > atol).sum())
+    agree = out.shape == ref.shape and (strict <= atol or unmatched <= max(1, rows * out.shape[0] // 100))
+    return {"rows": out.shape[1], "eager_rows": ref.shape[1], "max_abs_diff": strict,
+            "matched_diff": float(nearest.max()), "unmatched_rows": unmatched, "agrees": bool(agree)}
+
+
+def default_sweep(min_size: int, max_size: int, count: int = 5) -> list[int]:
+    """Multiples of 32 across [min_size, max_size] (at most `count`, always the ends and the export example),
+    then sizes that are not."""
+    multiples = list(range(-(-min_size // STRIDE) * STRIDE, max_size + 1, STRIDE))
+    ex = example_size(min_size, max_size)
+    if len(multiples) > count:
+        picks = {round(i * (len(multiples) - 1) / (count - 1)) for i in range(count)}
+        multiples = sorted({m for i, m in enumerate(multiples) if i in picks} | {ex})
+    # ex+8: the concat sizes differ (fails everywhere); ex-6 ≡ 26 mod 32 runs eagerly; max+32 is out of range
+    return multiples + [ex + 8, ex - 6, max_size + STRIDE]
+
+
+def _cases(spec: Spec, sizes: list[int], batch: int, max_batch: int, min_size: int, max_size: int) -> list[tuple[int, int, int]]:
+    if spec.sweep == "batch":
+        size = example_size(min_size, max_size)
+        return [(b, size, size) for b in sorted({1, 2, max_batch, max_batch + 1})]
+    cases = [(batch, s, s) for s in sizes]
+    if min_size < max_size:
+        cases.append((batch, min_size, max_size))  # H and W are independent dims
+    return cases
+
+
+def _run(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> tuple[str, str, Any]:
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return "ok", "", fn(x)
+    except Exception as exc:
+        status = "guard" if "Guard failed" in str(exc) or isinstance(exc, AssertionError) else "error"
+        return status, readable(f"{type(exc).__name__}: {_first_line(str(exc))}"), None
+
+
+def _ranges_only(ep: Any) -> Any:
+    try:
+        # torch >= 2.9: a pre-hook checks only the input ranges, not the guards; what a backend that trusts
+        # range_constraints sees
+        return ep.module(check_guards=False)
+    except TypeError:
+        return None
+
+
+@dataclass
+class Sweep:
+    """Every exported program run over the sizes, against eager."""
+
+    detail: pd.DataFrame
+    atol: float
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """Per spec: sizes tried, where eager runs, where the program agrees, fails or is wrong."""
+        rows = []
+        for spec, d in self.detail.groupby("spec", sort=False):
+            eager_ok = d[d.eager == "ok"]
+            agree = eager_ok[(eager_ok.program == "ok") & _flag(eager_ok.agrees)]
+            rejects = eager_ok[(eager_ok.program != "ok") & eager_ok.in_range]
+            outside = d[~d.in_range]
+            wrong = eager_ok[(eager_ok.program == "ok") & ~_flag(eager_ok.agrees)]
+            tried = eager_ok[~eager_ok.ranges_only.isin(["not run", "n/a"]) & eager_ok.in_range]
+            raw_bad = tried[(tried.ranges_only != "ok") | ~_flag(tried.ranges_only_agrees)]
+            mult = d[d.multiple_of_32 & d.in_range & (d.eager == "ok")]
+            mult_ok = mult[(mult.program == "ok") & _flag(mult.agrees)]
+            rows.append({
+                "spec": spec, "cases": len(d), "eager_ok": len(eager_ok), "program_agrees": len(agree),
+                "multiples_in_range_ok": f"{len(mult_ok)}/{len(mult)}",
+                "rejected_in_range_where_eager_runs": ", ".join(d_label(r) for _, r in rejects.iterrows()),
+                "outside_range": ", ".join(f"{d_label(r)}: {'accepted' if r.program == 'ok' else 'rejected'}"
+                                           for _, r in outside.iterrows()),
+                "wrong_results": ", ".join(d_label(r) for _, r in wrong.iterrows()),
+                "ranges_only_fails_or_wrong_in_range": ", ".join(d_label(r) for _, r in raw_bad.iterrows()),
+                "max_abs_diff": float(agree.max_abs_diff.max()) if len(agree) else None,
+                "correct_at_every_multiple": len(mult) > 0 and len(mult_ok) == len(mult),
+            })
+        return pd.DataFrame(rows)
+
+
+def _flag(values: pd.Series) -> pd.Series:
+    """A column of True/False/NaN as booleans (NaN → False), whatever dtype pandas gave it."""
+    return values.map(lambda v: isinstance(v, (bool, np.bool_)) and bool(v)).astype(bool)
+
+
+def d_label(row: Any) -> str:
+    """`b×h×w` of a sweep row."""
+    return f"{row['batch']}x{row['height']}x{row['width']}"
+
+
+def run_sweep(run: SpecRun, sweep: list[int] | None = None, atol: float = 1e-4) -> Sweep:
+    """Run every exported program at each size through `ep.module()` and compare with eager.
+
+    Where the guarded program refuses a size eager runs (and for the recommended spec's non-multiples), the
+    same program also runs with range checks only, to show what its graph computes without the guards.
+    """
+    p = run.params
+    sizes = list(sweep) if sweep else default_sweep(p["min_size"], p["max_size"])
+    reference = build_model(p["model"], p["seed"], p["device"])
+    eager_cache: dict[tuple[int, int, int], tuple[str, str, Any]] = {}
+    rows = []
+    for r in run.results.values():
+        if not r.ok:
+            continue
+        guarded, raw = r.program.module(), None
+        for case in _cases(r.spec, sizes, p["batch"], p["max_batch"], p["min_size"], p["max_size"]):
+            b, h, w = case
+            x = image(b, h, w, seed=1, device=p["device"])
+            if case not in eager_cache:
+                eager_cache[case] = _run(reference, x)
+            e_status, e_error, ref = eager_cache[case]
+            status, error, out = _run(guarded, x)
+            multiple = h % STRIDE == 0 and w % STRIDE == 0
+            row = {"spec": r.spec.name, "batch": b, "height": h, "width": w, "multiple_of_32": multiple,
+                   "in_range": p["min_size"] <= min(h, w) and max(h, w) <= p["max_size"] and b <= p["max_batch"],
+                   "eager": e_status, "eager_error": e_error, "program": status, "program_error": error,
+                   "ranges_only": "not run"}
+            if out is not None and ref is not None:
+                row.update(compare(out, ref, atol))
+            if (status != "ok" and e_status == "ok") or (r.spec.name == RECOMMENDED and not multiple and row["in_range"]):
+                if raw is None:  # built lazily: a module's first call costs ~1 s
+                    raw = _ranges_only(r.program)
+                if raw is None:
+                    row.update(ranges_only="n/a")
+                else:
+                    u_status, u_error, u_out = _run(raw, x)
+                    row.update(ranges_only=u_status, ranges_only_error=u_error)
+                    if u_out is not None and ref is not None:
+                        c = compare(u_out, ref, atol)
+                        row.update(ranges_only_diff=c["max_abs_diff"], ranges_only_agrees=c["agrees"])
+            why = error or row.get("ranges_only_error", "")
+            row["cause"] = explain(why)[0] if why else ""
+            rows.append(row)
+    columns = ["spec", "batch", "height", "width", "multiple_of_32", "in_range", "eager", "eager_error", "program",
+               "program_error", "rows", "eager_rows", "max_abs_diff", "matched_diff", "unmatched_rows", "agrees",
+               "ranges_only", "ranges_only_error", "ranges_only_diff", "ranges_only_agrees", "cause"]
+    return Sweep(pd.DataFrame(rows).reindex(columns=columns), atol)
+
+
+def residue_scan(model: str = "yolo26n", base: int = 2 * STRIDE, device: str = "auto", seed: int = 0) -> pd.DataFrame:
+    """Eager model at every height (then width) from base+1 to base+32: which sizes mod 32 run at all.
+
+    The pattern repeats every 32 px, so a small base keeps the scan cheap.
+    """
+    device = env.resolve_device(device)
+    net = build_model(model, seed, device)
+    rows = []
+    for axis in ("height", "width"):
+        for n in range(base + 1, base + STRIDE + 1):
+            h, w = (n, base) if axis == "height" else (base, n)
+            status, error, _ = _run(net, image(1, h, w, seed=1, device=device))
+            rows.append({"axis": axis, "size": n, "mod_32": n % STRIDE, "eager": status, "error": error})
+    return pd.DataFrame(rows)
+
+
+def _spans(values: list[int]) -> str:
+    """[0, 25, 26, 27] → '0, 25-27'."""
+    spans: list[list[int]] = []
+    for v in sorted(values):
+        if spans and v == spans[-1][-1] + 1:
+            spans[-1].append(v)
+        else:
+            spans.append([v])
+    return ", ".join(f"{s[0]}-{s[-1]}" if len(s) > 1 else str(s[0]) for s in spans)
+
+
+def residue_table(scan: pd.DataFrame) -> pd.DataFrame:
+    """Per axis: the sizes mod 32 at which eager runs, those at which it fails, and the first error."""
+    rows = []
+    for axis, d in scan.groupby("axis", sort=False):
+        bad = d[d.eager != "ok"]
+        rows.append({"axis": axis, "sizes tried": f"{d['size'].min()}-{d['size'].max()}",
+                     "runs at (mod 32)": _spans(d[d.eager == "ok"].mod_32.tolist()),
+                     "fails at (mod 32)": _spans(bad.mod_32.tolist()),
+                     "error": bad.error.iloc[0] if len(bad) else ""})
+    return pd.DataFrame(rows)
+
+
+def running_residues(scan: pd.DataFrame) -> list[int]:
+    """Sizes mod 32 at which the eager model runs along both axes."""
+    ok = scan[scan.eager == "ok"].groupby("mod_32").axis.nunique()
+    return sorted(int(r) for r, n in ok.items() if n == 2)
+
+
+# ------------------------------------------------------------------------------------------ letterbox
+
+
+def letterbox(x: torch.Tensor, stride: int = STRIDE, value: float = LETTERBOX_VALUE) -> torch.Tensor:
+    """Pad an NCHW batch at the bottom and right up to the next multiple of `stride` (boxes keep their coordinates)."""
+    h, w = x.shape[-2:]
+    pad_h, pad_w = (-h) % stride, (-w) % stride
+    if not pad_h and not pad_w:
+        return x
+    return torch.nn.functional.pad(x, (0, pad_w, 0, pad_h), value=value)
+
+
+# ------------------------------------------------------------------------------------------ ExecuTorch
+
+
+class LoweringFailed(RuntimeError):
+    """ExecuTorch lowering failed; the message names the graph's suspect calls."""
+
+
+def _python_calls(ep: Any) -> list[str]:
+    """Non-operator Python functions in an exported graph (the edge verifier only allows `alloc`)."""
+    names = []
+    for node in ep.graph.nodes:
+        if node.op == "call_function" and isinstance(node.target, types.FunctionType):
+            names.append(node.target.__name__)
+    return sorted(set(names))
+
+
+def lower_xnnpack(spec_name: str, path: str, *, model: str, batch: int, min_size: int, max_size: int,
+                  max_batch: int, seed: int, static_size: int = 0) -> dict[str, Any]:
+    """Child step: export (spec, or static at static_size), lower with XnnpackPartitioner, write the .pte."""
+    import time
+
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+
+    spec = SPECS[spec_name]
+    t0 = time.perf_counter()
+    if static_size:
+        x = image(batch, static_size, static_size, seed=0)
+        net = PREPS[spec.prep](build_model(model, seed), x, min(min_size, static_size))
+        ep = torch.export.export(net, (x,), strict=False)
+    else:
+        r = export_spec(spec_name, model=model, batch=batch, min_size=min_size, max_size=max_size, max_batch=max_batch, seed=seed)
+        if not r.ok:
+            raise LoweringFailed(f"export failed: {r.error}")
+        ep = r.program
+    t1 = time.perf_counter()
+    calls = _python_calls(ep)
+    try:
+        edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()],
+                                           compile_config=EdgeCompileConfig(_check_ir_validity=spec.edge_check))
+        t2 = time.perf_counter()
+        program = edge.to_executorch()
+    except Exception as exc:
+        text = _first_line(str(exc)) or "(no message)"
+        raise LoweringFailed(f"{type(exc).__name__}: {text} [graph calls Python functions: {', '.join(calls) or 'none'}]") from exc
+    t3 = time.perf_counter()
+    buffer = program.buffer
+    Path(path).write_bytes(buffer)
+    ops = Counter(str(getattr(n.target, "__name__", n.target)) for n in edge.exported_program().graph.nodes
+                  if n.op == "call_function")
+    delegates = ops.pop("executorch_call_delegate", 0)
+    return {"export_s": t1 - t0, "lower_s": t2 - t1, "to_executorch_s": t3 - t2, "bytes": len(buffer),
+            "delegates": delegates, "python_calls": calls,
+            "outside_xnnpack": ", ".join(sorted(k for k in ops if k not in ("getitem", "alloc", "view")))}
+
+
+def _load_pte(path: str) -> tuple[Any, Any, bytes]:
+    """(method, program, bytes) of a .pte; the caller keeps all three alive: the runtime does not copy the
+    buffer, and a dropped one segfaults in execute."""
+    from executorch.runtime import Runtime
+
+    data = Path(path).read_bytes()
+    program = Runtime.get().load_program(data)
+    return program.load_method("forward"), program, data
+
+
+def run_pte(path: str, cases: list[tuple[int, int, int, bool]], *, model: str, seed: int, atol: float) -> list[dict[str, Any]]:
+    """Child step: load a .pte with executorch.runtime, run each (batch, h, w, letterboxed) case, compare with eager."""
+    method, _program, _data = _load_pte(path)
+    reference = build_model(model, seed)
+    rows = []
+    for i, (b, h, w, boxed) in enumerate(cases):
+        print(f"{_CASE_MARK}{i}", flush=True)  # the runtime logs its errors to stderr: split the log per case
+        x = image(b, h, w, seed=1)
+        if boxed:
+            x = letterbox(x)
+        row = {"batch": b, "height": h, "width": w, "letterboxed": boxed, "input": "x".join(map(str, x.shape[-2:]))}
+        e_status, e_error, ref = _run(reference, x)
+        try:
+            out = method.execute((x,))[0]
+        except Exception as exc:
+            rows.append({**row, "status": "error", "error": f"{type(exc).__name__}: {_first_line(str(exc))}",
+                         "eager": e_status, "eager_error": e_error})
+            continue
+        row.update(status="ok", error="", eager=e_status, eager_error=e_error)
+        if ref is not None:
+            row.update(compare(out, ref, atol))
+        rows.append(row)
+    return rows
+
+
+def run_pte_dropped_buffer(path: str, size: int) -> str:
+    """Child step: the one-liner `Runtime.get().load_program(Path(p).read_bytes()).load_method("forward")`, then
+    execute; the bytes are garbage once the line ends (crashes here when the runtime still points into them)."""
+    import gc
+
+    from executorch.runtime import Runtime
+
+    method = Runtime.get().load_program(Path(path).read_bytes()).load_method("forward")
+    gc.collect()
+    filler = [bytes(1 << 20) for _ in range(32)]  # let the allocator hand the freed pages out again
+    out = method.execute((image(1, size, size),))[0]
+    return f"ran, output {tuple(out.shape)} after reallocating {len(filler)} MiB"
+
+
+def time_ptes(programs: list[tuple[str, str, list[tuple[int, int, int]]]], min_run_time: float) -> list[dict[str, Any]]:
+    """Child step: load every (label, path, sizes) .pte, then time them size by size, one after the other.
+
+    All programs share one process and run back to back per size, so a dynamic and a static program at the
+    same size see the same machine state.
+    """
+    loaded = {label: _load_pte(path) for label, path, _ in programs}
+    sizes = sorted({case for _, _, cases in programs for case in cases}, key=lambda c: (c[1] * c[2], c))
+    rows = []
+    for b, h, w in sizes:
+        x = image(b, h, w, seed=1)
+        for label, _, cases in programs:
+            if (b, h, w) not in cases:
+                continue
+            method = loaded[label][0]
+            t = timing.measure(lambda: method.execute((x,)), label=f"{label} {h}x{w}", min_run_time=min_run_time)
+            rows.append({"program": label, "batch": b, "height": h, "width": w, "letterboxed": False,
+                         **{k: v for k, v in t.row().items() if k.endswith("_ms") or k == "runs"}})
+    return rows
+
+
+_CASE_MARK = "@@yolo26kit case "
+_RUNTIME_ERROR = re.compile(r"\] (?:Internal Error: )?(.*(?:failed|Error|Attempted|must|expected).*)$", re.I)
+
+
+def case_logs(log: str) -> dict[int, str]:
+    """The runtime's error lines per case index, from a run_pte child's log."""
+    found: dict[int, str] = {}
+    for part in log.split(_CASE_MARK)[1:]:
+        index, _, text = part.partition("\n")
+        lines = [m.group(1).strip() for line in text.splitlines() if (m := _RUNTIME_ERROR.search(line))]
+        if index.strip().isdigit() and lines:
+            found[int(index)] = " | ".join(lines[:2])
+    return found
+
+
+@dataclass
+class EtRun:
+    """ExecuTorch XNNPACK: one lowering per program and its runs at each size."""
+
+    lowering: pd.DataFrame
+    runs: pd.DataFrame
+
+
+def _et_cases(min_size: int, max_size: int, batch: int, sizes: list[int]) -> list[tuple[int, int, int, bool]]:
+    ex = example_size(min_size, max_size)
+    sizes = list(sizes) or sorted({min_size, ex, max_size} | {s for s in range(-(-min_size // STRIDE) * STRIDE, max_size + 1, 64)})
+    cases = [(batch, s, s, False) for s in sizes]
+    # sizes that are not multiples of 32, raw and letterboxed, and one above the bound
+    for s in (ex + 8, ex - 6):
+        if s + (-s) % STRIDE <= max_size:
+            cases += [(batch, s, s, False), (batch, s, s, True)]
+    return cases + [(batch, max_size + STRIDE, max_size + STRIDE, False)]
+
+
+PRELOAD = ("yolo26kit.investigations.dynamic_shapes", "ultralytics.nn.tasks", "executorch.exir", "executorch.runtime",
+           "executorch.backends.xnnpack.partition.xnnpack_partitioner")
+
+
+def _lower_all(plan: list[tuple[str, int]], work: Path, kw: dict[str, Any], timeout: float,
+               workers: int) -> list[tuple[str, str, int, Path, isolate.Outcome]]:
+    """Lower every (spec, static size) in child steps, `workers` at a time (lowering is single-threaded Python)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(item: tuple[str, int]) -> tuple[str, str, int, Path, isolate.Outcome]:
+        name, static = item
+        label = f"{name} static {static}" if static else name
+        path = work / f"{label.replace(' ', '_')}.pte"
+        out = isolate.run_step(lower_xnnpack, name, str(path), **kw, static_size=static, timeout=timeout,
+                               step=f"lower {label}")
+        return label, name, static, path, out
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return list(pool.map(one, plan))
+
+
+def executorch_study(et_specs: list[str], *, model: str = "yolo26n", batch: int = 1, min_size: int = 160,
+                     max_size: int = 320, max_batch: int = 4, seed: int = 0, sizes: list[int] | None = None,
+                     static_sizes: list[int] | None = None, atol: float = 1e-3, min_run_time: float = 0.3,
+                     step_timeout: float = 600, workers: int = 0, enabled: bool = True) -> EtRun:
+    """Lower each spec once (and one static program per static size) in child steps, then run each .pte.
+
+    Lowerings run `workers` at a time (0: one per CPU core); the runs and their timings run one after the other.
+    """
+    if not enabled:
+        return EtRun(pd.DataFrame([isolate.skipped("executorch", "`executorch` not in paths").row()]), pd.DataFrame())
+    import os
+
+    isolate.preload(*PRELOAD)
+    kw = dict(model=model, batch=batch, min_size=min_size, max_size=max_size, max_batch=max_batch, seed=seed)
+    plan = [(name, 0) for name in et_specs] + [(RECOMMENDED, s) for s in (static_sizes or [])]
+    workers = workers or min(len(plan), os.cpu_count() or 1)
+    lowering, runs = [], []
+    timed: list[tuple[str, str, list[tuple[int, int, int]]]] = []
+    work = Path(tempfile.mkdtemp(prefix="yolo26kit-pte-"))
+    try:
+        for label, name, static, path, out in _lower_all(plan, work, kw, step_timeout, workers):
+            row = {"program": label, "spec": name, "dynamic": not static, **out.row()}
+            if out.ok:
+                row.update({k: (round(v, 2) if isinstance(v, float) else v) for k, v in out.value.items()})
+            row["cause"], row["fix"] = explain(out.error) if out.error else ("", "")
+            lowering.append(row)
+            if not out.ok:
+                continue
+            cases = [(batch, static, static, False)] if static else _et_cases(min_size, max_size, batch, sizes or [])
+            ran = isolate.run_step(run_pte, str(path), cases, model=model, seed=seed, atol=atol,
+                                   timeout=step_timeout, step=f"run {label}")
+            if not ran.ok:
+                runs.append({"program": label, "dynamic": not static, "status": ran.status, "error": ran.error})
+                continue
+            logs = case_logs(ran.log)
+            for i, r in enumerate(ran.value):
+                if r.get("error") and i in logs:
+                    r["error"] = f"{r['error']} [runtime: {logs[i]}]"
+                runs.append({"program": label, "dynamic": not static, **r})
+            if name == RECOMMENDED and not static:
+                probe = isolate.run_step(run_pte_dropped_buffer, str(path), min_size, timeout=step_timeout,
+                                         step=f"run {label}, buffer dropped")
+                runs.append({"program": f"{label}, .pte bytes not kept alive", "dynamic": True, "batch": 1,
+                             "height": min_size, "width": min_size, "letterboxed": False, "status": probe.status,
+                             "error": probe.error or probe.value or ""})
+            # time the sizes that ran, at multiples of 32 and without letterboxing
+            good = [(r["batch"], r["height"], r["width"]) for r in ran.value
+                    if r["status"] == "ok" and not r["letterboxed"] and r["height"] % STRIDE == 0 and r["width"] % STRIDE == 0]
+            if good and min_run_time > 0:
+                timed.append((label, str(path), good))
+        timings = pd.DataFrame()
+        if timed:
+            t = isolate.run_step(time_ptes, timed, min_run_time, timeout=step_timeout, step="time .pte programs")
+            timings = pd.DataFrame(t.value) if t.ok else pd.DataFrame([{"program": "timing", **t.row()}])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    runs_df = pd.DataFrame(runs)
+    if len(runs_df) and "error" in runs_df:
+        runs_df["cause"] = [explain(e)[0] if isinstance(e, str) and e else "" for e in runs_df["error"]]
+    if len(runs_df) and len(timings) and "median_ms" in timings:
+        runs_df = runs_df.merge(timings, on=["program", "batch", "height", "width", "letterboxed"], how="left")
+    return EtRun(pd.DataFrame(lowering), runs_df)
+
+
+def plot_latency(et: EtRun) -> Any:
+    """Latency (median, p10-p90) vs pixels: each dynamic program's sizes, and one static program per size."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    runs = et.runs
+    if len(runs) and "median_ms" in runs:
+        boxed = _flag(runs["letterboxed"]) if "letterboxed" in runs else pd.Series(False, index=runs.index)
+        timed = runs[runs.median_ms.notna() & ~boxed]
+        for (program, dynamic), d in timed.groupby(["program", "dynamic"], sort=False):
+            d = d.assign(pixels=d.height * d.width).sort_values("pixels")
+            label = f"dynamic program ({program})" if dynamic else "static (one program per size)"
+            style = dict(marker="o", linestyle="-") if dynamic else dict(marker="s", linestyle="none", color="black")
+            ax.errorbar(d.pixels, d.median_ms, yerr=[d.median_ms - d.p10_ms, d.p90_ms - d.median_ms], label=label,
+                        capsize=3, **style)
+        handles, labels = ax.get_legend_handles_labels()
+        unique = dict(zip(labels, handles))
+        ax.legend(unique.values(), unique.keys())
+    else:
+        ax.text(0.5, 0.5, "no ExecuTorch timings in this run", ha="center", va="center", transform=ax.transAxes)
+    ax.set_xlabel("pixels (H x W)")
+    ax.set_ylabel("latency, ms (median, p10-p90)")
+    ax.set_title("ExecuTorch XNNPACK: dynamic program vs static programs")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------ AOTI
+
+
+def _no_tf32() -> None:
+    """Full fp32 convs and matmuls on CUDA, so eager and the AOTI kernels differ by rounding only."""
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+
+def aoti_compile(spec_name: str, package_path: str, *, model: str, batch: int, min_size: int, max_size: int,
+                 max_batch: int, seed: int, device: str) -> dict[str, Any]:
+    """Child step: export the spec on `device` and aoti_compile_and_package it (no loading here)."""
+    import time
+
+    _no_tf32()
+    r = export_spec(spec_name, model=model, batch=batch, min_size=min_size, max_size=max_size, max_batch=max_batch,
+                    seed=seed, device=device)
+    if not r.ok:
+        raise RuntimeError(f"export failed: {r.error}")
+    t0 = time.perf_counter()
+    path = torch._inductor.aoti_compile_and_package(r.program, package_path=package_path)
+    return {"export_s": r.seconds, "compile_s": time.perf_counter() - t0, "bytes": Path(path).stat().st_size,
+            "ranges": "; ".join(f"{k}: {v}" for k, v in r.ranges.items())}
+
+
+def aoti_run(package_path: str, cases: list[tuple[int, int, int]], *, model: str, seed: int, device: str,
+             atol: float, min_run_time: float) -> list[dict[str, Any]]:
+    """Child step: aoti_load_package, then run each size, compare with eager on the device, time."""
+    _no_tf32()
+    compiled = torch._inductor.aoti_load_package(package_path)
+    reference = build_model(model, seed, device)
+    rows = []
+    for b, h, w in cases:
+        x = image(b, h, w, seed=1, device=device)
+        row = {"batch": b, "height": h, "width": w}
+        e_status, e_error, ref = _run(reference, x)
+        status, error, out = _run(lambda t: compiled(t), x)
+        out = out[0] if isinstance(out, (list, tuple)) else out
+        row.update(status=status, error=error, eager=e_status, eager_error=e_error)
+        if out is not None:
+            row["rows"] = int(out.shape[1])  # also where eager refuses the size: the package did not check it
+        if out is not None and ref is not None:
+            row.update(compare(out, ref, atol))
+        if out is not None and min_run_time > 0:
+            t = timing.measure(lambda: compiled(x), label=f"{h}x{w}", device=device, min_run_time=min_run_time)
+            row.update(first_ms=t.first_ms, median_ms=t.median_ms, p10_ms=t.p10_ms, p90_ms=t.p90_ms)
+        rows.append(row)
+    return rows
+
+
+def aoti_study(aoti_specs: list[str], *, model: str = "yolo26n", batch: int = 1, min_size: int = 160,
+               max_size: int = 320, max_batch: int = 4, seed: int = 0, device: str = "auto", aoti_cpu: bool = False,
+               sizes: list[int] | None = None, atol: float = 1e-3, min_run_time: float = 0.3,
+               step_timeout: float = 600, enabled: bool = True) -> pd.DataFrame:
+    """AOTInductor with each spec: compile and load in separate child steps (load has segfaulted on GPU)."""
+    device = env.resolve_device(device)
+    isolate.preload(*PRELOAD)
+    rows = []
+    for name in aoti_specs:
+        if not enabled:
+            rows.append({"spec": name, **isolate.skipped("aoti", "`aoti` not in paths").row()})
+            continue
+        if device != "cuda" and not aoti_cpu:
+            rows.append({"spec": name, "device": device, **isolate.skipped("aoti compile", "needs_cuda").row()})
+            continue
+        work = Path(tempfile.mkdtemp(prefix="yolo26kit-aoti-"))
+        try:
+            package = str(work / f"{name}.pt2")
+            kw = dict(model=model, batch=batch, min_size=min_size, max_size=max_size, max_batch=max_batch, seed=seed)
+            built = isolate.run_step(aoti_compile, name, package, **kw, device=device, timeout=step_timeout,
+                                     step=f"aoti compile {name}")
+            rows.append({"spec": name, "device": device, **built.row(), **(built.value or {})})
+            if not built.ok:
+                continue
+            ex = example_size(min_size, max_size)
+            picks = list(sizes) if sizes else sorted({min_size, ex, max_size})
+            # sizes in range, then (in their own child: a bad size may fault the CUDA context) a size that is
+            # not a multiple of 32 and one above the range
+            plan = [(picks, min_run_time, "aoti load+run"), ([ex + 8, max_size + STRIDE], 0.0, "aoti load+probe")]
+            for sizes_, timed, step in plan:
+                cases = [(batch, s, s) for s in sizes_]
+                ran = isolate.run_step(aoti_run, package, cases, model=model, seed=seed, device=device, atol=atol,
+                                       min_run_time=timed, timeout=step_timeout, step=f"{step} {name}")
+                if ran.ok:
+                    rows += [{"spec": name, "device": device, "step": "aoti run", **r} for r in ran.value]
+                else:
+                    rows.append({"spec": name, "device": device, **ran.row(), "sizes": str(sizes_)})
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------- non-multiples
+
+
+def non_multiples(sweep: Sweep, et: EtRun, aoti: pd.DataFrame | None = None, spec: str = RECOMMENDED) -> pd.DataFrame:
+    """For sizes that are not multiples of 32: what eager, the exported program, the .pte (and an AOTI package,
+    where one ran) say; then the same sizes letterboxed."""
+    d = sweep.detail
+    rows = []
+    for _, r in d[(d.spec == spec) & ~d.multiple_of_32.astype(bool) & (d.height == d.width)].iterrows():
+        if not r.in_range:
+            continue
+        size = int(r.height)
+        boxed = size + (-size) % STRIDE
+        same = d[(d.spec == spec) & (d.height == boxed) & (d.width == boxed)]
+        row = {"size": f"{size}x{size}", "mod_32": size % STRIDE, "eager": r.eager_error or "ok",
+               "exported (ep.module())": r.program_error or "ok",
+               "exported, range checks only": r.ranges_only_error if isinstance(r.ranges_only_error, str) and r.ranges_only_error else r.ranges_only,
+               "letterboxed to": f"{boxed}x{boxed}",
+               "exported, letterboxed": (same.program.iloc[0] if len(same) else "not in sweep")}
+        pte = et.runs[(et.runs.get("height", pd.Series(dtype=int)) == size)] if len(et.runs) else pd.DataFrame()
+        if len(pte):
+            raw = pte[~_flag(pte.letterboxed)]
+            box = pte[_flag(pte.letterboxed)]
+            row[".pte"] = (raw.error.iloc[0] or "ok") if len(raw) else "not run"
+            if len(box):
+                b = box.iloc[0]
+                row[".pte, letterboxed"] = b.status if b.status != "ok" else f"ok, max |Δ| vs eager {b.get('matched_diff', float('nan')):.2g}"
+        probe = aoti[(aoti.get("step") == "aoti run") & (aoti.get("height") == size)] if aoti is not None and len(aoti) and "height" in aoti else None
+        if probe is not None and len(probe):
+            a = probe.iloc[0]
+            row["AOTI package"] = (f"ran, {a.rows:.0f} detections" if a.status == "ok" else a.error) + f" ({a.spec}, {a.device})"
+        row["cause"] = explain(r.eager_error or r.program_error)[0]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------- widget
+
+
+def explorer(run: SpecRun, spec: str = RECOMMENDED) -> Any:
+    """A slider over input sizes that runs the exported program and eager on demand and shows the diff.
+
+    Nothing is computed until the slider moves, so rendering it headless (papermill) costs nothing.
+    """
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    p = run.params
+    exported = [n for n, r in run.results.items() if r.ok and r.spec.sweep == "size"]
+    if not exported:
+        return widgets.HTML("no exported H/W spec to explore")
+    pick = widgets.Dropdown(options=exported, value=spec if spec in exported else exported[0], description="spec")
+    size = widgets.IntSlider(value=example_size(p["min_size"], p["max_size"]), min=max(STRIDE, p["min_size"] - STRIDE),
+                             max=p["max_size"] + STRIDE, step=1, description="size", continuous_update=False)
+    out = widgets.Output()
+    out.append_stdout("move the slider to run the exported program at that size\n")
+    state: dict[str, Any] = {}
+
+    def update(_change: Any = None) -> None:
+        if "reference" not in state:
+            state["reference"] = build_model(p["model"], p["seed"], p["device"])
+        x = image(p["batch"], size.value, size.value, seed=1, device=p["device"])
+        e_status, e_error, ref = _run(state["reference"], x)
+        status, error, y = _run(run.results[pick.value].program.module(), x)
+        row = {"size": size.value, "mod_32": size.value % STRIDE, "eager": e_error or e_status, "program": error or status}
+        if y is not None and ref is not None:
+            row.update(compare(y, ref, 1e-4))
+        out.clear_output()
+        with out:
+            display(pd.DataFrame([row]))
+
+    size.observe(update, names="value")
+    pick.observe(update, names="value")
+    return widgets.VBox([widgets.HBox([pick, size]), out])
+
+
+# -------------------------------------------------------------------------------------------- verdicts
+
+
+def judge(found: Any, run: SpecRun, sweep: Sweep, scan: pd.DataFrame, et: EtRun, aoti: pd.DataFrame) -> pd.DataFrame:
+    """Record the tables and a verdict for every claim, computed from this run's measurements."""
+    aoti_max = run.params["max_size"]
+    found.table("specs", run.table)
+    found.table("guards", run.guards)
+    found.table("sweep", sweep.detail)
+    found.table("sweep_summary", sweep.summary)
+    found.table("residues", scan)
+    found.table("executorch_lowering", et.lowering)
+    found.table("executorch_runs", et.runs)
+    found.table("aoti", aoti)
+    summary = sweep.summary.set_index("spec") if len(sweep.summary) else pd.DataFrame()
+
+    # 1. plain Dim ranges fail with the seed's stride guard
+    plain = run.results.get("dim")
+    if plain is None:
+        found.verdict("dynamic_shapes.plain_dim_guard_violation", "error", "the `dim` spec was not in `specs`")
+    elif plain.ok:
+        found.verdict("dynamic_shapes.plain_dim_guard_violation", "refuted",
+                      f"plain Dim({run.params['min_size']}..{run.params['max_size']}) for H and W exported without a violation",
+                      ranges=plain.ranges)
+    else:
+        guards = [v["guard"] for v in plain.violations]
+        seed_seen = any(same_guard(g, SEED_GUARD) for g in guards)
+        fixes = suggested_fixes(plain.message)
+        verdict = "confirmed" if seed_seen else ("partly" if guards else "not_reproduced")
+        found.verdict("dynamic_shapes.plain_dim_guard_violation", verdict,
+                      f"torch.export raised {plain.error.split(':')[0]} with {len(guards)} unprovable guards; the seed's "
+                      f"guard {'is' if seed_seen else 'is not'} among them; torch suggests: {'; '.join(fixes) or 'nothing'}",
+                      guards=guards, suggested_fixes=fixes)
+
+    # 2. fundamentally blocked: does any H/W-dynamic spec export and stay correct at every multiple of 32?
+    hw = [r for r in run.results.values() if r.spec.sweep == "size" and r.spec.shapes != "static"]
+    exported = [r.spec.name for r in hw if r.ok]
+    correct = [n for n in exported if n in summary.index and bool(summary.loc[n, "correct_at_every_multiple"])]
+    if not hw:
+        found.verdict("dynamic_shapes.fundamentally_blocked", "error", "no H/W-dynamic spec in `specs`")
+    elif correct:
+        found.verdict("dynamic_shapes.fundamentally_blocked", "refuted",
+                      f"{len(correct)} of {len(hw)} dynamic H/W specs export and match eager at every multiple of 32 "
+                      f"swept ({', '.join(correct)}); max |Δ| {summary.loc[correct, 'max_abs_diff'].max():.3g}",
+                      correct=correct, exported=exported)
+    elif exported:
+        found.verdict("dynamic_shapes.fundamentally_blocked", "partly",
+                      f"{', '.join(exported)} export but none matches eager at every multiple of 32", exported=exported)
+    else:
+        found.verdict("dynamic_shapes.fundamentally_blocked", "confirmed",
+                      f"none of {len(hw)} dynamic H/W specs exported", errors=[r.error for r in hw])
+
+    # 3. multiples of 32: eager residues, and what the letterboxed .pte did
+    residues = running_residues(scan)
+    if not len(scan):
+        found.verdict("dynamic_shapes.multiple_of_32", "error", "the residue scan did not run")
+    else:
+        fails = STRIDE - len(residues)
+        errors = scan[scan.eager != "ok"].error
+        where = errors.iloc[0].split(":")[0] if len(errors) else ""
+        boxed = et.runs[_flag(et.runs.letterboxed)] if len(et.runs) and "letterboxed" in et.runs else pd.DataFrame()
+        boxed_ok = boxed[(boxed.status == "ok") & _flag(boxed.agrees)] if len(boxed) else boxed
+        note = f"; letterboxed to the next multiple of 32 the .pte ran {len(boxed_ok)}/{len(boxed)} such sizes matching eager" if len(boxed) else ""
+        found.verdict("dynamic_shapes.multiple_of_32", "confirmed" if residues == [0] else "partly",
+                      f"eager YOLO26 fails at {fails} of 32 sizes mod 32 ({where} in the neck's concat, not the detection "
+                      f"head) and runs at residues {residues}: stride-2 convs round up, so 32k-7 .. 32k all work{note}",
+                      running_residues=residues, letterboxed_ok=len(boxed_ok), letterboxed=len(boxed))
+
+    # 4. XNNPACK with dynamic shapes: stock vs the kit's model
+    low = et.lowering.set_index("program") if len(et.lowering) and "program" in et.lowering else pd.DataFrame()
+    runs = et.runs
+
+    def et_ok(program: str) -> tuple[bool, str]:
+        if program not in low.index or low.loc[program, "status"] != "ok":
+            return False, (low.loc[program, "error"] if program in low.index else "not lowered")
+        r = runs[(runs.program == program) & (runs.status == "ok")] if len(runs) else runs
+        mult = r[(r.height % STRIDE == 0) & (r.height <= run.params["max_size"])] if len(r) else r
+        if not len(mult):
+            return False, "no run at a multiple of 32"
+        good = bool(_flag(mult.agrees).all())
+        return good, (f"{int(_flag(mult.agrees).sum())}/{len(mult)} multiples of 32 match eager, "
+                      f"max |Δ| {mult.matched_diff.max():.2g} order-insensitive ({mult.max_abs_diff.max():.2g} row by row)")
+
+    if "derived" not in low.index:
+        found.verdict("dynamic_shapes.xnnpack_dynamic", "error", "the stock model was not lowered with dynamic shapes "
+                      "(`executorch` not in paths, or `derived` not in et_specs)")
+    else:
+        stock_ok, stock_note = et_ok("derived")
+        kit_ok, kit_note = et_ok("derived_kit") if "derived_kit" in low.index else (False, "not tried")
+        verdict = "confirmed" if stock_ok else ("partly" if kit_ok else "refuted")
+        found.verdict("dynamic_shapes.xnnpack_dynamic", verdict,
+                      f"stock model, derived dims: {'runs' if stock_ok else 'fails'} ({stock_note}); "
+                      f"with the kit's model changes: {'runs' if kit_ok else 'fails'} ({kit_note})",
+                      stock=stock_note, kit=kit_note)
+
+    # 5. AOTI on CUDA with dynamic shapes
+    def aoti_notes(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+        """The in-range multiples that ran, and what the package did with sizes it should refuse."""
+        if not len(rows) or "height" not in rows:
+            return rows.iloc[:0], ""
+        ran = rows[(rows.step == "aoti run") & (rows.status == "ok")]
+        good = ran[(ran.height % STRIDE == 0) & (ran.height <= aoti_max)]
+        odd = ran[(ran.height % STRIDE != 0) | (ran.height > aoti_max)]
+        note = "".join(f"; it also returned {r.rows:.0f} detections at {r.height:.0f}x{r.width:.0f}"
+                       f"{' where eager raises' if r.eager != 'ok' else ' above the exported max'}" for r in odd.itertuples())
+        return good, note
+
+    cuda_rows = aoti[aoti["device"] == "cuda"] if len(aoti) and "device" in aoti else pd.DataFrame()
+    if not len(cuda_rows):
+        cpu, note = aoti_notes(aoti)
+        extra = (f"; AOTInductor on CPU ran one dynamic package at {len(cpu)} sizes "
+                 f"({', '.join(f'{h:.0f}x{w:.0f}' for h, w in zip(cpu.height, cpu.width))}){note}") if len(cpu) else "; AOTI steps skipped"
+        found.verdict("dynamic_shapes.aoti_cuda_dynamic", "needs_cuda", f"no CUDA device in this run{extra}")
+    else:
+        compiled = cuda_rows[cuda_rows.step.astype(str).str.startswith("aoti compile")]
+        ran, _ = aoti_notes(cuda_rows)
+        if len(ran):
+            best = "derived" if "derived" in set(ran.spec) else ran.groupby("spec").size().idxmax()
+            r = ran[ran.spec == best]
+            _, note = aoti_notes(cuda_rows[cuda_rows.spec == best])
+            agree = r[_flag(r.agrees)] if "agrees" in r else r.iloc[:0]
+            sizes_text = ", ".join(f"{h:.0f}x{w:.0f}" for h, w in zip(r.height, r.width))
+            verdict = "refuted" if len(agree) >= 2 else "partly"  # it ran other sizes; were they right?
+            found.verdict("dynamic_shapes.aoti_cuda_dynamic", verdict,
+                          f"one dynamic AOTI package ({best}) ran {len(r)} sizes on CUDA ({sizes_text}); {len(agree)} match "
+                          f"eager, max |Δ| {r.matched_diff.max() if 'matched_diff' in r else float('nan'):.2g} "
+                          f"order-insensitive{note}", spec=best, sizes=sizes_text)
+        elif len(compiled) and (compiled.status != "ok").all():
+            err = compiled.error.iloc[0]
+            found.verdict("dynamic_shapes.aoti_cuda_dynamic", "confirmed" if "onstraint" in err else "error",
+                          f"dynamic AOTI compile failed: {err}")
+        else:
+            bad = cuda_rows[cuda_rows.status != "ok"]
+            found.verdict("dynamic_shapes.aoti_cuda_dynamic", "error",
+                          f"the dynamic AOTI package compiled but did not run: {bad.error.iloc[0] if len(bad) else 'no run'}")
+    return found.frame()
+
+
+catalog.register(catalog.Investigation(
+    NAME,
+    "Dynamic shapes: stride guards, derived dims, cached anchors, XNNPACK and AOTI",
+    ("001_fda80f2472077657.txt", "000_60ebd1ee51d51957.txt"),
+    profiles={
+        "quick": {"model": "yolo26n", "min_size": 160, "max_size": 320, "et_specs": ["derived", "derived_kit"],
+                  "et_static_sizes": [320]},
+        "full": {"model": "yolo26n", "min_size": 128, "max_size": 640, "batch": 1, "max_batch": 8,
+                 "sweep": [128, 160, 224, 288, 320, 384, 416, 480, 544, 608, 640, 264, 282, 648, 672],
+                 "et_specs": ["derived", "derived_topk", "derived_noverify", "derived_kit"],
+                 "et_sizes": [128, 192, 256, 320, 384, 448, 512, 576, 640],
+                 "et_static_sizes": [128, 256, 384, 512, 640], "aoti_specs": ["derived", "derived_warm"],
+                 "timing_s": 1.0},
+    },
+    checks={
+        "min_size": catalog.positive_multiple_of(STRIDE),
+        "max_size": catalog.positive_multiple_of(STRIDE),
+        "device": catalog.one_of("auto", "cpu", "cuda"),
+        "paths": catalog.one_of(*PATHS),
+        "specs": catalog.one_of(*SPECS),
+        "et_specs": catalog.one_of(*SPECS),
+        "aoti_specs": catalog.one_of(*SPECS),
+    },
+))
