@@ -35,6 +35,8 @@ VARIANTS = ("legacy", "gather", "upstream")
 PATHS = ("eager", "export", "aoti", "compile", "et_xnnpack", "et_cuda")
 CUDA_ONLY_PATHS = ("et_cuda",)
 SEED_INDEX_ERROR = "indices must be int64, byte or bool"
+# Triton rejecting a float index used as a pointer offset (the float32 index surviving into a gather kernel)
+FLOAT_POINTER_ERROR = re.compile(r"invalid operands of type pointer<\w+> and triton\.language\.float32")
 STRIDES = (8, 16, 32)
 # Imported once in the step server so each isolated step starts in well under a second.
 PRELOAD = ("yolo26kit.investigations.index_dtype", "ultralytics.nn.tasks", "executorch.exir", "executorch.runtime",
@@ -316,10 +318,14 @@ def agrees(delta: dict[str, Any]) -> bool:
 class Cell:
     """One variant × path cell: its steps' outcomes and the comparison with eager."""
 
-    variant: str
+    spec: Spec
     path: str
     outcomes: list[isolate.Outcome]
     delta: dict[str, Any]
+
+    @property
+    def variant(self) -> str:
+        return self.spec.variant
 
     @property
     def final(self) -> isolate.Outcome:
@@ -345,9 +351,11 @@ def run_path(spec: Spec, path: str, timeout: float, autotune: bool) -> Cell:
     on_cuda = spec.device.startswith("cuda")
     name = f"{spec.tag}:{path}"
     if path in CUDA_ONLY_PATHS and not on_cuda:
-        return Cell(spec.variant, path, [isolate.skipped(name, "needs a CUDA device")], {})
+        return Cell(spec, path, [isolate.skipped(name, "needs a CUDA device")], {})
     if path == "eager":
         steps = [isolate.run_step(step_eager, spec, timeout=timeout, step=name)]
+    elif path == "eager_cpu":  # the reference of CPU back-ends when the run's device is CUDA
+        steps = [isolate.run_step(step_eager, replace(spec, device="cpu"), timeout=timeout, step=name)]
     elif path == "export":
         steps = [isolate.run_step(step_export, spec, timeout=timeout, step=name)]
     elif path == "compile":
@@ -375,23 +383,35 @@ def run_path(spec: Spec, path: str, timeout: float, autotune: bool) -> Cell:
                                              f"(registered: {backends.value if backends.ok else backends.error})"))
     else:
         raise ValueError(f"unknown path {path!r}; choose from {PATHS}")
-    return Cell(spec.variant, path, steps, {})
+    return Cell(spec, path, steps, {})
+
+
+CPU_PATHS = ("et_xnnpack",)  # back-ends that run on the CPU: compared with eager on the CPU
 
 
 def status_matrix(plan: list[tuple[Spec, list[str]]], timeout: float, autotune: bool, workers: int = 1) -> list[Cell]:
     """Every (spec, path) cell of the plan, `workers` at a time; each compared with its spec's eager output.
 
+    A CPU back-end is compared with eager on the CPU (an `eager_cpu` row, added when the run's device is
+    CUDA): CUDA eager uses other kernels (TF32 convolutions among them), which would blur the comparison.
     Cells are independent child processes, so running several at once changes only their wall times
     (reported, never benchmarked).
     """
-    tasks = [(spec, path) for spec, paths in plan for path in ["eager", *[p for p in paths if p != "eager"]]]
+    tasks = []
+    for spec, paths in plan:
+        extra = ["eager_cpu"] if spec.device != "cpu" and any(p in CPU_PATHS for p in paths) else []
+        tasks += [(spec, path) for path in ["eager", *extra, *[p for p in paths if p != "eager"]]]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         cells = list(pool.map(lambda t: run_path(t[0], t[1], timeout, autotune), tasks))
-    references = {spec.tag: _output(c.final) for (spec, _), c in zip(tasks, cells) if c.path == "eager"}
-    for (spec, _), cell in zip(tasks, cells):
+    references = {(spec.tag, c.path): _output(c.final) for (spec, _), c in zip(tasks, cells)
+                  if c.path in ("eager", "eager_cpu")}
+    for (spec, path), cell in zip(tasks, cells):
         ran = [o for o in cell.outcomes if o.status != "skipped"]
+        on_cpu = path in CPU_PATHS or path == "eager_cpu"
+        reference = references.get((spec.tag, "eager_cpu"), references.get((spec.tag, "eager"))) if on_cpu \
+            else references.get((spec.tag, "eager"))
         if ran and ran[-1].ok:
-            cell.delta = compare(_output(ran[-1]), references.get(spec.tag))
+            cell.delta = compare(_output(ran[-1]), reference)
     return cells
 
 
@@ -564,6 +584,35 @@ def root_cause(run: "Run", timeout: float) -> dict[str, pd.DataFrame]:
     return {"passes": passes, "stages": stages, "lowering_errors": pd.DataFrame(errors)}
 
 
+def diagnosis(root: dict[str, pd.DataFrame]) -> str:
+    """Where the float32 index comes from, in words, read off this run's lowering errors and back-end passes."""
+    lines = []
+    errors = root["lowering_errors"]
+    hits = errors[errors["index dtypes"].str.contains("float32", na=False)] if not errors.empty else errors
+    if hits.empty:
+        lines.append("No lowering in this run failed on a float32 index (on CPU the CUDA lowering does not run).")
+    else:
+        ir = hits.iloc[0]["index argument IR (args[1])"]
+        float_part = ir[ir.find("torch.float32"):] if "torch.float32" in ir else ir
+        origin = re.search(r"origin_node=(\w+)", float_part)
+        body = [ln.strip() for ln in float_part.splitlines() if re.match(r"\s*tmp\d+ = ", ln)]
+        lines.append(f"The float32 index of `aten.index.Tensor` is built by Inductor while lowering node "
+                     f"`{origin.group(1) if origin else '?'}` (the floor division `index // nc` of the top-k): "
+                     f"`{'; '.join(body)}` — integer floor-division lowered as a float32 multiply by the reciprocal "
+                     "and `floor`, with no cast back to int64. The FX graph before Inductor is int64 throughout "
+                     "(table above), so the dtype appears inside the lowering, not in torch.export.")
+    passes = root["passes"]
+    names = list(passes["pass"]) if "pass" in passes else []
+    floor_pass = [n for n in names if "FloorDiv" in n]
+    if floor_pass:
+        lines.append(f"The installed executorch ships `{floor_pass[0]}`, which rewrites integer floor-division into "
+                     "float64 `floor(a / b)` cast back to the integer dtype before AOT Inductor sees it.")
+    else:
+        lines.append(f"The installed executorch's CUDA back-end applies {', '.join(f'`{n}`' for n in names) or 'no passes'}; "
+                     "none of them touches floor-division.")
+    return "\n\n".join(lines)
+
+
 # --- verdicts ---------------------------------------------------------------------------------
 
 def _cell(cells: list[Cell], variant: str, path: str) -> Cell | None:
@@ -628,10 +677,18 @@ def judge(found: findings.Findings, cells: list[Cell], equiv: pd.DataFrame, full
                           "whether it gets past the CUDA lowering needs a CUDA device")
         else:
             lower = gather_cuda.outcomes[0]
-            hit = SEED_INDEX_ERROR in _text(lower)
+            text = _text(lower)
             state = "lowered" if lower.ok else f"{lower.status}: {lower.error[:160]}"
-            found.verdict("index_dtype.gather_removes_index", "refuted" if hit else "confirmed",
-                          f"{graph_part}; CudaPartitioner lowering of the gather variant: {state}")
+            if SEED_INDEX_ERROR in text:
+                verdict, note = "refuted", "the gather version hits the same index dtype error"
+            elif not lower.ok and FLOAT_POINTER_ERROR.search(text):
+                verdict, note = "partly", ("past the aten.index assertion, but the same float32 index now reaches the "
+                                           "gather's Triton kernel as a pointer offset and fails there: the dtype "
+                                           "problem is moved, not fixed")
+            else:
+                verdict, note = "confirmed", "past the index dtype error"
+            found.verdict("index_dtype.gather_removes_index", verdict,
+                          f"{graph_part}; CudaPartitioner lowering of the gather variant: {state} — {note}")
 
     # gather_equivalent
     if equiv.empty:
@@ -751,9 +808,8 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
     if full_model_paths:
         plan.append((replace(base, variant=full_model_variant, scope="full"), list(full_model_paths)))
     cells = status_matrix(plan, step_timeout, autotune, workers)
-    n_matrix = sum(1 + len([p for p in paths if p != "eager"]) for _ in variants)
-    full_cells = cells[n_matrix:]
-    cells = cells[:n_matrix]
+    full_cells = [c for c in cells if c.spec.scope == "full"]
+    cells = [c for c in cells if c.spec.scope != "full"]
     return Run(base, cells, full_cells, autotune_note(autotune))
 
 
