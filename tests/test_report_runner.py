@@ -2,6 +2,7 @@
 
 import json
 from datetime import datetime, timezone
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -32,9 +33,10 @@ def broken_notebook(tmp_path, monkeypatch):
 
 
 @pytest.mark.notebook
-def test_failed_notebook_is_saved_with_error_verdicts(tmp_path, broken_notebook):
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
+def test_failed_notebook_is_saved_with_error_verdicts(tmp_path, broken_notebook, monkeypatch):
+    (tmp_path / "run").mkdir()
+    monkeypatch.chdir(tmp_path)
+    run_dir = Path("run")  # relative, as `--out reports` gives it: the notebook runs inside run_dir
     result = runner.execute(broken_notebook, {"x": 2}, run_dir, "r1", timeout=300)
     assert not result.ok and "the investigation broke" in result.error
     assert result.notebook.exists()  # papermill saved the executed notebook before raising

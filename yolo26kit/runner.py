@@ -68,6 +68,7 @@ def _execute_notebook(source: str, target: str, parameters: dict[str, Any], cwd:
 def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_id: str,
             timeout: float = DEFAULT_TIMEOUT, log_output: bool = False) -> NotebookRun:
     """Run one notebook into run_dir; if it fails, save what it wrote and an `error` results.json."""
+    run_dir = run_dir.resolve()  # the notebook runs with run_dir as its cwd: paths given to it must be absolute
     notebook = run_dir / f"{inv.name}.ipynb"
     results = run_dir / f"{inv.name}.results.json"
     injected = {**parameters, "results_path": str(results), "run_id": run_id}
