@@ -44,6 +44,26 @@ def test_failed_notebook_is_saved_with_error_verdicts(tmp_path, broken_notebook,
     assert data["claims"] and all(c["verdict"] == "error" for c in data["claims"])
 
 
+@pytest.mark.notebook
+def test_relative_run_dir_still_gets_its_results(tmp_path, monkeypatch):
+    """The notebook's cwd is the run directory: the results path handed to it must not be relative."""
+    nb_dir = tmp_path / "notebooks"
+    nb_dir.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell('results_path = ""\nrun_id = ""', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell('from yolo26kit import findings\nfindings.Findings("index_dtype", {}, run_id).save(results_path)'),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, nb_dir / "index_dtype.ipynb")
+    monkeypatch.setattr(catalog, "NOTEBOOKS", nb_dir)
+    monkeypatch.chdir(tmp_path)
+    Path("run").mkdir()
+    inv = catalog.Investigation("index_dtype", "writes results", ("000_60ebd1ee51d51957.txt",), {"quick": {}})
+    result = runner.execute(inv, {}, Path("run"), "r2", timeout=300)
+    assert result.ok, result.error
+    assert (tmp_path / "run" / "index_dtype.results.json").exists()
+    assert findings.read_results(tmp_path / "run" / "index_dtype.results.json")["run_id"] == "r2"
+
+
 def _fake_run(root, name, device_type, verdict):
     run_dir = root / name
     run_dir.mkdir(parents=True)
