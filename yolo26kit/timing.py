@@ -2,13 +2,54 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import time
 import timeit
+from collections import defaultdict
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils import benchmark
+
+
+# The runner points this at one lock file for all notebooks of a run: measuring phases take it exclusively,
+# so notebooks running side by side compile concurrently but never time beside each other.
+DEVICE_LOCK_ENV = "YOLO26KIT_DEVICE_LOCK"
+PHASES = ("compile", "measure", "other")
+_PHASE_SECONDS: defaultdict[str, float] = defaultdict(float)
+
+
+def add_phase_seconds(phase: str, seconds: float) -> None:
+    """Account `seconds` to a phase (compile / measure / other) of this process."""
+    _PHASE_SECONDS[phase if phase in PHASES else "other"] += seconds
+
+
+def phase_seconds() -> dict[str, float]:
+    """Seconds this process (and the isolated steps it ran) spent per phase so far."""
+    return {p: round(_PHASE_SECONDS[p], 3) for p in PHASES}
+
+
+@contextlib.contextmanager
+def device_lock() -> Iterator[float]:
+    """Hold the run's device lock (a no-op without one); yields the seconds spent waiting for it.
+
+    Time inside counts as the `measure` phase.
+    """
+    path = os.environ.get(DEVICE_LOCK_ENV, "")
+    t0 = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        if path:
+            f = stack.enter_context(open(path, "a"))
+            fcntl.flock(f, fcntl.LOCK_EX)
+            stack.callback(fcntl.flock, f, fcntl.LOCK_UN)
+        t1 = time.perf_counter()
+        try:
+            yield t1 - t0
+        finally:
+            add_phase_seconds("measure", time.perf_counter() - t1)
 
 
 @dataclass(frozen=True)
@@ -50,14 +91,15 @@ def measure(fn: Callable[[], Any], label: str = "", device: str | torch.device =
     is reported as the inter-quartile range and the 10th/90th percentiles of the per-block times.
     """
     first = first_call_ms(fn, device)
-    for _ in range(warmup):
-        fn()
-    sync(device)
     # On CPU a plain clock: the default timer asks torch.accelerator.is_available() on every call, which is
     # slow (~30 µs) in isolate's children and makes blocked_autorange choose one huge block.
     clock = {} if torch.device(device).type == "cuda" else {"timer": timeit.default_timer}
     timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, label=label, num_threads=torch.get_num_threads(), **clock)
-    m = timer.blocked_autorange(min_run_time=min_run_time)
+    with device_lock():
+        for _ in range(warmup):
+            fn()
+        sync(device)
+        m = timer.blocked_autorange(min_run_time=min_run_time)
     times = sorted(m.times)
     q = lambda p: times[min(len(times) - 1, int(p * (len(times) - 1) + 0.5))] * 1e3  # noqa: E731
     return Timing(label, first, m.median * 1e3, m.iqr * 1e3, q(0.1), q(0.9), len(times))
