@@ -67,3 +67,72 @@ def test_skipped_and_row():
     assert out.status == "skipped" and not out.ok
     assert out.row()["error"] == "needs a CUDA device"
     assert set(isolate.STATUSES) == {"ok", "error", "crash", "timeout", "oom", "skipped"}
+
+
+def test_crash_row_carries_python_stack_and_trace_file(tmp_path, monkeypatch):
+    monkeypatch.setenv(isolate.FORENSICS_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(isolate.FORENSICS_TIMEOUT_ENV, "120")
+    out = isolate.run_step(segfault, timeout=60, step="segfault on purpose")
+    assert out.status == "crash"
+    assert "Fatal Python error: Segmentation fault" in out.details["python_stack"]
+    assert "segfault" in out.details["python_stack"]  # the function that crashed, by name
+    row = out.row()
+    assert row["frames"] and row["trace_file"].startswith(str(tmp_path))
+    text = open(row["trace_file"]).read()
+    assert "== Python stack (faulthandler) ==" in text
+    # Either a debugger's native frames or the reason there are none.
+    assert out.details["native"]
+
+
+def test_timeout_row_carries_the_stack_where_it_hung(tmp_path, monkeypatch):
+    monkeypatch.setenv(isolate.FORENSICS_DIR_ENV, str(tmp_path))
+    out = isolate.run_step(sleep_long, timeout=3, step="hangs")
+    assert out.status == "timeout"
+    assert "sleep_long" in out.details["python_stack"]
+    assert "native" not in out.details  # timeouts are not re-run under a debugger
+
+
+def test_phase_seconds_are_accounted():
+    from yolo26kit import timing
+
+    before = timing.phase_seconds()["compile"]
+    isolate.run_step(returns, 3, timeout=60, step="compile something")
+    assert timing.phase_seconds()["compile"] > before
+
+
+def spawn_sleeper_and_wait(marker: str) -> None:
+    import subprocess
+
+    proc = subprocess.Popen(["sleep", "300"], start_new_session=True)  # another session, like a kernel
+    with open(marker, "w") as f:
+        f.write(str(proc.pid))
+    time.sleep(300)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_terminate_all_ends_steps_and_their_descendants(tmp_path):
+    import threading
+
+    marker = tmp_path / "pid"
+    result = {}
+    t = threading.Thread(target=lambda: result.update(out=isolate.run_step(
+        spawn_sleeper_and_wait, str(marker), timeout=120, forensics=False)))
+    t.start()
+    deadline = time.time() + 60
+    while not marker.exists() or not marker.read_text():
+        assert time.time() < deadline
+        time.sleep(0.1)
+    grandchild = int(marker.read_text())
+    isolate.terminate_all(grace=2)
+    t.join(30)
+    assert not t.is_alive()
+    assert result["out"].status in ("crash", "oom", "error")
+    time.sleep(0.5)
+    assert not _alive(grandchild)

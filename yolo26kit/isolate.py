@@ -1,14 +1,21 @@
-"""Run one step (export, compile, lower, load, run) in a child process with a timeout; classify its end."""
+"""Run one step (export, compile, lower, load, run) in a child process with a timeout; classify its end.
+
+A crash or timeout keeps its evidence: the child's Python stack (faulthandler), and for a crash a native
+backtrace from re-running the step under a debugger, with the known cause it matches (see forensics.py).
+"""
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import multiprocessing as mp
 import os
 import pickle
+import re
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -18,6 +25,11 @@ from typing import Any, Callable
 STATUSES = ("ok", "error", "crash", "timeout", "oom", "skipped")
 LOG_TAIL = 20_000  # characters of the child's stdout/stderr kept with the outcome
 _OOM_TYPES = ("OutOfMemoryError", "MemoryError")
+# Where whole traces of crashes/timeouts are written (the runner sets it to the run folder); else a temp dir.
+FORENSICS_DIR_ENV = "YOLO26KIT_FORENSICS_DIR"
+FORENSICS_TIMEOUT_ENV = "YOLO26KIT_FORENSICS_TIMEOUT"
+# Phases a step's seconds are accounted to (timing.phase_seconds); guessed from the step's name when not given.
+_COMPILE_WORDS = re.compile(r"compile|lower|export|package|build", re.I)
 
 
 @dataclass
@@ -39,9 +51,12 @@ class Outcome:
         return self.status == "ok"
 
     def row(self) -> dict[str, Any]:
-        """The outcome as a flat row for a status table."""
-        return {"step": self.step, "status": self.status, "seconds": round(self.seconds, 2),
-                "error": self.error, "signal": self.signal}
+        """The outcome as a flat row for a status table (crash/timeout rows add cause, top frames, trace file)."""
+        row = {"step": self.step, "status": self.status, "seconds": round(self.seconds, 2),
+               "error": self.error, "signal": self.signal}
+        if self.status in ("crash", "timeout"):
+            row.update({k: self.details.get(k, "") for k in ("cause", "frames", "trace_file")})
+        return row
 
 
 def skipped(step: str, reason: str) -> Outcome:
@@ -53,15 +68,37 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
-def _child(conn: Connection, fn: Callable, args: tuple, kwargs: dict, log_path: str | None, env: dict) -> None:
+def load_global(libraries: list[str]) -> None:
+    """dlopen each library with RTLD_GLOBAL, so its symbols take precedence for libraries loaded later."""
+    for lib in libraries:
+        ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+
+
+def _watch_lifeline(lifeline: Connection) -> None:
+    """End this step's whole tree when the process that started it dies (its end of the pipe closes)."""
+    try:
+        lifeline.recv_bytes()
+    except (EOFError, OSError):
+        pass
+    kill_descendants(os.getpid())
+    os.killpg(0, signal.SIGKILL)
+
+
+def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kwargs: dict, log_path: str | None,
+           env: dict, preload_global: list[str]) -> None:
     os.setsid()  # own process group: a timeout kills the step and every worker it started
+    threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True).start()
     os.environ.update(env)
     if log_path:
         log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         os.dup2(log, 1)
         os.dup2(log, 2)
     faulthandler.enable(file=sys.stderr)  # a segfault leaves its Python stack in the log
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)  # the parent asks before a timeout kill
+    from . import timing
+
     try:
+        load_global(preload_global)
         value = fn(*args, **kwargs)
         message: tuple = ("ok", value)
     except BaseException as exc:  # the step's failure is data for the parent
@@ -70,9 +107,10 @@ def _child(conn: Connection, fn: Callable, args: tuple, kwargs: dict, log_path: 
     try:
         # Plain pickle, not the multiprocessing pickler: tensors are copied, not shared through
         # memory that disappears with this process.
-        payload = pickle.dumps(message)
+        payload = pickle.dumps((timing.phase_seconds(), message))
     except Exception as exc:  # e.g. an unpicklable return value
-        payload = pickle.dumps(("error", f"step result could not be sent back: {type(exc).__name__}: {exc}", ""))
+        payload = pickle.dumps((timing.phase_seconds(),
+                                ("error", f"step result could not be sent back: {type(exc).__name__}: {exc}", "")))
     conn.send_bytes(payload)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -102,11 +140,68 @@ def _context() -> mp.context.BaseContext:
     return _CONTEXT
 
 
-def _kill_group(pid: int) -> None:
+def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of pid (children first), read from /proc; kernels in other sessions included."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        p = todo.pop(0)
+        found.append(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def kill_descendants(pid: int, sig: int = signal.SIGKILL) -> list[int]:
+    """Signal every descendant of pid (the whole tree is listed before anything is signalled)."""
+    tree = descendants(pid)
+    for p in tree:
+        try:
+            os.kill(p, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return tree
+
+
+_LIVE: dict[int, Any] = {}  # pid -> Process of the steps this process is running now (threads may run several)
+_LIVE_LOCK = threading.Lock()
+
+
+def terminate_all(grace: float = 3.0) -> list[int]:
+    """SIGTERM every live step of this process and all their descendants, SIGKILL what is left after `grace` s."""
+    with _LIVE_LOCK:
+        procs = list(_LIVE.values())
+    signalled: list[int] = []
+    for proc in procs:
+        signalled += [proc.pid, *kill_descendants(proc.pid, signal.SIGTERM)]
+        _kill_group(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(p.is_alive() for p in procs):
+        time.sleep(0.1)
+    for proc in procs:
+        signalled += kill_descendants(proc.pid)
+        _kill_group(proc.pid)
+    for pid in signalled:  # descendants that ignored SIGTERM and outlived their parent
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return sorted(set(signalled))
 
 
 def _read_tail(path: str | None) -> str:
@@ -120,24 +215,36 @@ def _read_tail(path: str | None) -> str:
 
 
 def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: bool = True,
-             env: dict[str, str] | None = None, **kwargs: Any) -> Outcome:
+             env: dict[str, str] | None = None, phase: str = "", preload_global: list[str] | tuple = (),
+             forensics: bool = True, **kwargs: Any) -> Outcome:
     """Call fn(*args, **kwargs) in a child process and return its Outcome; never raises for the step's failure.
 
     `fn` must be importable (a module-level function). `capture` sends the child's stdout/stderr to
-    `Outcome.log` instead of this process's terminal; `env` is applied in the child before the call.
-    A child killed by SIGKILL that we did not send is classed `oom` (the kernel's OOM killer).
+    `Outcome.log` instead of this process's terminal; `env` is applied in the child before the call;
+    `preload_global` libraries are dlopened with RTLD_GLOBAL first. `phase` (compile / measure / other,
+    guessed from the step name when empty) is where the step's seconds go in timing.phase_seconds().
+    A child killed by SIGKILL that we did not send is classed `oom` (the kernel's OOM killer). With
+    `forensics`, a crash is re-run under a debugger for its native backtrace and known cause (details).
     """
+    from . import timing
+
     step = step or getattr(fn, "__name__", "step")
+    phase = phase or ("compile" if _COMPILE_WORDS.search(step) else "other")
     log_path = None
     if capture:
         fd, log_path = tempfile.mkstemp(prefix="yolo26kit-step-", suffix=".log")
         os.close(fd)
     ctx = _context()
     parent_end, child_end = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child_end, fn, args, kwargs, log_path, dict(env or {})), daemon=False)
+    lifeline_child, lifeline_parent = ctx.Pipe(duplex=False)  # we never write: EOF there means we died
+    proc = ctx.Process(target=_child, args=(child_end, lifeline_child, fn, args, kwargs, log_path, dict(env or {}),
+                                            list(preload_global)), daemon=False)
     t0 = time.perf_counter()
     proc.start()
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = proc
     child_end.close()
+    lifeline_child.close()
     deadline = t0 + timeout
     message = None
     timed_out = False
@@ -157,26 +264,106 @@ def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: 
                 break
     seconds = time.perf_counter() - t0
     if timed_out:
+        _kill_group(proc.pid, signal.SIGUSR1)  # faulthandler dumps every thread's Python stack into the log
+        time.sleep(1.0)
+        kill_descendants(proc.pid)
         _kill_group(proc.pid)
     proc.join(10)
     if proc.is_alive():
         _kill_group(proc.pid)
         proc.join()
     _kill_group(proc.pid)  # leftovers such as compile workers
+    with _LIVE_LOCK:
+        _LIVE.pop(proc.pid, None)
     parent_end.close()
+    lifeline_parent.close()
     log = _read_tail(log_path)
+    child_phases: dict[str, float] = {}
+    if message is not None:
+        child_phases, message = message
+    for name, secs in child_phases.items():
+        timing.add_phase_seconds(name, secs)
+    timing.add_phase_seconds(phase, max(0.0, seconds - sum(child_phases.values())))
     print(f"[step] {step}: {'timeout' if timed_out else 'done'} after {seconds:.1f} s", file=sys.stderr, flush=True)
     if timed_out:
-        return Outcome(step, "timeout", seconds, error=f"no result after {timeout:g} s; killed", log=log)
-    if message is not None:
+        out = Outcome(step, "timeout", seconds, error=f"no result after {timeout:g} s; killed", log=log)
+    elif message is not None:
         status, *rest = message
         if status == "ok":
             return Outcome(step, "ok", seconds, value=rest[0], log=log)
         return Outcome(step, status, seconds, error=rest[0], traceback=rest[1], log=log)
-    code = proc.exitcode
-    if code is not None and code < 0:
-        name = signal.Signals(-code).name
-        status = "oom" if -code == signal.SIGKILL else "crash"
-        what = "killed by SIGKILL (likely out of memory)" if status == "oom" else f"crashed with {name}"
-        return Outcome(step, status, seconds, error=f"child {what}", signal=name, log=log)
-    return Outcome(step, "error", seconds, error=f"child exited with code {code} without a result", log=log)
+    else:
+        code = proc.exitcode
+        if code is not None and code < 0:
+            name = signal.Signals(-code).name
+            status = "oom" if -code == signal.SIGKILL else "crash"
+            what = "killed by SIGKILL (likely out of memory)" if status == "oom" else f"crashed with {name}"
+            out = Outcome(step, status, seconds, error=f"child {what}", signal=name, log=log)
+        else:
+            return Outcome(step, "error", seconds, error=f"child exited with code {code} without a result", log=log)
+    if out.status in ("crash", "timeout"):
+        _investigate(out, (fn, args, kwargs, dict(env or {}), list(preload_global)), forensics and out.status == "crash")
+    return out
+
+
+def python_stack(log: str) -> str:
+    """The Python stack faulthandler wrote into a step's log (fatal error or timeout dump), '' if none."""
+    fatal = log.rfind("Fatal Python error")
+    if fatal >= 0:
+        return log[fatal:].strip()
+    m = re.search(r"^(?:Current thread|Thread) 0x[0-9a-f]+", log, re.M)
+    return log[m.start():].strip() if m else ""
+
+
+def _investigate(out: Outcome, call: tuple, native: bool) -> None:
+    """Attach a crash/timeout's evidence to the outcome: Python stack, native backtrace, known cause, trace file."""
+    from . import forensics as fx
+
+    report = [f"step: {out.step}", f"status: {out.status} {out.signal}".rstrip(), ""]
+    stack = python_stack(out.log)
+    out.details["python_stack"] = stack
+    report += ["== Python stack (faulthandler) ==", stack or "(none in the log)", ""]
+    frames = [ln.strip() for ln in stack.splitlines() if ln.strip().startswith("File ")][:fx.TOP_FRAMES]
+    if native:
+        with tempfile.NamedTemporaryFile(prefix="yolo26kit-replay-", suffix=".pkl", delete=False) as f:
+            try:
+                pickle.dump(call, f)
+            except Exception as exc:  # an argument that cannot be pickled: no re-run
+                out.details["native"] = f"no native backtrace: the step could not be saved for a re-run ({exc})"
+        if "native" not in out.details:
+            trace = fx.native_backtrace(f.name, float(os.environ.get(FORENSICS_TIMEOUT_ENV, fx.DEFAULT_TIMEOUT)))
+            if isinstance(trace, str):
+                out.details["native"] = trace
+            else:
+                frames = trace.top() or frames
+                out.details["native"] = f"{trace.debugger}: {trace.signal}, {len(trace.frames)} frames"
+                cause = fx.diagnose(trace)
+                if cause:
+                    out.details["cause"] = cause.rule
+                    out.details["cause_detail"] = cause.to_dict()
+                report += [f"== native backtrace ({trace.debugger}) ==", trace.text, ""]
+        os.unlink(f.name)
+        report += [f"native: {out.details['native']}"]
+        if out.details.get("cause_detail"):
+            report += [f"cause: {out.details['cause']}", repr(out.details["cause_detail"])]
+    out.details["frames"] = " | ".join(frames)
+    folder = os.environ.get(FORENSICS_DIR_ENV) or tempfile.gettempdir()
+    os.makedirs(folder, exist_ok=True)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", out.step)[:80] or "step"
+    fd, path = tempfile.mkstemp(prefix=f"{slug}.", suffix=f".{out.status}.txt", dir=folder)
+    with os.fdopen(fd, "w") as f:
+        f.write("\n".join(report) + "\n\n== step log (tail) ==\n" + out.log)
+    out.details["trace_file"] = path
+
+
+def replay(path: str) -> None:
+    """Run a pickled step in this process (what the debugger re-runs): (fn, args, kwargs, env, preload_global)."""
+    with open(path, "rb") as f:
+        fn, args, kwargs, env, preload_global = pickle.load(f)
+    os.environ.update(env)
+    load_global(preload_global)
+    fn(*args, **kwargs)
+
+
+if __name__ == "__main__":
+    replay(sys.argv[1])

@@ -1,0 +1,83 @@
+"""aoti: the package cache, and that loading through run_step works unchanged on a stack where it does not crash."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from yolo26kit import aoti, isolate
+
+
+class TwoOps(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x @ x.T) + 1
+
+
+def build(package: str) -> str:
+    program = torch.export.export(TwoOps(), (torch.randn(4, 4),))
+    return aoti.compile_package(program, package)
+
+
+def load_and_run(package: str) -> list[float]:
+    x = torch.arange(16, dtype=torch.float32).reshape(4, 4) / 10
+    out = aoti.load(package)(x)
+    assert torch.allclose(out, TwoOps()(x))
+    return out.flatten().tolist()
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("aoti")
+    cache = folder / "cache"
+    built = isolate.run_step(build, str(folder / "p.pt2"), timeout=900, step="aoti compile",
+                             env={aoti.CACHE_ENV: str(cache)})
+    assert built.ok, built.error + built.log[-2000:]
+    return built.value, cache
+
+
+def test_load_runs_as_is_where_it_does_not_crash(package):
+    outcomes = aoti.run_step(load_and_run, package[0], timeout=300, step="aoti load+run")
+    assert [o.details["aoti_load"] for o in outcomes] == ["as_is"]
+    assert outcomes[0].ok, outcomes[0].error
+    assert aoti.last_ok(outcomes) is outcomes[0]
+    assert aoti.outcome_row(outcomes[0])["aoti_load"] == "as_is"
+
+
+def test_cached_package_is_reused_without_compiling(package, tmp_path, monkeypatch):
+    _, cache = package
+    assert len(list((cache / "aoti").glob("*.pt2"))) == 1
+    monkeypatch.setenv(aoti.CACHE_ENV, str(cache))
+
+    def no_compile(*a, **k):
+        raise AssertionError("compiled although the package was cached")
+
+    monkeypatch.setattr(torch._inductor, "aoti_compile_and_package", no_compile)
+    target = tmp_path / "again.pt2"
+    assert build(str(target)) == str(target) and target.stat().st_size > 0
+
+
+def test_other_weights_miss_the_cache(package, monkeypatch):
+    _, cache = package
+    monkeypatch.setenv(aoti.CACHE_ENV, str(cache))
+    a = torch.export.export(torch.nn.Linear(3, 3), (torch.randn(2, 3),))
+    torch.manual_seed(1)
+    b = torch.export.export(torch.nn.Linear(3, 3), (torch.randn(2, 3),))
+    assert aoti._program_key(a, None) != aoti._program_key(b, None)
+    assert aoti._program_key(a, None) == aoti._program_key(a, None)
+    assert aoti._program_key(a, None) != aoti._program_key(a, {"max_autotune": True})
+
+
+def segfault() -> None:
+    import ctypes
+
+    ctypes.string_at(0)
+
+
+def test_crash_without_known_cause_is_not_retried(monkeypatch):
+    monkeypatch.setenv(isolate.FORENSICS_TIMEOUT_ENV, "120")
+    outcomes = aoti.run_step(segfault, timeout=60, step="load that segfaults")
+    assert len(outcomes) == 1 and outcomes[0].status == "crash"
+    assert outcomes[0].details.get("cause", "") == ""
+    assert os.path.exists(outcomes[0].details["trace_file"])

@@ -1,0 +1,109 @@
+"""AOT Inductor packages: compile with the kit's package cache, load, and run load steps so a known crash is survived.
+
+Loading a package has crashed whole processes on some stacks (SIGSEGV in the wrapper .so's std::regex code:
+the wrapper is linked with -static-libstdc++ and mixes locale facets with the process's libstdc++).
+`run_step` runs a load/run step as it is; when it crashes and forensics names that cause, it runs the step
+again with the libstdc++ the process maps loaded globally first, and returns both outcomes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from . import forensics, isolate
+
+CACHE_ENV = "YOLO26KIT_CACHE"  # the kit's compile-cache root; packages go to <root>/aoti/
+WORKAROUNDS = {"system_libstdcxx": "system libstdc++ loaded globally first"}
+
+
+def _program_key(program: Any, inductor_configs: dict[str, Any] | None) -> str:
+    """A digest of what decides the package: graph code, signature, ranges, weights, configs, torch version."""
+    import torch
+
+    h = hashlib.sha256()
+    for part in (torch.__version__, str(program.graph_module.code), str(program.graph_signature),
+                 str(program.range_constraints), json.dumps(inductor_configs or {}, sort_keys=True, default=str)):
+        h.update(part.encode())
+    tensors = {**program.state_dict, **program.constants}
+    for name in sorted(tensors):
+        value = tensors[name]
+        h.update(name.encode())
+        if isinstance(value, torch.Tensor):
+            t = value.detach().to("cpu").contiguous()
+            h.update(f"{t.dtype}{tuple(t.shape)}{value.device.type}".encode())
+            h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    for node in program.graph.nodes:  # the device the inputs live on decides CPU vs CUDA code
+        val = node.meta.get("val")
+        if node.op == "placeholder" and hasattr(val, "device"):
+            h.update(f"{node.name}:{val.device.type}:{val.dtype}".encode())
+    return h.hexdigest()[:32]
+
+
+def cache_dir() -> Path | None:
+    """Where packages are cached (None when the run has no compile cache)."""
+    root = os.environ.get(CACHE_ENV, "")
+    return Path(root) / "aoti" if root else None
+
+
+def compile_package(program: Any, package_path: str, inductor_configs: dict[str, Any] | None = None) -> str:
+    """aoti_compile_and_package, reusing a cached package of the same program when the run has a compile cache."""
+    import torch
+
+    folder = cache_dir()
+    cached = folder / f"{_program_key(program, inductor_configs)}.pt2" if folder else None
+    if cached and cached.exists():
+        shutil.copyfile(cached, package_path)
+        return package_path
+    path = torch._inductor.aoti_compile_and_package(program, package_path=package_path,
+                                                    inductor_configs=inductor_configs)
+    if cached:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cached.parent, suffix=".tmp")
+        os.close(fd)
+        shutil.copyfile(path, tmp)
+        os.replace(tmp, cached)  # atomic: concurrent notebooks never see half a package
+    return path
+
+
+def load(package_path: str) -> Any:
+    """aoti_load_package (call it inside an isolated step: see run_step)."""
+    import torch
+
+    return torch._inductor.aoti_load_package(package_path)
+
+
+def run_step(fn: Callable, *args: Any, timeout: float, step: str, **kwargs: Any) -> list[isolate.Outcome]:
+    """Run an AOTI load/run step isolated; after a crash with a known cause that has a workaround, run it again so.
+
+    Returns [as_is] or [as_is, with_workaround]; details["aoti_load"] says which, details["cause"] names the
+    rule that fired (crashes only).
+    """
+    first = isolate.run_step(fn, *args, timeout=timeout, step=step, **kwargs)
+    first.details["aoti_load"] = "as_is"
+    cause = first.details.get("cause_detail") or {}
+    if first.status != "crash" or cause.get("workaround") not in WORKAROUNDS:
+        return [first]
+    # The libstdc++ the crashed process mapped (from the debugger's library list), else the one we map.
+    lib = cause.get("matched", {}).get("system_libstdcxx") or forensics.mapped_libstdcxx()
+    second = isolate.run_step(fn, *args, timeout=timeout, step=f"{step} [{WORKAROUNDS[cause['workaround']]}]",
+                              preload_global=[lib], **kwargs)
+    second.details["aoti_load"] = cause["workaround"]
+    second.details["preloaded"] = lib
+    return [first, second]
+
+
+def outcome_row(outcome: isolate.Outcome) -> dict[str, Any]:
+    """One AOTI step outcome as a table row: the isolate row plus how it was loaded and any named cause."""
+    return {**outcome.row(), "aoti_load": outcome.details.get("aoti_load", "as_is"),
+            "cause": outcome.details.get("cause", ""), "native": outcome.details.get("native", "")}
+
+
+def last_ok(outcomes: list[isolate.Outcome]) -> isolate.Outcome | None:
+    """The outcome whose numbers count: the last ok one (the workaround's, when it was needed)."""
+    return next((o for o in reversed(outcomes) if o.ok), None)
