@@ -1,0 +1,197 @@
+"""Does loading an AOT Inductor package crash on this stack, why, and does the workaround hold? (the kit's own claim)
+
+Each package is compiled in an isolated child, then loaded and run through `aoti.run_step`: as it is, and
+again with the system libstdc++ loaded globally first only when the as-is load crashed and the forensics
+rule for the static-libstdc++ locale mix matched its native backtrace.
+"""
+
+from __future__ import annotations
+
+import inspect
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+
+from .. import aoti, catalog, forensics, isolate, timing
+
+MODELS = ("two_ops", "conv")
+CLAIM = "aoti.load_crash_cause"
+ATOL = 1e-4
+
+
+class TwoOps(torch.nn.Module):
+    """The smallest package worth loading: relu(x @ x.T) + 1."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x @ x.T) + 1
+
+
+class SmallConv(torch.nn.Module):
+    """A conv-BN-SiLU block, the building block of YOLO26."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.silu(self.bn(self.conv(x)))
+
+
+def example(model: str, device: str, seed: int = 0) -> tuple[torch.nn.Module, torch.Tensor]:
+    """The module (eval, seeded) and its example input on `device`."""
+    torch.manual_seed(seed)
+    if model == "two_ops":
+        return TwoOps().to(device).eval(), torch.randn(64, 64, device=device)
+    return SmallConv().to(device).eval(), torch.randn(1, 3, 64, 64, device=device)
+
+
+def compile_step(model: str, device: str, package: str, seed: int = 0) -> dict[str, Any]:
+    """Child step: export and AOTI-compile one package (the kit's package cache applies)."""
+    module, x = example(model, device, seed)
+    with torch.no_grad():
+        program = torch.export.export(module, (x,))
+    path = aoti.compile_package(program, package)
+    return {"package": path, "wrapper_libstdcxx_symbols": wrapper_libstdcxx_symbols(path)}
+
+
+def load_run_step(model: str, device: str, package: str, seed: int = 0, min_run_time: float = 0.2) -> dict[str, Any]:
+    """Child step: load the package, run it, compare with eager, time it."""
+    module, x = example(model, device, seed)
+    t0 = time.perf_counter()
+    runner = aoti.load(package)
+    load_s = time.perf_counter() - t0
+    with torch.no_grad():
+        out, ref = runner(x), module(x)
+        t = timing.measure(lambda: runner(x), f"{model}/{device}", device, warmup=3, min_run_time=min_run_time)
+    return {"load_s": round(load_s, 3), "max_abs_diff": float((out - ref).abs().max()), "median_ms": t.median_ms,
+            "iqr_ms": t.iqr_ms}
+
+
+def wrapper_libstdcxx_symbols(package: str) -> int:
+    """How many libstdc++ locale/regex symbols the package's wrapper .so files define (nm; 0 when unknown)."""
+    total = 0
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(package) as z:
+        for name in z.namelist():
+            if name.endswith(".so"):
+                total += len(forensics.defined_symbols(z.extract(name, tmp), forensics._LIBSTDCXX_DEFS))
+    return total
+
+
+def stack_facts() -> pd.DataFrame:
+    """What decides the crash on this machine: compiler flags, the libstdc++ mapped, g++ and the debugger."""
+    from torch._inductor import cpp_builder
+
+    gxx = shutil.which("g++") or ""
+    version = subprocess.run([gxx, "--version"], capture_output=True, text=True).stdout.splitlines()[0] if gxx else ""
+    return pd.DataFrame([
+        {"fact": "torch", "value": torch.__version__},
+        {"fact": "Inductor links wrappers with -static-libstdc++", "value": "-static-libstdc++" in inspect.getsource(cpp_builder)},
+        {"fact": "libstdc++ this process maps", "value": forensics.mapped_libstdcxx() or "(none)"},
+        {"fact": "g++", "value": version or "(not found)"},
+        {"fact": "debugger for native backtraces", "value": forensics.find_debugger() or "(none: gdb/cuda-gdb absent)"},
+        {"fact": "platform", "value": platform.platform()},
+    ])
+
+
+def devices_of(device: str) -> list[str]:
+    """cpu always (the crash was seen with CPU-only packages); cuda too when the run has a GPU."""
+    want_cuda = device == "cuda" or (device == "auto" and torch.cuda.is_available())
+    return ["cpu", "cuda"] if want_cuda and torch.cuda.is_available() else ["cpu"]
+
+
+def study(models: list[str], device: str = "auto", seed: int = 0, step_timeout: float = 600.0,
+          min_run_time: float = 0.2) -> pd.DataFrame:
+    """Compile every (model, device) package concurrently, then load and run each (as is; workaround if needed)."""
+    work = Path(tempfile.mkdtemp(prefix="yolo26kit-aoti-load-"))
+    cases = [(m, d) for m in models for d in devices_of(device)]
+    with ThreadPoolExecutor(max_workers=len(cases) or 1) as pool:
+        builds = list(pool.map(lambda c: isolate.run_step(compile_step, c[0], c[1], str(work / f"{c[0]}-{c[1]}.pt2"),
+                                                          seed, timeout=step_timeout, step=f"aoti compile {c[0]}/{c[1]}",
+                                                          phase="compile"), cases))
+    rows = []
+    for (model, dev), built in zip(cases, builds):
+        base = {"model": model, "device": dev}
+        rows.append({**base, **built.row(), "aoti_load": "", **({"wrapper_libstdcxx_symbols":
+                                                                  built.value["wrapper_libstdcxx_symbols"]} if built.ok else {})})
+        if not built.ok:
+            continue
+        for o in aoti.run_step(load_run_step, model, dev, built.value["package"], seed, min_run_time,
+                               timeout=step_timeout, step=f"aoti load+run {model}/{dev}"):
+            rows.append({**base, **aoti.outcome_row(o), **(o.value or {}), "preloaded": o.details.get("preloaded", "")})
+    shutil.rmtree(work, ignore_errors=True)
+    return pd.DataFrame(rows)
+
+
+def crash_evidence(rows: pd.DataFrame) -> pd.DataFrame:
+    """The as-is load rows that crashed: cause, top native frames, where the whole trace is."""
+    cols = [c for c in ("model", "device", "step", "signal", "cause", "frames", "native", "trace_file") if c in rows]
+    if "status" not in rows:
+        return pd.DataFrame(columns=cols)
+    return rows[(rows.status == "crash")][cols].reset_index(drop=True)
+
+
+def judge_load_crash_cause(rows: pd.DataFrame) -> tuple[str, str, dict[str, Any]]:
+    """Confirmed when as-is loads crash with the locale-mix cause and the workaround runs and matches eager."""
+    compiled = rows[rows.step.str.startswith("aoti compile")]
+    loads = rows[rows.step.str.startswith("aoti load")]
+    as_is, fixed = loads[loads.aoti_load == "as_is"], loads[loads.aoti_load == "system_libstdcxx"]
+    data = {"packages": len(compiled), "compiled": int((compiled.status == "ok").sum()),
+            "as_is": as_is[["model", "device", "status"]].to_dict("records"),
+            "workaround": fixed[[c for c in ("model", "device", "status", "max_abs_diff", "median_ms") if c in fixed]]
+            .to_dict("records")}
+    if not len(as_is):
+        return "error", f"no package compiled ({len(compiled)} tried): {'; '.join(compiled.error.astype(str))[:300]}", data
+    crashed = as_is[as_is.status == "crash"]
+    if not len(crashed):
+        diffs = as_is.get("max_abs_diff", pd.Series(dtype=float))
+        return ("not_reproduced", f"{(as_is.status == 'ok').sum()} of {len(as_is)} packages loaded and ran as they are "
+                f"(max |Δ| vs eager {diffs.max():.1e}); nothing crashed, so no workaround was applied.", data)
+    named = crashed[crashed.cause == "static_libstdcxx_locale_mix"]
+    data["frames"] = crashed.frames.tolist()
+    data["trace_files"] = crashed.trace_file.tolist()
+    ok_fixed = fixed[(fixed.status == "ok") & (fixed.get("max_abs_diff", 1.0) <= ATOL)] if len(fixed) else fixed
+    if len(named) == len(crashed) and len(ok_fixed) == len(crashed):
+        return ("confirmed", f"{len(crashed)} of {len(as_is)} packages crashed as they are ({crashed.signal.iloc[0]}) "
+                f"with the static-libstdc++ locale mix named from the native backtrace; with the system libstdc++ "
+                f"loaded first all {len(ok_fixed)} ran, max |Δ| vs eager {ok_fixed.max_abs_diff.max():.1e}. "
+                f"Top frames: {crashed.frames.iloc[0][:300]}", data)
+    if not len(named):
+        return ("partly", f"{len(crashed)} of {len(as_is)} packages crashed as they are, but no known cause matched the "
+                f"evidence ({crashed.native.iloc[0]}); top frames: {crashed.frames.iloc[0][:300]}", data)
+    return ("partly", f"{len(crashed)} of {len(as_is)} packages crashed, {len(named)} with the locale-mix cause; the "
+            f"workaround ran {len(ok_fixed)} of {len(fixed)} to a match with eager.", data)
+
+
+JUDGES = {CLAIM: judge_load_crash_cause}
+
+
+def judge(found: Any, rows: pd.DataFrame) -> pd.DataFrame:
+    """Record the tables and every claim's verdict; returns the claims frame."""
+    found.table("aoti_load", rows)
+    for claim_id, fn in JUDGES.items():
+        verdict, evidence, data = fn(rows)
+        found.verdict(claim_id, verdict, evidence, **data)
+    return found.frame()
+
+
+catalog.register(catalog.Investigation(
+    name="aoti_load",
+    title="Loading AOT Inductor packages: the crash, its cause, the workaround",
+    seeds=("kit",),
+    profiles={
+        "quick": {"models": ["two_ops"]},
+        "full": {"models": list(MODELS)},
+    },
+    checks={"models": catalog.one_of(*MODELS)},
+    **({"judges": JUDGES} if "judges" in catalog.Investigation.__dataclass_fields__ else {}),
+))
