@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,10 +15,12 @@ from yolo26kit import findings
 def test_every_claims_file_is_well_formed():
     claims = findings.seed_claims()
     assert claims, "data/claims holds no claims"
+    ids = [item["id"] for path in (findings.DATA / "claims").glob("*.json") for item in json.loads(path.read_text())]
+    assert len(ids) == len(set(ids)), "a claim id appears in two ledgers"
     for cid, c in claims.items():
         assert cid == c["id"] and c["claim"].strip()
         assert c["source"].endswith(".txt") or c["source"] == "kit"  # the kit's own claims
-        assert cid.split(".")[0] in {p.stem for p in (findings.DATA / "claims").glob("*.json")} | {"mask"}
+        assert c.get("question", "bites") in ("bites", "fix", "cost", "other")
 
 
 def test_verdict_rejects_unknown_words_and_ids():
@@ -60,3 +63,90 @@ def test_read_results_checks_schema(tmp_path):
 
 def test_jsonable_handles_odd_values():
     assert findings.jsonable({"a": math.inf, 1: (np.int64(3),)}) == {"a": None, "1": [3]}
+
+
+def _ledger(tmp_path, monkeypatch, entries):
+    """Point findings at a data folder whose index_dtype ledger holds `entries`."""
+    (tmp_path / "data" / "claims").mkdir(parents=True)
+    (tmp_path / "data" / "claims" / "index_dtype.json").write_text(json.dumps(entries))
+    monkeypatch.setattr(findings, "DATA", tmp_path / "data")
+    findings.seed_claims.cache_clear()  # cleared again after the test (small_ledger)
+    return entries
+
+
+@pytest.fixture
+def small_ledger(tmp_path, monkeypatch):
+    entries = _ledger(tmp_path, monkeypatch, [
+        {"id": "index_dtype.a", "source": "kit", "claim": "a holds", "question": "bites"},
+        {"id": "index_dtype.b", "source": "kit", "claim": "b holds", "question": "fix"},
+        {"id": "index_dtype.c", "source": "kit", "claim": "c holds", "question": "cost"},
+        {"id": "index_dtype.u", "source": "kit", "claim": "u holds", "untestable": "needs a Jetson"},
+    ])
+    yield entries
+    findings.seed_claims.cache_clear()
+
+
+def test_untestable_claims_are_never_asked_for(small_ledger):
+    assert [c["id"] for c in findings.judged_claims_of("index_dtype")] == ["index_dtype.a", "index_dtype.b",
+                                                                          "index_dtype.c"]
+    assert "index_dtype.u" not in findings.Findings("index_dtype", {}).to_dict()["missing_claims"]
+    failed = findings.failed_results("index_dtype", "r", {}, "boom", 1.0)
+    assert {c["id"] for c in failed["claims"]} == {"index_dtype.a", "index_dtype.b", "index_dtype.c"}
+
+
+def test_verdicts_and_tables_are_saved_as_recorded(small_ledger, tmp_path):
+    path = tmp_path / "run" / "index_dtype.results.json"
+    found = findings.Findings("index_dtype", {"imgsz": 64}, run_id="r")
+    found.results_path = str(path)
+    found.verdict("index_dtype.a", "confirmed", "3 of 3 matched")
+    saved = findings.read_results(path)  # no save() call yet
+    assert [c["id"] for c in saved["claims"]] == ["index_dtype.a"]
+    assert set(saved["missing_claims"]) == {"index_dtype.b", "index_dtype.c"}
+    found.table("status", [{"path": "eager", "status": "ok"}])
+    assert findings.read_results(path)["tables"]["status"] == [{"path": "eager", "status": "ok"}]
+    assert not list(path.parent.glob(".*.tmp"))  # the atomic write leaves no temporary file behind
+
+
+def test_a_failure_keeps_what_was_judged(small_ledger, tmp_path):
+    path = tmp_path / "index_dtype.results.json"
+    found = findings.Findings("index_dtype", {}, run_id="r")
+    found.results_path = str(path)
+    found.verdict("index_dtype.b", "refuted", "0 of 3 matched")
+    found.table("status", [{"path": "eager"}])
+    data = findings.merge_failure(path, "index_dtype", "r", {"imgsz": 64}, "timeout: no result after 5 s", 5.0)
+    assert data == findings.read_results(path)
+    verdicts = {c["id"]: c for c in data["claims"]}
+    assert verdicts["index_dtype.b"]["verdict"] == "refuted" and verdicts["index_dtype.b"]["evidence"] == "0 of 3 matched"
+    assert verdicts["index_dtype.a"]["verdict"] == verdicts["index_dtype.c"]["verdict"] == "error"
+    assert "no result after 5 s" in verdicts["index_dtype.a"]["evidence"] and "index_dtype.u" not in verdicts
+    assert data["tables"] == {"status": [{"path": "eager"}]} and data["notebook_error"].startswith("timeout")
+
+
+def test_merge_failure_without_a_saved_file_errors_every_claim(small_ledger, tmp_path):
+    path = tmp_path / "index_dtype.results.json"
+    path.write_text("{half a fi")  # a crash can leave anything; the merge must not trust it
+    data = findings.merge_failure(path, "index_dtype", "r", {}, "crash: SIGSEGV", 1.0)
+    assert [c["verdict"] for c in data["claims"]] == ["error"] * 3
+
+
+def test_time_split_accounts_for_the_wall_time():
+    split = findings.time_split(10.0, {"compile": 1.0, "measure": 0.5}, {"compile": 5.0, "measure": 2.5, "other": 9.0})
+    assert split == {"compile": 4.0, "measure": 2.0, "other": 4.0, "wall": 10.0}
+    # concurrent steps can add up to more than the wall time: `other` never goes negative
+    assert findings.time_split(3.0, {}, {"compile": 5.0, "measure": 1.0})["other"] == 0.0
+
+
+def test_results_carry_a_time_split():
+    data = findings.Findings("index_dtype", {}).to_dict()
+    assert set(data["time_split"]) == {"compile", "measure", "other", "wall"}
+    assert data["time_split"]["wall"] >= 0
+
+
+def test_interactive_results_stay_out_of_the_source_tree(monkeypatch):
+    from yolo26kit import catalog
+
+    monkeypatch.setattr(catalog, "get", lambda name: catalog.Investigation(name, "t", ()))
+    found = findings.start("index_dtype", {"results_path": "", "run_id": ""})
+    path = Path(found.results_path)
+    assert path.parent == findings.INTERACTIVE and not path.is_relative_to(findings.DATA.parent / "notebooks")
+    assert path.is_relative_to(findings.DATA.parent / "reports" / "runs")  # ignored by git

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -17,6 +19,9 @@ from . import env
 
 SCHEMA = 1
 DATA = Path(__file__).resolve().parents[1] / "data"
+# Notebooks run by hand (no results_path from the runner) save here, among the local runs: ignored by git,
+# listed in reports/runs/index.html like any other local run.
+INTERACTIVE = Path(__file__).resolve().parents[1] / "reports" / "runs" / "interactive"
 VERDICTS = ("confirmed", "refuted", "partly", "not_reproduced", "needs_cuda", "error")
 
 
@@ -31,9 +36,29 @@ def seed_claims() -> dict[str, dict[str, str]]:
 
 
 def claims_of(investigation: str) -> list[dict[str, str]]:
-    """The claims an investigation must give verdicts for: data/claims/<investigation>.json."""
+    """Every ledger entry of an investigation: data/claims/<investigation>.json (untestable ones included)."""
     path = DATA / "claims" / f"{investigation}.json"
     return json.loads(path.read_text()) if path.exists() else []
+
+
+def judged_claims_of(investigation: str) -> list[dict[str, str]]:
+    """The claims an investigation must give verdicts for: its ledger minus entries marked `untestable`."""
+    return [c for c in claims_of(investigation) if not c.get("untestable")]
+
+
+def write_json(path: str | Path, data: Any) -> Path:
+    """Write JSON atomically (a temporary file in the same folder, then os.replace): readers never see half a file."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(data, indent=2, allow_nan=False))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
 
 
 @dataclass
@@ -72,8 +97,30 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+def _phase_seconds() -> dict[str, float]:
+    from . import timing  # lazy: timing imports torch, and the CLI reads results without it
+
+    return timing.phase_seconds()
+
+
+def time_split(wall: float, start: dict[str, float], now: dict[str, float]) -> dict[str, float]:
+    """Where a notebook's wall time went: compile and measure seconds since `start`, the rest as `other`.
+
+    compile/measure are sums of step seconds, and steps may run concurrently, so they can exceed the wall
+    time together; `other` is then 0.
+    """
+    compile_s = max(0.0, now.get("compile", 0.0) - start.get("compile", 0.0))
+    measure_s = max(0.0, now.get("measure", 0.0) - start.get("measure", 0.0))
+    return {"compile": round(compile_s, 3), "measure": round(measure_s, 3),
+            "other": round(max(0.0, wall - compile_s - measure_s), 3), "wall": round(wall, 3)}
+
+
 class Findings:
-    """What one notebook run found: claims with verdicts, tables, environment; saves results.json."""
+    """What one notebook run found: claims with verdicts, tables, environment; saves results.json.
+
+    With a `results_path` (the runner gives one) every verdict and table is written at once, so a
+    notebook that dies later keeps what it had already judged.
+    """
 
     def __init__(self, investigation: str, parameters: dict[str, Any], run_id: str = "") -> None:
         self.investigation = investigation
@@ -81,10 +128,15 @@ class Findings:
         self.run_id = run_id or "interactive"
         self.started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self._t0 = time.perf_counter()
+        self._phases0 = _phase_seconds()
         self.environment = env.fingerprint()
         self.claims: dict[str, Claim] = {}
         self.tables: dict[str, list[dict[str, Any]]] = {}
         self.results_path = ""
+
+    def _persist(self) -> None:
+        if self.results_path:
+            write_json(self.results_path, self.to_dict())
 
     def verdict(self, claim_id: str, verdict: str, evidence: str, **data: Any) -> Claim:
         """Record the verdict of a claim listed in data/claims (its source and words come from there)."""
@@ -93,12 +145,14 @@ class Findings:
             raise KeyError(f"claim {claim_id!r} is not in data/claims (known: {', '.join(known)})")
         claim = Claim(claim_id, known[claim_id]["source"], known[claim_id]["claim"], verdict, evidence, jsonable(data))
         self.claims[claim_id] = claim
+        self._persist()
         return claim
 
     def table(self, name: str, rows: pd.DataFrame | list[dict[str, Any]]) -> pd.DataFrame:
         """Keep a table for results.json and return it as a DataFrame (so a notebook cell shows it)."""
         frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
         self.tables[name] = jsonable(frame.to_dict(orient="records"))
+        self._persist()
         return frame
 
     def frame(self) -> pd.DataFrame:
@@ -108,13 +162,15 @@ class Findings:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        missing = [c["id"] for c in claims_of(self.investigation) if c["id"] not in self.claims]
+        missing = [c["id"] for c in judged_claims_of(self.investigation) if c["id"] not in self.claims]
+        wall = time.perf_counter() - self._t0
         return {
             "schema": SCHEMA,
             "investigation": self.investigation,
             "run_id": self.run_id,
             "started": self.started,
-            "seconds": round(time.perf_counter() - self._t0, 3),
+            "seconds": round(wall, 3),
+            "time_split": time_split(wall, self._phases0, _phase_seconds()),
             "environment": self.environment,
             "parameters": jsonable(self.parameters),
             "claims": [asdict(c) for c in self.claims.values()],
@@ -123,45 +179,60 @@ class Findings:
         }
 
     def save(self, path: str | Path = "") -> Path:
-        """Write results.json; with no path (interactive use) it goes to ./<investigation>.results.json."""
-        target = Path(path or self.results_path or f"{self.investigation}.results.json")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False))
-        return target
+        """Write results.json (atomically); with no path at all it goes to reports/runs/interactive/."""
+        target = Path(path or self.results_path or INTERACTIVE / f"{self.investigation}.results.json")
+        return write_json(target, self.to_dict())
 
 
 def start(investigation: str, namespace: dict[str, Any]) -> Findings:
     """Begin a notebook's findings from its parameter variables (call with `globals()` after the parameters cell).
 
-    The runner injects `results_path` and `run_id`; interactively they are empty and `save()` writes
-    ./<investigation>.results.json.
+    The runner injects `results_path` and `run_id`; interactively they are empty and results go to
+    reports/runs/interactive/<investigation>.results.json (ignored by git), never next to the notebook.
     """
     from . import catalog
 
     names = [n for n in catalog.get(investigation).params if n not in catalog.RUNNER_PARAMETERS]
     found = Findings(investigation, {n: namespace[n] for n in names if n in namespace}, namespace.get("run_id", ""))
-    found.results_path = namespace.get("results_path", "")
+    found.results_path = namespace.get("results_path", "") or str(INTERACTIVE / f"{investigation}.results.json")
     return found
 
 
-def failed_results(investigation: str, run_id: str, parameters: dict[str, Any], error: str, seconds: float) -> dict[str, Any]:
-    """results.json for a notebook that did not finish: every claim gets `error` with the failure."""
+def failed_results(investigation: str, run_id: str, parameters: dict[str, Any], error: str, seconds: float,
+                   partial: dict[str, Any] | None = None) -> dict[str, Any]:
+    """results.json for a notebook that did not finish: what it had saved (`partial`) is kept, and every
+    claim it had not judged yet gets `error` with the cause."""
+    partial = partial if partial and partial.get("schema") == SCHEMA else {}
+    kept = [c for c in partial.get("claims", []) if isinstance(c, dict) and c.get("id")]
+    judged = {c["id"] for c in kept}
+    added = [asdict(Claim(c["id"], c["source"], c["claim"], "error", f"the notebook failed before a verdict: {error}"))
+             for c in judged_claims_of(investigation) if c["id"] not in judged]
     return {
         "schema": SCHEMA,
         "investigation": investigation,
         "run_id": run_id,
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "started": partial.get("started") or datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "seconds": round(seconds, 3),
-        "environment": env.fingerprint(),
+        **({"time_split": partial["time_split"]} if "time_split" in partial else {}),
+        "environment": partial.get("environment") or env.fingerprint(),
         "parameters": jsonable(parameters),
-        "claims": [
-            asdict(Claim(c["id"], c["source"], c["claim"], "error", f"the notebook failed before a verdict: {error}"))
-            for c in claims_of(investigation)
-        ],
+        "claims": kept + added,
         "missing_claims": [],
-        "tables": {},
+        "tables": partial.get("tables", {}),
         "notebook_error": error,
     }
+
+
+def merge_failure(path: str | Path, investigation: str, run_id: str, parameters: dict[str, Any], error: str,
+                  seconds: float) -> dict[str, Any]:
+    """Rewrite the results.json at `path` of a notebook that failed: keep its saved verdicts, add `error` for the rest."""
+    try:
+        partial = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        partial = None
+    data = failed_results(investigation, run_id, parameters, error, seconds, partial)
+    write_json(path, data)
+    return data
 
 
 def read_results(path: str | Path) -> dict[str, Any]:
