@@ -1,4 +1,4 @@
-"""Command line: yolo26kit list | run | report | env | bundle."""
+"""Command line: yolo26kit list | run | report | env | bundle | stamp."""
 
 from __future__ import annotations
 
@@ -63,25 +63,39 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from . import report, runner
+    from . import runner
 
-    plan = build_plan(args.names, args.all, args.profile, _parse_overrides(args.param), args.device)
-    out = Path(args.out) if args.out else runner.DEFAULT_OUT
-    if args.timeout <= 0:
+    if args.jobs is not None and args.jobs < 1:
+        raise BadParameter("--jobs must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
         raise BadParameter("--timeout must be positive")
-    run_dir, runs = runner.run(plan, out=out, timeout=args.timeout, log_output=args.log_output)
-    report.render_run(run_dir)
-    root = runner.REPORTS if out.resolve().is_relative_to(runner.REPORTS) else out
-    index = report.render_index(root)
-    print(f"run:     {run_dir / 'index.html'}")
-    print(f"reports: {index}")
-    return 0 if all(r.ok for r in runs) else 1
+    if args.cache and args.no_cache:
+        raise BadParameter("--cache and --no-cache exclude each other")
+    options = {"jobs": args.jobs or 0, "cache": args.cache or None, "use_cache": not args.no_cache}
+    if args.resume:
+        given = [flag for flag, used in (("NAME", args.names), ("--all", args.all), ("-p", args.param),
+                                         ("--profile", args.profile), ("--device", args.device), ("--out", args.out),
+                                         ("--timeout", args.timeout is not None)) if used]
+        if given:
+            raise BadParameter(f"--resume takes the run's recorded plan; drop {', '.join(given)}")
+        result = runner.resume(args.resume, **options)
+    else:
+        plan = build_plan(args.names, args.all, args.profile or "quick", _parse_overrides(args.param),
+                          args.device or "auto")
+        out = Path(args.out) if args.out else runner.DEFAULT_OUT
+        result = runner.run(plan, out=out, timeout=args.timeout or runner.DEFAULT_TIMEOUT, log_output=args.log_output,
+                            **options)
+    print(runner.summary(result), flush=True)
+    if result.state == "complete":
+        print(f"run:     {result.run_dir / 'index.html'}")
+        print(f"reports: {result.index}")
+    return result.exit_code
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from . import report, runner
 
-    target = Path(args.dir) if args.dir else runner.REPORTS
+    target = Path(args.dir) if args.dir else runner.DEFAULT_OUT
     if not target.is_dir():
         raise BadParameter(f"{target} is not a directory")
     runs = [target] if list(target.glob("*.results.json")) else report.find_runs(target)
@@ -94,9 +108,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_stamp(args: argparse.Namespace) -> int:
+    if env.git_revision() is None:
+        raise BadParameter("no git checkout here: `yolo26kit stamp` records the revision of a checkout")
+    print(f"{env.STAMP.relative_to(env.ROOT)}: {env.write_stamp()}")
+    return 0
+
+
 def cmd_bundle(args: argparse.Namespace) -> int:
     from . import bundle
 
+    if env.git_revision() is not None:  # the copy that travels to the runner knows its revision without .git
+        print(f"{env.STAMP.relative_to(env.ROOT)}: {env.write_stamp()}")
     manifest = bundle.build_wheelhouse(args.out, args.have, args.torch or None, args.python, args.max_mib)
     print(bundle.describe(manifest))
     problems = bundle.verify(args.out, bundle.read_have(args.have))
@@ -119,20 +142,29 @@ def parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="execute investigations with papermill into a new run directory")
     run.add_argument("names", nargs="*", metavar="NAME")
     run.add_argument("--all", action="store_true", help="every investigation")
-    run.add_argument("--profile", default="quick", help="quick (minutes) or full")
+    run.add_argument("--profile", default="", help="quick (minutes, the default) or full")
     run.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                      help="override a notebook parameter (lists: comma-separated)")
-    run.add_argument("--device", default="auto", help="auto (CUDA if present, else CPU), cpu or cuda")
+    run.add_argument("--device", default="", help="auto (the default: CUDA if present, else CPU), cpu or cuda")
     run.add_argument("--out", default="", help="parent folder of the run directory (default reports/runs)")
-    run.add_argument("--timeout", type=float, default=1800.0, help="seconds per notebook")
+    run.add_argument("--timeout", type=float, default=None, help="seconds per notebook (default 1800)")
+    run.add_argument("--jobs", type=int, default=None, metavar="N",
+                     help="notebooks at once (default: all of them on CUDA, 1 on CPU)")
+    run.add_argument("--cache", default="", metavar="DIR",
+                     help="compile cache folder (default $XDG_CACHE_HOME/yolo26kit or ~/.cache/yolo26kit)")
+    run.add_argument("--no-cache", action="store_true", help="a fresh temporary compile cache, deleted at the end")
+    run.add_argument("--resume", default="", metavar="RUN_DIR",
+                     help="finish a stopped run in place: only the notebooks that did not finish")
     run.add_argument("--log-output", action="store_true",
                      help="stream every cell's output to the terminal instead of a progress bar (headless runners)")
     run.set_defaults(fn=cmd_run)
     rep = sub.add_parser("report", help="rebuild HTML and index pages from results on disk")
-    rep.add_argument("dir", nargs="?", default="", help="a run directory or a folder of runs (default reports/)")
+    rep.add_argument("dir", nargs="?", default="", help="a run directory or a folder of runs (default reports/runs)")
     rep.add_argument("--no-notebooks", action="store_true", help="only the index pages, not the notebook HTML")
     rep.set_defaults(fn=cmd_report)
     sub.add_parser("env", help="print the environment fingerprint").set_defaults(fn=cmd_env)
+    sub.add_parser("stamp", help="record the git revision in yolo26kit/_revision.txt (for copies without .git)"
+                   ).set_defaults(fn=cmd_stamp)
     bun = sub.add_parser("bundle", help="build an offline wheelhouse of what a GPU runner lacks")
     bun.add_argument("--have", default="data/runners/h100.txt", help="the runner's `pip freeze` or package names")
     bun.add_argument("--torch", default="", help="the runner's torch version (default: from --have)")

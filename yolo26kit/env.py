@@ -24,15 +24,47 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def _kit_revision() -> str:
-    root = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]
+STAMP = Path(__file__).resolve().parent / "_revision.txt"  # ignored by git; written by `yolo26kit stamp`/`bundle`
+# Uncommitted changes to tracked files here make the revision `.dirty` (they change what a run computes).
+WATCHED = ("yolo26kit", "notebooks", "data")
+
+
+def _git(*args: str) -> str | None:
+    """Output of a git command in the kit's checkout, or None when git or the repository is missing."""
     try:
-        sha = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5
-        ).stdout.strip()
+        done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
-        sha = ""
-    return f"{__version__}+g{sha}" if sha else __version__
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_revision() -> str | None:
+    """`<version>+g<sha7>` plus `.dirty` when tracked files under WATCHED have uncommitted changes; None without git."""
+    if not (ROOT / ".git").exists():
+        return None
+    sha = _git("rev-parse", "--short=7", "HEAD")
+    if not sha:
+        return None
+    changes = _git("status", "--porcelain", "--untracked-files=no", "--", *WATCHED)
+    return f"{__version__}+g{sha}" + (".dirty" if changes else "")
+
+
+def write_stamp(path: Path = STAMP) -> str:
+    """Record the git revision in the stamp file, so a copy of the tree without .git still knows it."""
+    revision = git_revision()
+    if revision is None:
+        raise RuntimeError("no git repository here: the stamp can only be written from a checkout")
+    path.write_text(revision + "\n")
+    return revision
+
+
+def _kit_revision() -> str:
+    """The revision from git when there is a .git, else from the stamp file, else the bare version."""
+    revision = git_revision()
+    if revision is None and STAMP.exists():
+        revision = STAMP.read_text().strip() or None
+    return revision or __version__
 
 
 def _cpu_name() -> str:

@@ -1,4 +1,21 @@
-"""Batch execution of investigation notebooks with papermill into a run directory that is never overwritten."""
+"""Batch execution of investigation notebooks with papermill into a run directory: concurrent notebooks, a
+compile cache the kit owns, run.json kept current so a stopped run can be resumed in place.
+
+Decisions:
+
+- Concurrency (`jobs`): on CUDA every notebook of the batch runs at once by default. Their compile phases
+  overlap (the GPU runner has 16 cores, compiles dominate there) while every measuring phase takes the
+  run's device lock (`timing.device_lock`), so no two notebooks ever time side by side. On CPU the default
+  is one notebook at a time: on a 2-core machine a neighbour's compile would slow the measured code itself.
+  Each notebook child gets TORCHINDUCTOR_COMPILE_THREADS = cores // jobs (at least 1) unless already set.
+- The compile cache (Inductor's FX-graph/AOTAutograd caches, Triton's, and the kit's AOTI packages under
+  `$YOLO26KIT_CACHE/aoti`) lives outside the repository, by default `$XDG_CACHE_HOME/yolo26kit` or
+  `~/.cache/yolo26kit`. `run.json` says whether it was `cold` (empty at the start), `warm` or `off`
+  (`--no-cache`: a fresh temporary folder deleted at the end, and Inductor's caches disabled).
+- run.json is written when the run starts (every notebook `pending`, with its parameters) and after every
+  notebook, atomically, so a run whose parent was killed still says what finished. SIGINT/SIGTERM stop the
+  whole tree (isolate.terminate_all), keep what finished, and leave `state: interrupted`.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +23,43 @@ import json
 import logging
 import os
 import re
+import shutil
+import signal
 import socket
 import sys
+import tempfile
+import threading
 import time
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from . import env, findings, isolate
+from . import catalog, env, findings, isolate
 from .catalog import Investigation
+from .errors import KitError
 
 REPORTS = Path(__file__).resolve().parents[1] / "reports"
-DEFAULT_OUT = REPORTS / "runs"
+DEFAULT_OUT = REPORTS / "runs"  # local runs and their index.html; ignored by git
 DEFAULT_TIMEOUT = 1800.0  # seconds per notebook
+STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL when a run is stopped
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+CACHE_ENV = "YOLO26KIT_CACHE"
+# Every notebook child carries a tag in its environment, inherited by its kernel and everything that starts:
+# a process that outlived its parent (e.g. a kernel's helper after the notebook step crashed) is found by it.
+TAG_ENV = "YOLO26KIT_NOTEBOOK_TAG"
+# Notebook states in run.json; `done` and `failed` are finished (a resume leaves them alone).
+FINISHED = ("done", "failed")
+
+
+class ResumeRefused(KitError):
+    """A run directory that cannot be resumed (not a run, already complete, or another environment)."""
 
 
 @dataclass
 class NotebookRun:
-    """One executed notebook: where its files are and how it ended."""
+    """One executed notebook: where its files are and how it ended (state: done, failed or interrupted)."""
 
     name: str
     ok: bool
@@ -32,6 +67,68 @@ class NotebookRun:
     notebook: Path
     results: Path
     error: str = ""
+    state: str = "done"
+
+
+@dataclass
+class CompileCache:
+    """The compile cache a run's children use: its root folder and whether it was cold, warm or off."""
+
+    root: Path
+    state: str  # cold | warm | off
+    temporary: bool = False
+
+    def child_env(self) -> dict[str, str]:
+        """Environment variables that point every compiler cache of a child at this root."""
+        values = {CACHE_ENV: str(self.root), "TORCHINDUCTOR_CACHE_DIR": str(self.root / "inductor"),
+                  "TRITON_CACHE_DIR": str(self.root / "triton")}
+        if self.state == "off":
+            values["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+        return values
+
+    def close(self) -> None:
+        """Delete a temporary (--no-cache) root."""
+        if self.temporary:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def default_cache_dir() -> Path:
+    """$YOLO26KIT_CACHE, else $XDG_CACHE_HOME/yolo26kit, else ~/.cache/yolo26kit: outside the repository."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "yolo26kit"
+
+
+def open_cache(path: str | Path | None = None, enabled: bool = True) -> CompileCache:
+    """The compile cache for a run: `path` (default: default_cache_dir()) or, disabled, a fresh temporary one."""
+    if not enabled:
+        return CompileCache(Path(tempfile.mkdtemp(prefix="yolo26kit-nocache-")), "off", temporary=True)
+    root = Path(path).expanduser().resolve() if path else default_cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    warm = any(p.is_file() and p.name != "device.lock" for p in root.rglob("*"))
+    return CompileCache(root, "warm" if warm else "cold")
+
+
+def default_jobs(device_type: str, notebooks: int) -> int:
+    """All notebooks at once on CUDA (compiles overlap, measuring is serialised by the device lock); 1 on CPU."""
+    return max(1, notebooks) if device_type == "cuda" else 1
+
+
+def compile_threads(jobs: int, cores: int | None = None) -> int:
+    """Inductor compile threads per notebook child: the machine's cores shared among concurrent notebooks."""
+    return max(1, (cores or os.cpu_count() or 1) // max(1, jobs))
+
+
+def child_env(cache: CompileCache, run_dir: Path, jobs: int) -> dict[str, str]:
+    """The environment every notebook child of a run gets: caches, the device lock, compile threads, traces."""
+    from . import timing  # lazy: imports torch
+
+    values = {**cache.child_env(), timing.DEVICE_LOCK_ENV: str(cache.root / "device.lock"),
+              isolate.FORENSICS_DIR_ENV: str(run_dir)}
+    if "TORCHINDUCTOR_COMPILE_THREADS" not in os.environ:
+        values["TORCHINDUCTOR_COMPILE_THREADS"] = str(compile_threads(jobs))
+    return values
 
 
 def new_run_dir(out: Path, device_type: str, now: datetime | None = None) -> tuple[str, Path]:
@@ -50,7 +147,8 @@ def new_run_dir(out: Path, device_type: str, now: datetime | None = None) -> tup
     raise RuntimeError(f"could not create a new run directory under {out}")
 
 
-def _execute_notebook(source: str, target: str, parameters: dict[str, Any], cwd: str, log_output: bool = False) -> None:
+def _execute_notebook(source: str, target: str, parameters: dict[str, Any], cwd: str, log_output: bool = False,
+                      progress: bool = True) -> None:
     """Child-process body: papermill's Python API, kernel = this interpreter."""
     import papermill as pm
 
@@ -59,48 +157,365 @@ def _execute_notebook(source: str, target: str, parameters: dict[str, Any], cwd:
 
     os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
     try:
-        pm.execute_notebook(source, target, parameters=parameters, kernel_name="python3", progress_bar=not log_output,
-                            log_output=log_output, cwd=cwd, report_mode=False)
+        pm.execute_notebook(source, target, parameters=parameters, kernel_name="python3",
+                            progress_bar=progress and not log_output, log_output=log_output, cwd=cwd, report_mode=False)
     except pm.PapermillExecutionError as exc:  # papermill saved the notebook first; say which cell and why
         raise RuntimeError(f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
 
 
+def notebook_tag(run_id: str, name: str) -> str:
+    """The TAG_ENV value of one notebook of one runner process."""
+    return f"{run_id}/{name}/{os.getpid()}"
+
+
 def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_id: str,
-            timeout: float = DEFAULT_TIMEOUT, log_output: bool = False) -> NotebookRun:
-    """Run one notebook into run_dir; if it fails, save what it wrote and an `error` results.json."""
+            timeout: float = DEFAULT_TIMEOUT, log_output: bool = False, *, env: dict[str, str] | None = None,
+            progress: bool = True, stopping: Callable[[], bool] = lambda: False) -> NotebookRun:
+    """Run one notebook into run_dir; if it fails, keep the verdicts it saved and give the rest `error`.
+
+    When `stopping()` is true after the notebook ended without results, it was stopped by the run: it is
+    `interrupted`, and its results file is left for the caller.
+    """
     run_dir = run_dir.resolve()  # the notebook runs with run_dir as its cwd: paths given to it must be absolute
     notebook = run_dir / f"{inv.name}.ipynb"
     results = run_dir / f"{inv.name}.results.json"
+    results.unlink(missing_ok=True)  # a resumed notebook starts clean
     injected = {**parameters, "results_path": str(results), "run_id": run_id}
+    tag = notebook_tag(run_id, inv.name)
     outcome = isolate.run_step(_execute_notebook, str(inv.notebook), str(notebook), injected, str(run_dir), log_output,
-                               timeout=timeout, step=inv.name, capture=False)
+                               progress, timeout=timeout, step=inv.name, capture=False, env={**(env or {}), TAG_ENV: tag},
+                               forensics=False)
+    left = sweep(tag)  # whatever the notebook left running: nothing when its kernel shut down cleanly
+    if left:
+        print(f"[{inv.name}] killed {len(left)} process(es) it left behind", file=sys.stderr, flush=True)
     error = "" if outcome.ok else (outcome.error or outcome.status)
-    if outcome.ok and not results.exists():
+    finished = outcome.ok and _complete(results)
+    if outcome.ok and not finished:
         error = "the notebook finished without writing results.json"
+    if not finished and stopping():
+        return NotebookRun(inv.name, False, outcome.seconds, notebook, results, "interrupted", "interrupted")
     if error:
-        results.write_text(json.dumps(
-            findings.failed_results(inv.name, run_id, parameters, f"{outcome.status}: {error}", outcome.seconds),
-            indent=2))
-    return NotebookRun(inv.name, not error, outcome.seconds, notebook, results, error)
+        findings.merge_failure(results, inv.name, run_id, parameters, f"{outcome.status}: {error}", outcome.seconds)
+    return NotebookRun(inv.name, not error, outcome.seconds, notebook, results, error, "done" if not error else "failed")
+
+
+def tagged(tag: str) -> list[int]:
+    """Live processes whose environment (as exec'd) carries TAG_ENV=tag: kernels and what they started, orphans too."""
+    needle = b"\0" + f"{TAG_ENV}={tag}".encode() + b"\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle in b"\0" + f.read() + b"\0":
+                    found.append(int(entry))
+        except OSError:  # gone, or not ours
+            continue
+    return found
+
+
+def sweep(tag: str) -> list[int]:
+    """SIGKILL every process left with this notebook tag; returns their pids."""
+    pids = tagged(tag)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return pids
+
+
+def _complete(results: Path) -> bool:
+    try:
+        return results.exists() and json.loads(results.read_text()).get("schema") == findings.SCHEMA
+    except (OSError, ValueError):
+        return False
+
+
+class _Stop:
+    """The first SIGINT/SIGTERM of a batch: a flag the batch loop polls (signal handlers only set it)."""
+
+    def __init__(self) -> None:
+        self.signum = 0
+        self.event = threading.Event()
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        self.signum = self.signum or signum
+        self.event.set()
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name if self.signum else ""
+
+
+@dataclass
+class Batch:
+    """A run directory and its run.json: the plan, each notebook's state, and the invocations that worked on it."""
+
+    run_dir: Path
+    meta: dict[str, Any]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def path(self) -> Path:
+        return self.run_dir / "run.json"
+
+    def entry(self, name: str) -> dict[str, Any]:
+        return next(n for n in self.meta["notebooks"] if n["name"] == name)
+
+    def update(self, name: str = "", **values: Any) -> None:
+        """Change a notebook's entry (or the run's, without a name) and rewrite run.json at once."""
+        with self.lock:
+            (self.entry(name) if name else self.meta).update(values)
+            self.meta["seconds"] = round(sum(n.get("seconds") or 0 for n in self.meta["notebooks"]), 2)
+            findings.write_json(self.path, self.meta)
+
+    def unfinished(self) -> list[str]:
+        return [n["name"] for n in self.meta["notebooks"] if n["state"] not in FINISHED]
+
+
+@dataclass
+class RunResult:
+    """What a `run`/`resume` call did: the run folder, its notebooks, final state and the stopping signal."""
+
+    run_dir: Path
+    runs: list[NotebookRun]
+    state: str
+    signum: int = 0
+    index: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """130 (SIGINT) / 143 (SIGTERM) when stopped, 1 when a notebook failed, else 0."""
+        if self.signum:
+            return EXIT_CODES.get(signal.Signals(self.signum), 128 + self.signum)
+        return 0 if all(r.ok for r in self.runs) else 1
+
+
+def _entry(inv: Investigation, params: dict[str, Any]) -> dict[str, Any]:
+    return {"name": inv.name, "state": "pending", "ok": False, "seconds": 0.0, "error": "",
+            "parameters": findings.jsonable(params)}
 
 
 def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OUT,
-        timeout: float = DEFAULT_TIMEOUT, log_output: bool = False) -> tuple[Path, list[NotebookRun]]:
-    """Execute every (investigation, parameters) pair of a validated plan into a new run directory."""
-    device_type = env.fingerprint()["device_type"]
-    run_id, run_dir = new_run_dir(out, device_type)
+        timeout: float = DEFAULT_TIMEOUT, log_output: bool = False, *, jobs: int = 0,
+        cache: str | Path | None = None, use_cache: bool = True, render: bool = True) -> RunResult:
+    """Execute a validated plan into a new run directory (`jobs` 0: default_jobs); SIGINT/SIGTERM stop it cleanly."""
+    t0 = time.perf_counter()
+    fingerprint = env.fingerprint()
+    run_id, run_dir = new_run_dir(Path(out), fingerprint["device_type"])
+    run_dir = run_dir.resolve()
+    meta = {"run_id": run_id, "environment": fingerprint, "state": "running",
+            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "wall_seconds": 0.0,
+            "compile_cache": "", "timeout": timeout, "log_output": log_output,
+            "notebooks": [_entry(inv, params) for inv, params in plan], "seconds": 0.0, "invocations": []}
+    return _drive(Batch(run_dir, meta), [inv.name for inv, _ in plan], t0, jobs, cache, use_cache, render)
+
+
+def load(run_dir: str | Path) -> Batch:
+    """The Batch of an existing run directory (its run.json)."""
+    run_dir = Path(run_dir).resolve()
+    try:
+        meta = json.loads((run_dir / "run.json").read_text())
+        meta["notebooks"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise ResumeRefused(f"{run_dir} is not a run directory with a readable run.json ({type(exc).__name__})") from None
+    for n in meta["notebooks"]:  # run.json of runs made before resume existed
+        n.setdefault("state", "done" if n.get("ok") else "failed")
+        n.setdefault("parameters", None)
+    return Batch(run_dir, meta)
+
+
+def environment_differences(recorded: dict[str, Any], current: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Fingerprint keys whose values differ between a run and this process: {key: (run's, now)}."""
+    return {k: (recorded.get(k), current.get(k)) for k in sorted(set(recorded) | set(current))
+            if recorded.get(k) != current.get(k)}
+
+
+def resume(run_dir: str | Path, *, jobs: int = 0, cache: str | Path | None = None, use_cache: bool = True,
+           render: bool = True) -> RunResult:
+    """Run, into the same folder, only the notebooks of a run that did not finish, with their recorded parameters.
+
+    Refused (ResumeRefused) when the run is complete, lacks recorded parameters, or this environment's
+    fingerprint differs from the run's.
+    """
+    t0 = time.perf_counter()
+    batch = load(run_dir)
+    names = batch.unfinished()
+    if not names:
+        raise ResumeRefused(f"{batch.run_dir.name} is complete: every notebook finished; nothing to resume")
+    differ = environment_differences(batch.meta.get("environment") or {}, env.fingerprint())
+    if differ:
+        said = "; ".join(f"{k}: {a!r} (run) vs {b!r} (now)" for k, (a, b) in differ.items())
+        raise ResumeRefused(f"the environment differs from the run's ({said}); start a new run instead")
+    if any(batch.entry(n).get("parameters") is None for n in names):
+        raise ResumeRefused(f"{batch.run_dir.name}: run.json has no recorded parameters; start a new run instead")
+    for name in names:
+        catalog.get(name)  # an investigation that no longer exists is bad input, before anything is written
+    return _drive(batch, names, t0, jobs, cache, use_cache, render)
+
+
+def _drive(batch: Batch, names: list[str], t0: float, jobs: int, cache_path: str | Path | None, use_cache: bool,
+           render: bool) -> RunResult:
+    """Run `names` of the batch concurrently, stop cleanly on SIGINT/SIGTERM, write run.json and the pages."""
+    stop = _Stop()
+    previous = _install(stop)
+    try:
+        return _drive_caught(batch, names, t0, jobs, cache_path, use_cache, render, stop)
+    finally:
+        _restore(previous)
+
+
+def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_path: str | Path | None,
+                  use_cache: bool, render: bool, stop: _Stop) -> RunResult:
+    meta = batch.meta
+    jobs = jobs or default_jobs(meta["environment"].get("device_type", "cpu"), len(names))
+    cache = open_cache(cache_path, use_cache)
+    invocation: dict[str, Any] = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                  "notebooks": names, "jobs": jobs, "compile_cache": cache.state,
+                                  "pid": os.getpid(), "state": "running"}
+    meta["invocations"].append(invocation)
+    meta["compile_cache"] = meta.get("compile_cache") or cache.state  # a resume keeps the first call's state
+    for name in names:
+        batch.entry(name).update(state="pending", ok=False, error="", seconds=0.0)
+    batch.update(state="running")
+    try:
+        runs = _execute_all(batch, names, jobs, child_env(cache, batch.run_dir, jobs), stop)
+    finally:
+        cache.close()
+
+    def finish(state: str) -> None:
+        invocation.update(state=state, wall_seconds=round(time.perf_counter() - t0, 2))
+        if stop.signum:
+            invocation["signal"] = stop.name
+        batch.update(state=state, wall_seconds=round(sum(i.get("wall_seconds", 0) for i in meta["invocations"]), 2))
+
+    state = "complete" if not stop.signum and not batch.unfinished() else "interrupted"
+    finish(state)  # run.json first: the run page reads it
+    index = _render(batch) if render else None
+    finish(state)  # again, so wall_seconds covers the whole call, pages included
+    return RunResult(batch.run_dir, runs, state, stop.signum, index)
+
+
+def _install(stop: _Stop) -> dict[int, Any]:
+    """Route SIGINT/SIGTERM to `stop` (main thread only; elsewhere signals keep their handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore(previous: dict[int, Any]) -> None:
+    for s, handler in previous.items():
+        signal.signal(s, handler)
+
+
+_RENDER_LOCK = threading.Lock()  # nbconvert renders one notebook at a time
+
+
+def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str], stop: _Stop) -> list[NotebookRun]:
+    """Run the notebooks `jobs` at a time; on a stop signal end every step tree and mark what did not finish."""
+    meta = batch.meta
+    total = len(names)
+    done_count = [0]
+
+    def work(name: str) -> NotebookRun | None:
+        if stop.event.is_set():
+            return None
+        entry = batch.entry(name)
+        inv = catalog.get(name)
+        batch.update(name, state="running")
+        print(f"[start] {name} {entry['parameters']}", file=sys.stderr, flush=True)
+        result = execute(inv, entry["parameters"], batch.run_dir, meta["run_id"], meta.get("timeout", DEFAULT_TIMEOUT),
+                         meta.get("log_output", False), env=child, progress=jobs == 1, stopping=stop.event.is_set)
+        if result.state == "interrupted":
+            return result
+        batch.update(name, state=result.state, ok=result.ok, seconds=round(result.seconds, 2), error=result.error,
+                     time_split=_time_split(result.results))
+        done_count[0] += 1
+        said = "ok" if result.ok else f"FAILED ({result.error})"
+        print(f"[{done_count[0]}/{total}] {name}: {said} in {result.seconds:.1f} s", file=sys.stderr, flush=True)
+        if result.notebook.exists():
+            _render_notebook(result.notebook)
+        return result
+
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="notebook")
+    futures: dict[Future, str] = {pool.submit(work, name): name for name in names}
+    left = set(futures)
+    while left and not stop.event.is_set():
+        _, left = wait(left, timeout=0.25, return_when=FIRST_COMPLETED)
+    pool.shutdown(wait=False, cancel_futures=True)
+    if stop.event.is_set():
+        deadline = time.monotonic() + 2 * STOP_GRACE + 4
+        while True:  # a notebook may start between two sweeps: sweep until every worker has returned
+            isolate.terminate_all(grace=STOP_GRACE)
+            _, left = wait(left, timeout=1.0)
+            if not left or time.monotonic() > deadline:
+                break
+        for name in names:
+            sweep(notebook_tag(meta["run_id"], name))
     runs = []
-    for i, (inv, params) in enumerate(plan, 1):
-        print(f"[{i}/{len(plan)}] {inv.name} {params}", file=sys.stderr, flush=True)
-        t0 = time.perf_counter()
-        result = execute(inv, params, run_dir, run_id, timeout, log_output)
-        state = "ok" if result.ok else f"FAILED ({result.error})"
-        print(f"[{i}/{len(plan)}] {inv.name}: {state} in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
-        runs.append(result)
-    (run_dir / "run.json").write_text(json.dumps({
-        "run_id": run_id,
-        "environment": env.fingerprint(),
-        "notebooks": [{"name": r.name, "ok": r.ok, "seconds": round(r.seconds, 2), "error": r.error} for r in runs],
-        "seconds": round(sum(r.seconds for r in runs), 2),
-    }, indent=2))
-    return run_dir, runs
+    for future, name in futures.items():
+        entry = batch.entry(name)
+        crashed = future.exception() if future.done() and not future.cancelled() else None
+        result = future.result() if future.done() and not future.cancelled() and crashed is None else None
+        if crashed is not None:  # the runner's own code broke for this notebook: a failure, not a stop
+            error = f"runner: {type(crashed).__name__}: {crashed}"
+            batch.update(name, state="failed", ok=False, error=error)
+            runs.append(NotebookRun(name, False, 0.0, batch.run_dir / f"{name}.ipynb",
+                                    batch.run_dir / f"{name}.results.json", error, "failed"))
+        elif result is not None and result.state != "interrupted":
+            runs.append(result)
+        elif result is not None:  # stopped while it ran: keep what it had judged, the rest is `error`
+            cause = f"interrupted by {stop.name}"
+            if result.results.exists():
+                findings.merge_failure(result.results, name, meta["run_id"], entry["parameters"], cause, result.seconds)
+            batch.update(name, state="interrupted", ok=False, seconds=round(result.seconds, 2), error=cause)
+            runs.append(result)
+        else:
+            batch.update(name, state="pending", ok=False, error="not started")
+    return runs
+
+
+def _time_split(results: Path) -> dict[str, float] | None:
+    try:
+        return json.loads(results.read_text()).get("time_split")
+    except (OSError, ValueError):
+        return None
+
+
+def _render_notebook(ipynb: Path) -> None:
+    """HTML of one executed notebook; a rendering failure is reported, never fatal to the run."""
+    from . import report
+
+    try:
+        with _RENDER_LOCK:
+            report.render_notebook(ipynb)
+    except Exception as exc:  # noqa: BLE001 - the results stay; only a page is missing
+        print(f"[html] {ipynb.name}: not rendered ({type(exc).__name__}: {exc})", file=sys.stderr, flush=True)
+
+
+def index_root(run_dir: Path) -> Path:
+    """Where a run's index of runs goes: the folder that holds the run (reports/runs/ for local runs)."""
+    return Path(run_dir).resolve().parent
+
+
+def _render(batch: Batch) -> Path:
+    """The run's index.html (notebook pages were rendered as each finished) and the index of its folder."""
+    from . import report
+
+    report.render_run(batch.run_dir, notebooks=False)
+    return report.render_index(index_root(batch.run_dir))
+
+
+def summary(result: RunResult) -> str:
+    """One line for the terminal: what finished, where the run is, and how to resume a stopped one."""
+    notebooks = load(result.run_dir).meta["notebooks"]
+    finished = [n["name"] for n in notebooks if n["state"] in FINISHED]
+    failed = [n["name"] for n in notebooks if n["state"] == "failed"]
+    said = f"{len(finished)} of {len(notebooks)} notebooks finished ({', '.join(finished) or 'none'})"
+    said += f", {len(failed)} failed ({', '.join(failed)})" if failed else ""
+    if result.state != "complete":
+        stopped = f"interrupted by {signal.Signals(result.signum).name}" if result.signum else "interrupted"
+        return f"{stopped}: {said}; partial run in {result.run_dir}; resume with: yolo26kit run --resume {result.run_dir}"
+    return f"complete: {said}; run in {result.run_dir}"
