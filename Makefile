@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
+# Writes reports/runs/<run-id>/ and reports/runs/index.html, both ignored by git: the tree stays clean.
 report: $(STAMP)
 	$(BIN)/yolo26kit run --all --profile quick --device auto
 

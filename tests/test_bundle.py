@@ -330,3 +330,15 @@ def test_install_command_needs_no_index_and_no_site_packages() -> None:
     assert 'PATH="/tmp/site/bin:$PATH"' in line  # executorch runs its `flatc` console script
     assert 'JUPYTER_PATH="/tmp/site/share/jupyter' in line  # nbconvert's templates
     assert bundle.runner_command("run --all").endswith("&& python3 -m yolo26kit run --all")
+
+
+def test_onnx_is_never_shipped_and_the_manifest_says_so(tmp_path: Path) -> None:
+    index = runner_index(MIB).index | {"onnx": {"1.19.0": []}, "onnxruntime": {"1.23.0": []},
+                                       "onnxscript": {"0.5.0": ["onnx"]}}
+    result = bundle.plan(["onnx", "onnxscript", "onnxruntime", "papermill"], {"nbformat": None, "tqdm": None},
+                         FakeIndex(index))
+    left = {x.package: x.reason for x in result.left_out}
+    assert {"onnx", "onnxscript", "onnxruntime"} <= set(left) and all("size limit" in left[n] for n in ("onnx", "onnxruntime"))
+    assert not {"onnx", "onnxscript", "onnxruntime"} & {p.wheel.name for p in result.wheels}
+    manifest = bundle.build_wheelhouse(tmp_path / "w", write_have(tmp_path), fetch=runner_index(MIB), repo_size=0)
+    assert {"onnx", "onnxscript", "onnxruntime"} <= set(manifest["never_shipped"])

@@ -1,6 +1,8 @@
 """CLI: list/env work; bad input is one line on stderr, exit code 2, and nothing written."""
 
 import json
+import re
+import subprocess
 
 import pytest
 
@@ -62,3 +64,56 @@ def test_build_plan_resolves_device_and_lists():
     plan = cli.build_plan(["index_dtype"], False, "quick", {"paths": "eager,export"}, "cpu")
     (inv, params), = plan
     assert params["paths"] == ["eager", "export"] and params["device"] == "cpu"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "index_dtype", "--jobs", "0"], "--jobs"),
+    (["run", "index_dtype", "--cache", "x", "--no-cache"], "exclude each other"),
+    (["run", "index_dtype", "--timeout", "0"], "--timeout"),
+    (["run", "--resume", "somewhere", "index_dtype"], "drop NAME"),
+    (["run", "--resume", "somewhere", "-p", "imgsz=64"], "drop -p"),
+    (["run", "--resume", "no/such/run"], "not a run directory"),
+])
+def test_bad_run_options_exit_2(capsys, tmp_path, argv, message):
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_resume_of_another_environment_exits_2_in_one_line(capsys, tmp_path):
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text(json.dumps({
+        "run_id": "r", "environment": {**env.fingerprint(), "kit": "0.0.0+g0000000"}, "state": "interrupted",
+        "notebooks": [{"name": "index_dtype", "state": "interrupted", "ok": False, "parameters": {}}]}))
+    code, out, err = run_cli(capsys, "run", "--resume", str(run_dir))
+    assert code == 2 and "environment differs" in err and "kit" in err and err.count("\n") == 1 and not out
+    assert sorted(p.name for p in run_dir.iterdir()) == ["run.json"]
+
+
+def test_kit_revision_names_the_commit():
+    revision = env.fingerprint()["kit"]
+    assert re.fullmatch(r"\d+\.\d+\.\d+\+g[0-9a-f]{7}(\.dirty)?", revision), revision
+
+
+def test_a_copy_without_git_reads_the_stamp(tmp_path, monkeypatch):
+    stamp = tmp_path / "_revision.txt"
+    written = env.write_stamp(stamp)
+    assert stamp.read_text().strip() == written == env.git_revision()
+    monkeypatch.setattr(env, "ROOT", tmp_path)  # no .git here
+    monkeypatch.setattr(env, "STAMP", stamp)
+    assert env.git_revision() is None and env._kit_revision() == written
+    stamp.unlink()
+    assert env._kit_revision() == env.__version__
+
+
+def test_stamp_command_writes_the_revision(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(env, "STAMP", tmp_path / "_revision.txt")
+    code, out, _ = run_cli(capsys, "stamp")
+    assert code == 0 and (tmp_path / "_revision.txt").read_text().strip() in out
+
+
+def test_stamp_file_and_local_runs_are_ignored_by_git():
+    root = env.ROOT
+    paths = ["yolo26kit/_revision.txt", "reports/runs/index.html", "reports/runs/interactive/x.results.json"]
+    ignored = subprocess.run(["git", "-C", str(root), "check-ignore", *paths], capture_output=True, text=True).stdout
+    assert ignored.split() == paths

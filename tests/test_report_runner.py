@@ -1,13 +1,17 @@
 """runner run directories and failure handling; report HTML pages from results on disk."""
 
 import json
+import os
+import shutil
+import signal
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from yolo26kit import catalog, findings, report, runner
+from yolo26kit import catalog, env, findings, report, runner
 
 
 def test_run_dirs_never_overwrite(tmp_path):
@@ -93,3 +97,132 @@ def test_find_runs_ignores_folders_without_results(tmp_path):
     _fake_run(tmp_path, "r", "cpu", "confirmed")
     assert [p.name for p in report.find_runs(tmp_path)] == ["r"]
     json.loads((tmp_path / "r" / "index_dtype.results.json").read_text())
+
+
+# --- the batch: cache, concurrency, run.json, resume ------------------------------------------------------
+
+
+def test_cache_is_cold_then_warm_and_off_is_temporary(tmp_path, monkeypatch):
+    monkeypatch.delenv("YOLO26KIT_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert runner.default_cache_dir() == tmp_path / "xdg" / "yolo26kit"
+    cold = runner.open_cache(tmp_path / "c")
+    assert cold.state == "cold"
+    (tmp_path / "c" / "device.lock").write_text("")  # the lock alone does not make a cache warm
+    assert runner.open_cache(tmp_path / "c").state == "cold"
+    (tmp_path / "c" / "inductor" / "fxgraph").mkdir(parents=True)
+    (tmp_path / "c" / "inductor" / "fxgraph" / "entry").write_text("x")
+    warm = runner.open_cache(tmp_path / "c")
+    assert warm.state == "warm"
+    assert warm.child_env() == {"YOLO26KIT_CACHE": str(warm.root), "TORCHINDUCTOR_CACHE_DIR": str(warm.root / "inductor"),
+                                "TRITON_CACHE_DIR": str(warm.root / "triton")}
+    off = runner.open_cache(enabled=False)
+    assert off.state == "off" and off.root.is_dir() and off.child_env()["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] == "1"
+    off.close()
+    assert not off.root.exists()
+    assert not runner.default_cache_dir().is_relative_to(runner.REPORTS.parent)  # outside the repository
+
+
+def test_jobs_and_compile_threads():
+    assert runner.default_jobs("cuda", 7) == 7 and runner.default_jobs("cpu", 7) == 1
+    assert runner.compile_threads(7, cores=16) == 2 and runner.compile_threads(4, cores=2) == 1
+    assert runner.compile_threads(1, cores=16) == 16
+
+
+def test_child_env_points_every_cache_and_the_lock(tmp_path, monkeypatch):
+    from yolo26kit import timing
+
+    monkeypatch.delenv("TORCHINDUCTOR_COMPILE_THREADS", raising=False)
+    values = runner.child_env(runner.CompileCache(tmp_path, "cold"), tmp_path / "run", jobs=2)
+    assert values[timing.DEVICE_LOCK_ENV] == str(tmp_path / "device.lock")
+    assert values["TRITON_CACHE_DIR"] == str(tmp_path / "triton") and values["YOLO26KIT_CACHE"] == str(tmp_path)
+    assert int(values["TORCHINDUCTOR_COMPILE_THREADS"]) == runner.compile_threads(2)
+    monkeypatch.setenv("TORCHINDUCTOR_COMPILE_THREADS", "3")  # the user's own setting wins
+    assert "TORCHINDUCTOR_COMPILE_THREADS" not in runner.child_env(runner.CompileCache(tmp_path, "cold"), tmp_path, 2)
+
+
+def _stopped_run(tmp_path, environment=None, states=("done", "interrupted")):
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    meta = {"run_id": "r", "environment": environment or env.fingerprint(), "state": "interrupted",
+            "notebooks": [{"name": n, "state": s, "ok": s == "done", "seconds": 1.0, "error": "", "parameters": {}}
+                          for n, s in zip(("cdmaskformer_mask", "index_dtype"), states)],
+            "invocations": []}
+    (run_dir / "run.json").write_text(json.dumps(meta))
+    return run_dir
+
+
+def test_resume_refuses_another_environment(tmp_path):
+    run_dir = _stopped_run(tmp_path, {**env.fingerprint(), "torch": "0.0.1", "kit": "0.0.0+gdeadbee"})
+    with pytest.raises(runner.ResumeRefused, match=r"environment differs.*kit.*torch"):
+        runner.resume(run_dir)
+    assert sorted(p.name for p in run_dir.iterdir()) == ["run.json"]  # nothing written
+
+
+def test_resume_refuses_a_complete_run_and_a_non_run(tmp_path):
+    with pytest.raises(runner.ResumeRefused, match="complete"):
+        runner.resume(_stopped_run(tmp_path, states=("done", "failed")))
+    with pytest.raises(runner.ResumeRefused, match="not a run directory"):
+        runner.resume(tmp_path / "nowhere")
+
+
+def test_unfinished_notebooks_are_what_resume_runs(tmp_path):
+    batch = runner.load(_stopped_run(tmp_path, states=("failed", "pending")))
+    assert batch.unfinished() == ["index_dtype"]
+
+
+def test_environment_differences_name_the_keys():
+    assert runner.environment_differences({"a": 1, "b": 2}, {"a": 1, "b": 3, "c": 4}) == {"b": (2, 3), "c": (None, 4)}
+
+
+def test_exit_codes():
+    ok = runner.NotebookRun("a", True, 1.0, Path("a.ipynb"), Path("a.results.json"))
+    bad = runner.NotebookRun("b", False, 1.0, Path("b.ipynb"), Path("b.results.json"), "boom", "failed")
+    assert runner.RunResult(Path("."), [ok], "complete").exit_code == 0
+    assert runner.RunResult(Path("."), [ok, bad], "complete").exit_code == 1
+    assert runner.RunResult(Path("."), [ok], "interrupted", int(signal.SIGINT)).exit_code == 130
+    assert runner.RunResult(Path("."), [ok], "interrupted", int(signal.SIGTERM)).exit_code == 143
+
+
+def test_tagged_finds_a_process_by_its_environment(tmp_path):
+    tag = f"test/{tmp_path.name}"
+    proc = subprocess.Popen(["sleep", "30"], env={**os.environ, runner.TAG_ENV: tag})
+    try:
+        assert runner.tagged(tag) == [proc.pid] and runner.tagged(tag + "x") == []
+        assert runner.sweep(tag) == [proc.pid]
+        assert proc.wait(10) == -signal.SIGKILL
+    finally:
+        proc.kill()
+
+
+@pytest.mark.notebook
+def test_a_local_run_writes_only_ignored_files(tmp_path, monkeypatch):
+    """`make report` must leave a clean tree: the run and the index of local runs are ignored by git."""
+    nb_dir = tmp_path / "notebooks"
+    nb_dir.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell('results_path = ""\nrun_id = ""', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell('from yolo26kit import findings\nf = findings.Findings("index_dtype", {}, run_id)\n'
+                                  'f.results_path = results_path\nf.save()'),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, nb_dir / "index_dtype.ipynb")
+    monkeypatch.setattr(catalog, "NOTEBOOKS", nb_dir)
+    inv = catalog.Investigation("index_dtype", "writes results", (), {"quick": {}})
+    monkeypatch.setattr(catalog, "get", lambda name: inv)
+    shared_index = runner.REPORTS / "index.html"
+    before = shared_index.stat().st_mtime_ns if shared_index.exists() else None
+    result = runner.run([(inv, {})], cache=tmp_path / "cache")
+    try:
+        assert result.state == "complete" and result.exit_code == 0, runner.summary(result)
+        assert result.run_dir.parent == runner.DEFAULT_OUT and result.index == runner.DEFAULT_OUT / "index.html"
+        written = [*result.run_dir.iterdir(), result.index]
+        ignored = subprocess.run(["git", "-C", str(runner.REPORTS.parent), "check-ignore", *map(str, written)],
+                                 capture_output=True, text=True).stdout.split()
+        assert sorted(ignored) == sorted(map(str, written))
+        assert (shared_index.stat().st_mtime_ns if shared_index.exists() else None) == before
+        meta = json.loads((result.run_dir / "run.json").read_text())
+        assert meta["state"] == "complete" and meta["compile_cache"] == "cold" and meta["wall_seconds"] > 0
+        assert meta["notebooks"][0]["parameters"] == {} and set(meta["notebooks"][0]["time_split"]) >= {"wall"}
+    finally:
+        shutil.rmtree(result.run_dir)
+        report.render_index(runner.DEFAULT_OUT)

@@ -21,6 +21,10 @@ Decisions (wheel sizes for cp312 manylinux x86_64, measured 2026-11-22):
 - debugpy (5.1 MiB) and jedi (4.7 MiB) are shipped although ipykernel and IPython import them only
   when present: with them the kernel is the stock one, and the budget has room. They are the first
   candidates for EXCLUDE if it runs short.
+- onnx, onnxscript and onnxruntime are never shipped (size limit): an ONNX path is a `skipped` row on the
+  runner. MANIFEST.json lists every EXCLUDE rule under `never_shipped`, asked for or not.
+- `yolo26kit bundle` also writes `yolo26kit/_revision.txt` (ignored by git), so the copy on the runner,
+  which has no .git, still records which commit it runs.
 """
 
 from __future__ import annotations

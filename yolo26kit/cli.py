@@ -111,7 +111,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_stamp(args: argparse.Namespace) -> int:
     if env.git_revision() is None:
         raise BadParameter("no git checkout here: `yolo26kit stamp` records the revision of a checkout")
-    print(f"{env.STAMP.relative_to(env.ROOT)}: {env.write_stamp()}")
+    print(f"revision {env.write_stamp()} recorded in {env.STAMP}")
     return 0
 
 
@@ -119,7 +119,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     from . import bundle
 
     if env.git_revision() is not None:  # the copy that travels to the runner knows its revision without .git
-        print(f"{env.STAMP.relative_to(env.ROOT)}: {env.write_stamp()}")
+        print(f"revision {env.write_stamp()} recorded in {env.STAMP}")
     manifest = bundle.build_wheelhouse(args.out, args.have, args.torch or None, args.python, args.max_mib)
     print(bundle.describe(manifest))
     problems = bundle.verify(args.out, bundle.read_have(args.have))

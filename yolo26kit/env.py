@@ -50,12 +50,12 @@ def git_revision() -> str | None:
     return f"{__version__}+g{sha}" + (".dirty" if changes else "")
 
 
-def write_stamp(path: Path = STAMP) -> str:
+def write_stamp(path: Path | None = None) -> str:
     """Record the git revision in the stamp file, so a copy of the tree without .git still knows it."""
     revision = git_revision()
     if revision is None:
         raise RuntimeError("no git repository here: the stamp can only be written from a checkout")
-    path.write_text(revision + "\n")
+    (path or STAMP).write_text(revision + "\n")
     return revision
 
 
