@@ -1,4 +1,5 @@
-"""forensics: gdb output parsing and the known-cause rules, on a recorded backtrace."""
+"""forensics: gdb output parsing and the known-cause rules, on a backtrace recorded on a GPU runner
+(torch 2.11.0+cu130, g++ 13.3, cuda-gdb) when aoti_load_package crashed."""
 
 from __future__ import annotations
 
