@@ -118,7 +118,7 @@ def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kw
 
 
 _CONTEXT: mp.context.BaseContext | None = None
-_PRELOAD = ["torch"]
+_PRELOAD = ["torch", "yolo26kit.warmup"]
 
 
 def preload(*modules: str) -> None:

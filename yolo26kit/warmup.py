@@ -1,0 +1,17 @@
+"""Imported by isolate's fork server: work that every step would otherwise repeat, done once before forking.
+
+Inductor picks the CPU's vector ISA by compiling and loading a probe library per ISA in fresh Python
+processes; on some machines that costs tens of seconds in every child that compiles or loads a package.
+Picking it here lets every forked step inherit the answer. Nothing here may raise or touch CUDA.
+"""
+
+import time
+
+try:
+    from torch._inductor import cpu_vec_isa
+
+    _t0 = time.perf_counter()
+    VEC_ISA = str(cpu_vec_isa.pick_vec_isa())
+    SECONDS = time.perf_counter() - _t0
+except Exception as exc:  # the server must start whatever happens here
+    VEC_ISA, SECONDS = f"not picked: {type(exc).__name__}: {exc}", 0.0
