@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    t0 = time.perf_counter()  # run.json's wall_seconds covers the whole call
     from . import runner
 
     if args.jobs is not None and args.jobs < 1:
@@ -71,7 +73,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise BadParameter("--timeout must be positive")
     if args.cache and args.no_cache:
         raise BadParameter("--cache and --no-cache exclude each other")
-    options = {"jobs": args.jobs or 0, "cache": args.cache or None, "use_cache": not args.no_cache}
+    options = {"jobs": args.jobs or 0, "cache": args.cache or None, "use_cache": not args.no_cache, "t0": t0}
     if args.resume:
         given = [flag for flag, used in (("NAME", args.names), ("--all", args.all), ("-p", args.param),
                                          ("--profile", args.profile), ("--device", args.device), ("--out", args.out),

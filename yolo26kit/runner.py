@@ -300,9 +300,13 @@ def _entry(inv: Investigation, params: dict[str, Any]) -> dict[str, Any]:
 
 def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OUT,
         timeout: float = DEFAULT_TIMEOUT, log_output: bool = False, *, jobs: int = 0,
-        cache: str | Path | None = None, use_cache: bool = True, render: bool = True) -> RunResult:
-    """Execute a validated plan into a new run directory (`jobs` 0: default_jobs); SIGINT/SIGTERM stop it cleanly."""
-    t0 = time.perf_counter()
+        cache: str | Path | None = None, use_cache: bool = True, render: bool = True,
+        t0: float | None = None) -> RunResult:
+    """Execute a validated plan into a new run directory (`jobs` 0: default_jobs); SIGINT/SIGTERM stop it cleanly.
+
+    `t0` (a time.perf_counter() value) is when the call began, for wall_seconds; default: now.
+    """
+    t0 = time.perf_counter() if t0 is None else t0
     fingerprint = env.fingerprint()
     run_id, run_dir = new_run_dir(Path(out), fingerprint["device_type"])
     run_dir = run_dir.resolve()
@@ -334,13 +338,13 @@ def environment_differences(recorded: dict[str, Any], current: dict[str, Any]) -
 
 
 def resume(run_dir: str | Path, *, jobs: int = 0, cache: str | Path | None = None, use_cache: bool = True,
-           render: bool = True) -> RunResult:
+           render: bool = True, t0: float | None = None) -> RunResult:
     """Run, into the same folder, only the notebooks of a run that did not finish, with their recorded parameters.
 
     Refused (ResumeRefused) when the run is complete, lacks recorded parameters, or this environment's
     fingerprint differs from the run's.
     """
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if t0 is None else t0
     batch = load(run_dir)
     names = batch.unfinished()
     if not names:
@@ -387,15 +391,16 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
 
     def finish(state: str) -> None:
         invocation.update(state=state, wall_seconds=round(time.perf_counter() - t0, 2))
-        if stop.signum:
+        if state == "interrupted" and stop.signum:
             invocation["signal"] = stop.name
         batch.update(state=state, wall_seconds=round(sum(i.get("wall_seconds", 0) for i in meta["invocations"]), 2))
 
-    state = "complete" if not stop.signum and not batch.unfinished() else "interrupted"
+    signum = stop.signum  # a signal during the pages below comes too late to stop anything
+    state = "complete" if not signum and not batch.unfinished() else "interrupted"
     finish(state)  # run.json first: the run page reads it
     index = _render(batch) if render else None
     finish(state)  # again, so wall_seconds covers the whole call, pages included
-    return RunResult(batch.run_dir, runs, state, stop.signum, index)
+    return RunResult(batch.run_dir, runs, state, signum, index)
 
 
 def _install(stop: _Stop) -> dict[int, Any]:
@@ -418,12 +423,13 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
     meta = batch.meta
     total = len(names)
     done_count = [0]
+    invs = {name: catalog.get(name) for name in names}  # here, not in the threads: discovery imports modules
 
     def work(name: str) -> NotebookRun | None:
         if stop.event.is_set():
             return None
         entry = batch.entry(name)
-        inv = catalog.get(name)
+        inv = invs[name]
         batch.update(name, state="running")
         print(f"[start] {name} {entry['parameters']}", file=sys.stderr, flush=True)
         result = execute(inv, entry["parameters"], batch.run_dir, meta["run_id"], meta.get("timeout", DEFAULT_TIMEOUT),
@@ -472,8 +478,10 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
                 findings.merge_failure(result.results, name, meta["run_id"], entry["parameters"], cause, result.seconds)
             batch.update(name, state="interrupted", ok=False, seconds=round(result.seconds, 2), error=cause)
             runs.append(result)
-        else:
+        elif future.done() or future.cancelled():
             batch.update(name, state="pending", ok=False, error="not started")
+        else:  # its worker did not return within the stop deadline
+            batch.update(name, state="interrupted", ok=False, error=f"interrupted by {stop.name}")
     return runs
 
 
