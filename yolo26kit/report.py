@@ -1,40 +1,138 @@
-"""HTML reports: nbconvert per executed notebook, a run's index.html, and the index over all runs."""
+"""HTML reports: nbconvert per executed notebook, a run's page and the index over runs, both opening with answers.
+
+Every page is self-contained (no request leaves the machine): notebook pages use templates/notebook_offline.html.j2
+(nbconvert's lab template without its CDN scripts), plots are inline data URIs, the kit's pages embed their CSS.
+
+How an answer is computed (one per investigation and question: bites / fix / cost, from the claims ledger):
+the claims of the investigation whose ledger `question` is that question, in ledger order, with their verdicts
+in the run. Its headline aggregates the decisive verdicts (confirmed → yes, refuted / not_reproduced → no,
+partly → partly; different ones → mixed; none decisive → the first claim's needs_cuda / error). The deciding
+claim is the first claim in ledger order with a decisive verdict, else the first with any verdict; the answer's
+sentence is the first sentence of its evidence. Nothing in an answer is typed in: it all comes from results.json.
+"""
 
 from __future__ import annotations
 
+import html
 import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jinja2
-import pandas as pd
+from markupsafe import Markup
 
 from . import findings
 
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATES = jinja2.Environment(
-    loader=jinja2.PackageLoader("yolo26kit", "templates"), autoescape=jinja2.select_autoescape(["html", "j2"])
+    loader=jinja2.FileSystemLoader(TEMPLATES_DIR), autoescape=jinja2.select_autoescape(["html", "j2"])
 )
+NOTEBOOK_TEMPLATE = TEMPLATES_DIR / "notebook_offline.html.j2"  # nbconvert's lab template, offline
 MAX_TABLE_ROWS = 80  # larger tables stay in the notebook HTML and results.json
+LONG_CELL = 160  # characters; a longer table cell folds into <details>
+SENTENCE_LIMIT = 240  # characters of an evidence's first sentence shown as the one-line answer
+QUESTIONS = ("bites", "fix", "cost")
+QUESTION_LABELS = {"bites": "bites here?", "fix": "fix holds?", "cost": "cost?", "other": "other claims"}
+DECISIVE = ("confirmed", "refuted", "partly", "not_reproduced")
+POLARITY = {"confirmed": "yes", "refuted": "no", "not_reproduced": "no", "partly": "partly"}
+HEADLINES = {
+    "bites": {"yes": "yes", "no": "no", "partly": "partly", "mixed": "mixed"},
+    "fix": {"yes": "holds", "no": "does not hold", "partly": "partly holds", "mixed": "mixed"},
+    "cost": {"yes": "as the seed says", "no": "not as the seed says", "partly": "partly as the seed says",
+             "mixed": "mixed"},
+    "other": {"yes": "confirmed", "no": "not confirmed", "partly": "partly", "mixed": "mixed"},
+}
+UNDECIDED = {"needs_cuda": "needs CUDA", "error": "error"}
+UNTESTABLE_LEDGER = "untestable"  # data/claims/untestable.json: claims no investigation can test
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"'])")
+_EXTERNAL_SCRIPT = re.compile(r"<script\b[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", re.I)
+_EXTERNAL_LINK = re.compile(r"<link\b[^>]*\bhref=[\"']https?://[^>]*>", re.I)
+
+
+# ---------------------------------------------------------------- notebook pages
 
 
 def render_notebook(ipynb: Path) -> list[Path]:
-    """Write <name>.html (code and outputs) and <name>.nocode.html (outputs only, for sharing)."""
+    """Write <name>.html (code and outputs) and <name>.nocode.html (outputs only), both working offline."""
     import nbformat
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(ipynb, as_version=4)
+    nb.metadata.pop("widgets", None)  # widget state needs the widget manager from a CDN; outputs stay
     written = []
     for suffix, hide_code in ((".html", False), (".nocode.html", True)):
-        exporter = HTMLExporter(template_name="lab", exclude_input=hide_code, exclude_input_prompt=hide_code,
+        exporter = HTMLExporter(template_name="lab", template_file=str(NOTEBOOK_TEMPLATE), exclude_input=hide_code, exclude_input_prompt=hide_code,
                                 exclude_output_prompt=hide_code)
         body, _ = exporter.from_notebook_node(nb)
         target = ipynb.with_suffix(suffix)
-        target.write_text(body, encoding="utf-8")
+        target.write_text(offline(body), encoding="utf-8")
         written.append(target)
     return written
 
 
-def _load_run(run_dir: Path) -> list[dict[str, Any]]:
+def offline(page: str) -> str:
+    """Drop what a page would fetch from the network: <script src="http…"> and <link href="http…">."""
+    return _EXTERNAL_LINK.sub("", _EXTERNAL_SCRIPT.sub("", page))
+
+
+# ---------------------------------------------------------------- the ledger and runs
+
+
+def ledger() -> dict[str, list[dict[str, Any]]]:
+    """The claims ledger per investigation (data/claims/<investigation>.json), in file and entry order."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted((findings.DATA / "claims").glob("*.json")):
+        out[path.stem] = json.loads(path.read_text())
+    return out
+
+
+def question_of(entry: dict[str, Any]) -> str:
+    """Which answer a ledger entry feeds: its `question` (bites / fix / cost), `other` when absent or unknown."""
+    q = entry.get("question") or "other"
+    return q if q in QUESTION_LABELS else "other"
+
+
+def first_sentence(text: str, limit: int = SENTENCE_LIMIT) -> str:
+    """The first sentence of an evidence string (where its deciding number is), cut at `limit` characters."""
+    text = " ".join(str(text or "").split())
+    head = _SENTENCE_END.split(text, maxsplit=1)[0]
+    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
+
+
+@dataclass
+class Run:
+    """One run folder: its run.json (may be absent in old runs), results.json files and every verdict by claim id."""
+
+    dir: Path
+    name: str
+    meta: dict[str, Any]
+    results: list[dict[str, Any]]
+    environment: dict[str, Any]
+    verdicts: dict[str, dict[str, Any]]
+    rel: str = ""  # the folder relative to the index that links it
+
+    @property
+    def device_type(self) -> str:
+        return str(self.environment.get("device_type") or "unknown")
+
+    @property
+    def device_label(self) -> str:
+        device = self.environment.get("device") or ""
+        return f"{self.device_type} · {device}" if device else self.device_type
+
+    @property
+    def investigations(self) -> list[str]:
+        return [r["investigation"] for r in self.results]
+
+    @property
+    def seconds(self) -> float:
+        return float(self.meta.get("wall_seconds") or sum(r.get("seconds") or 0 for r in self.results))
+
+
+def _load_results(run_dir: Path) -> list[dict[str, Any]]:
     results = []
     for path in sorted(run_dir.glob("*.results.json")):
         try:
@@ -47,55 +145,370 @@ def _load_run(run_dir: Path) -> list[dict[str, Any]]:
     return results
 
 
-def _table_html(rows: list[dict[str, Any]]) -> str:
-    frame = pd.DataFrame(rows[:MAX_TABLE_ROWS])
-    note = f"<p class='note'>first {MAX_TABLE_ROWS} of {len(rows)} rows</p>" if len(rows) > MAX_TABLE_ROWS else ""
-    return frame.to_html(index=False, classes="data", border=0, na_rep="", escape=True) + note
+def load_run(run_dir: Path, root: Path | None = None) -> Run:
+    """Read a run folder: run.json when present, every results.json, the environment and the verdicts."""
+    run_dir = Path(run_dir)
+    results = _load_results(run_dir)
+    try:
+        meta = json.loads((run_dir / "run.json").read_text())
+    except (OSError, ValueError):
+        meta = {}
+    environment = meta.get("environment") or next((r["environment"] for r in results if r.get("environment")), {})
+    verdicts = {c["id"]: {**c, "investigation": r["investigation"]} for r in results for c in r.get("claims", [])
+                if isinstance(c, dict) and c.get("id")}
+    rel = run_dir.resolve().relative_to(Path(root).resolve()).as_posix() if root else "."
+    return Run(run_dir, run_dir.name, meta, results, environment, verdicts, rel)
+
+
+def find_runs(root: Path) -> list[Path]:
+    """Run directories under root (any folder holding a *.results.json), newest first by name.
+
+    Local runs (root/runs/…) are left out unless root is that folder, so reports/index.html lists only the
+    runs committed under reports/.
+    """
+    root = Path(root)
+    dirs = {p.parent for p in root.rglob("*.results.json")
+            if not p.parent.relative_to(root).parts[:1] == ("runs",)}
+    return sorted(dirs, key=lambda d: (d.name[:1].isdigit(), d.name), reverse=True)
+
+
+# ---------------------------------------------------------------- answers and coverage
+
+
+@dataclass
+class Answer:
+    """One answer block row: question, headline, verdict counts, deciding claim and its first sentence."""
+
+    question: str
+    label: str
+    state: str  # answered | undecided | not_reached | no_claims
+    headline: str = ""
+    counts: list[tuple[str, int]] = field(default_factory=list)
+    deciding: str = ""  # claim id
+    deciding_verdict: str = ""
+    sentence: str = ""
+    claims: list[str] = field(default_factory=list)  # every judged claim of this question, ledger order
+
+    @property
+    def counts_text(self) -> str:
+        return " · ".join(f"{v} {n}" for v, n in self.counts)
+
+
+def verdict_counts(verdicts: list[str]) -> list[tuple[str, int]]:
+    """How many of each verdict, in findings.VERDICTS order (unknown verdicts last)."""
+    counted = Counter(verdicts)
+    order = [*findings.VERDICTS, *sorted(set(counted) - set(findings.VERDICTS))]
+    return [(v, counted[v]) for v in order if counted[v]]
+
+
+def answer(question: str, entries: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]]) -> Answer:
+    """The answer to one question from the ledger entries tagged with it and the run's verdicts (see module doc)."""
+    label = QUESTION_LABELS[question]
+    judged = [e["id"] for e in entries if question_of(e) == question and not e.get("untestable")]
+    if not judged:
+        return Answer(question, label, "no_claims", "no claim asks this")
+    seen = [(cid, verdicts[cid]) for cid in judged if cid in verdicts]
+    if not seen:
+        return Answer(question, label, "not_reached", "not reached in this run", claims=judged)
+    decisive = [(cid, c) for cid, c in seen if c.get("verdict") in DECISIVE]
+    cid, claim = (decisive or seen)[0]
+    if decisive:
+        polarities = {POLARITY[c["verdict"]] for _, c in decisive}
+        state, headline = "answered", HEADLINES[question][polarities.pop() if len(polarities) == 1 else "mixed"]
+    else:
+        state, headline = "undecided", UNDECIDED.get(claim.get("verdict", ""), str(claim.get("verdict")))
+    return Answer(question, label, state, headline, verdict_counts([c.get("verdict", "") for _, c in seen]),
+                  cid, claim.get("verdict", ""), first_sentence(claim.get("evidence", "")), judged)
+
+
+def answers(entries: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]]) -> list[Answer]:
+    """bites / fix / cost answers of one investigation (and `other` when its ledger has such claims)."""
+    rows = [answer(q, entries, verdicts) for q in QUESTIONS]
+    if any(question_of(e) == "other" and not e.get("untestable") for e in entries):
+        rows.append(answer("other", entries, verdicts))
+    return rows
+
+
+@dataclass
+class Coverage:
+    """How much of the ledger a run reached: judged, untestable (with reasons), not reached (with why)."""
+
+    judged: list[str]
+    untestable: list[dict[str, Any]]
+    not_reached: list[dict[str, Any]]
+    unlisted: list[str]  # verdicts for ids the ledger no longer has
+
+    @property
+    def testable(self) -> int:
+        return len(self.judged) + len(self.not_reached)
+
+
+def untestable_entries(book: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Ledger entries marked untestable, each with the investigation file it sits in."""
+    return [{**e, "investigation": inv} for inv, entries in book.items() for e in entries if e.get("untestable")]
+
+
+def coverage(run: Run, book: dict[str, list[dict[str, Any]]]) -> Coverage:
+    """Coverage of the ledger by one run; `not reached` = a judged claim with no verdict in the run."""
+    ran = set(run.investigations)
+    judged, missing = [], []
+    for inv, entries in book.items():
+        for e in entries:
+            if e.get("untestable") or inv == UNTESTABLE_LEDGER:
+                continue
+            if e["id"] in run.verdicts:
+                judged.append(e["id"])
+            else:
+                why = "no verdict in its results" if inv in ran else "investigation not run"
+                missing.append({**e, "investigation": inv, "why": why})
+    listed = {e["id"] for entries in book.values() for e in entries}
+    return Coverage(judged, untestable_entries(book), missing, [cid for cid in run.verdicts if cid not in listed])
+
+
+@dataclass
+class Block:
+    """One investigation's answers in one run: the answers, verdict counts and how many claims it judged."""
+
+    investigation: str
+    sources: list[str]
+    run: Run
+    answers: list[Answer]
+    counts: list[tuple[str, int]]
+    judged: int
+    testable: int
+    ran: bool
+    notebook_error: str = ""
+
+
+def block(investigation: str, entries: list[dict[str, Any]], run: Run) -> Block:
+    """The answer block of one investigation in one run."""
+    testable = [e for e in entries if not e.get("untestable")]
+    mine = [run.verdicts[e["id"]] for e in testable if e["id"] in run.verdicts]
+    result = next((r for r in run.results if r["investigation"] == investigation), None)
+    sources = list(dict.fromkeys(e.get("source", "") for e in entries if e.get("source")))
+    return Block(investigation, sources, run, answers(entries, run.verdicts),
+                 verdict_counts([c.get("verdict", "") for c in mine]), len(mine), len(testable),
+                 result is not None, (result or {}).get("notebook_error", ""))
+
+
+def _investigations(book: dict[str, list[dict[str, Any]]], runs: list[Run]) -> dict[str, list[dict[str, Any]]]:
+    """Ledger investigations (the untestable file aside), then any investigation a run has that the ledger lacks."""
+    out = {inv: entries for inv, entries in book.items() if inv != UNTESTABLE_LEDGER}
+    for run in runs:
+        for r in run.results:
+            if r["investigation"] not in out:
+                out[r["investigation"]] = [{"id": c["id"], "source": c.get("source", ""), "claim": c.get("claim", "")}
+                                           for c in r.get("claims", []) if isinstance(c, dict) and c.get("id")]
+    return out
+
+
+# ---------------------------------------------------------------- comparison across runs
+
+
+@dataclass
+class Cell:
+    """One claim in one run of the comparison table, with its change since the previous run of that device type."""
+
+    claim: dict[str, Any] | None
+    change: str = ""  # "" | changed | new
+    was: str = ""
+
+
+def compare(runs: list[Run], entries: list[dict[str, Any]]) -> list[list[Cell]]:
+    """For each ledger entry, a cell per run (newest first); a verdict differing from the next older run of the
+    same device type is `changed` (with what it was), one that run did not reach is `new`."""
+    rows = []
+    for e in entries:
+        cells = []
+        for i, run in enumerate(runs):
+            claim = run.verdicts.get(e["id"])
+            previous = next((r for r in runs[i + 1:] if r.device_type == run.device_type), None)
+            cell = Cell(claim)
+            if claim and previous is not None:
+                before = previous.verdicts.get(e["id"])
+                if before is None:
+                    cell.change = "new"
+                elif before.get("verdict") != claim.get("verdict"):
+                    cell.change, cell.was = "changed", str(before.get("verdict"))
+            cells.append(cell)
+        rows.append(cells)
+    return rows
+
+
+def newest_per_device(runs: list[Run]) -> list[Run]:
+    """The newest run of each device type (runs come newest first), cuda before cpu."""
+    newest: dict[str, Run] = {}
+    for run in runs:
+        newest.setdefault(run.device_type, run)
+    return sorted(newest.values(), key=lambda r: (r.device_type != "cuda", r.device_type))
+
+
+# ---------------------------------------------------------------- tables and cells
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return "" if value is None else str(value)
+
+
+def _fold(text: str) -> Markup:
+    """A cell's text, folded into <details> (its start as the summary) when it is long."""
+    if len(text) <= LONG_CELL:
+        return Markup(html.escape(text))
+    return Markup(f"<details class='cell'><summary>{html.escape(text[:100])}…</summary>"
+                  f"<div class='full'>{html.escape(text)}</div></details>")
+
+
+def trace_link(value: str, run_dir: Path) -> Markup:
+    """A crash's trace file as a link when it lies in the run folder, else its name (the file stayed elsewhere)."""
+    if not value:
+        return Markup("")
+    path = Path(value)
+    candidates = [path] if path.is_absolute() else [run_dir / path]
+    candidates.append(run_dir / path.name)
+    for candidate in candidates:
+        try:
+            rel = candidate.resolve().relative_to(run_dir.resolve())
+        except (ValueError, OSError):
+            continue
+        if candidate.exists():
+            return Markup(f"<a class='trace' href='{html.escape(rel.as_posix())}'>{html.escape(path.name)}</a>")
+    return Markup(f"<span class='muted' title='{html.escape(value)}'>{html.escape(path.name)} "
+                  "(not in the run folder)</span>")
+
+
+def frames_html(value: Any) -> Markup:
+    """Top frames of a crash (' | '-joined or a list): the first one shown, all of them one click away."""
+    frames = value if isinstance(value, list) else [f.strip() for f in str(value or "").split(" | ") if f.strip()]
+    if not frames:
+        return Markup("")
+    items = "".join(f"<li><code>{html.escape(str(f))}</code></li>" for f in frames)
+    return Markup(f"<details class='frames'><summary><code>{html.escape(str(frames[0])[:100])}</code> "
+                  f"({len(frames)} frames)</summary><ol>{items}</ol></details>")
+
+
+def table_html(rows: list[dict[str, Any]], run_dir: Path) -> Markup:
+    """A results table as HTML: long cells folded, crash frames listed, trace files linked; first MAX_TABLE_ROWS rows."""
+    columns = list(dict.fromkeys(k for row in rows[:MAX_TABLE_ROWS] for k in row))
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    body = []
+    for row in rows[:MAX_TABLE_ROWS]:
+        cells = []
+        for c in columns:
+            value = row.get(c)
+            if c == "frames":
+                cell = frames_html(value)
+            elif c == "trace_file":
+                cell = trace_link(_scalar(value), run_dir)
+            elif c == "status" and isinstance(value, str) and value in STEP_STATUSES:
+                cell = Markup(f"<span class='step {value}'>{value}</span>")
+            else:
+                cell = _fold(_scalar(value))
+            cells.append(f"<td>{cell}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    note = (f"<p class='note'>first {MAX_TABLE_ROWS} of {len(rows)} rows (all of them in results.json)</p>"
+            if len(rows) > MAX_TABLE_ROWS else "")
+    return Markup(f"<div class='scroll'><table class='data'><tr>{head}</tr>{''.join(body)}</table></div>{note}")
+
+
+STEP_STATUSES = ("ok", "error", "crash", "timeout", "oom", "skipped")
+
+
+def time_split_bar(split: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Widths (%) of compile / measure / other for a notebook's time bar; None when the run did not record it."""
+    if not split:
+        return None
+    parts = {k: float(split.get(k) or 0) for k in ("compile", "measure", "other")}
+    total = max(sum(parts.values()), float(split.get("wall") or 0), 1e-9)
+    return {"parts": [(k, v, round(100 * v / total, 1)) for k, v in parts.items()],
+            "wall": float(split.get("wall") or 0)}
+
+
+def _notebook_rows(run: Run) -> list[dict[str, Any]]:
+    """Per notebook of the run: state, seconds, error, time split and the files it left."""
+    listed = {n.get("name"): n for n in run.meta.get("notebooks", []) if isinstance(n, dict)}
+    by_stem = {r["_stem"]: r for r in run.results}
+    rows = []
+    for name in [*listed, *(s for s in by_stem if s not in listed)]:
+        n, r = listed.get(name, {}), by_stem.get(name, {})
+        state = n.get("state") or ("failed" if r.get("notebook_error") or n.get("ok") is False else "done")
+        split = r.get("time_split") or n.get("time_split")
+        files = [(f"{name}{s}", label) for s, label in ((".html", "report"), (".nocode.html", "without code"),
+                                                          (".ipynb", "notebook"), (".results.json", "results.json"))]
+        rows.append({"name": name, "investigation": r.get("investigation", name), "state": state,
+                     "seconds": n.get("seconds") or r.get("seconds"), "error": n.get("error") or r.get("notebook_error", ""),
+                     "bar": time_split_bar(split), "split": split,
+                     "files": [(f, label) for f, label in files if (run.dir / f).exists()]})
+    return rows
+
+
+# ---------------------------------------------------------------- pages
+
+
+def _pretty(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) if data else ""
+
+
+def _common() -> dict[str, Any]:
+    return {"labels": QUESTION_LABELS, "first_sentence": first_sentence, "pretty": _pretty, "verdicts": findings.VERDICTS}
 
 
 def render_run(run_dir: Path, notebooks: bool = True) -> Path:
-    """Render every executed notebook of a run (optional) and write the run's index.html."""
+    """Render every executed notebook of a run (optional) and write the run's index.html, answers first."""
     run_dir = Path(run_dir)
     if notebooks:
         for ipynb in sorted(run_dir.glob("*.ipynb")):
             render_notebook(ipynb)
-    results = _load_run(run_dir)
-    meta_path = run_dir / "run.json"
-    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-    environment = meta.get("environment") or next((r["environment"] for r in results if r.get("environment")), {})
+    run = load_run(run_dir)
+    book = ledger()
+    invs = _investigations(book, [run])
+    ran = [inv for inv in invs if inv in run.investigations]
+    blocks = [block(inv, invs[inv], run) for inv in ran]
+    claim_rows = []
+    for inv in ran:
+        ids = [e["id"] for e in invs[inv]]
+        extra = [c["id"] for c in run.verdicts.values() if c["investigation"] == inv and c["id"] not in ids]
+        claim_rows += [run.verdicts[cid] for cid in [*ids, *extra] if cid in run.verdicts]
+    claim_rows += [c for c in run.verdicts.values() if c["investigation"] not in ran]
     page = TEMPLATES.get_template("run.html.j2").render(
-        run_id=meta.get("run_id") or (results[0].get("run_id") if results else run_dir.name),
-        results=results,
-        environment=environment,
-        notebooks={n["name"]: n for n in meta.get("notebooks", [])},
-        tables={r["_stem"]: {name: _table_html(rows) for name, rows in r.get("tables", {}).items() if rows}
-                for r in results},
-        exists=lambda name: (run_dir / name).exists(),
-    )
+        run=run, run_id=run.meta.get("run_id") or (run.results[0].get("run_id") if run.results else run.name),
+        environment=run.environment, blocks=blocks, claim_rows=claim_rows, cov=coverage(run, book),
+        not_run=[inv for inv in invs if inv not in ran], notebooks=_notebook_rows(run),
+        tables={r["_stem"]: {name: table_html(rows, run_dir) for name, rows in r.get("tables", {}).items() if rows}
+                for r in run.results},
+        question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries}, **_common())
     target = run_dir / "index.html"
     target.write_text(page, encoding="utf-8")
     return target
 
 
-def find_runs(root: Path) -> list[Path]:
-    """Run directories under root (any folder holding a *.results.json), newest first by name."""
-    dirs = {p.parent for p in Path(root).rglob("*.results.json")}
-    return sorted(dirs, key=lambda d: d.name, reverse=True)
-
-
-def render_index(root: Path) -> Path:
-    """Write root/index.html: every run under root, and each claim's verdict per run side by side."""
+def render_index(root: Path, title: str = "") -> Path:
+    """Write root/index.html: answers per investigation from the newest run of each device type, coverage per
+    run, then every claim's verdict per run with changes since the previous run of the same device type."""
     root = Path(root)
-    runs = []
-    for run_dir in find_runs(root):
-        results = _load_run(run_dir)
-        env = next((r["environment"] for r in results if r.get("environment")), {})
-        verdicts = {c["id"]: c for r in results for c in r.get("claims", [])}
-        runs.append({"dir": run_dir.relative_to(root).as_posix(), "name": run_dir.name, "environment": env,
-                     "verdicts": verdicts, "investigations": [r["investigation"] for r in results],
-                     "seconds": sum(r.get("seconds") or 0 for r in results)})
-    claims = list(findings.seed_claims().values())
-    page = TEMPLATES.get_template("index.html.j2").render(runs=runs, claims=claims)
+    runs = [load_run(d, root) for d in find_runs(root)]
+    book = ledger()
+    invs = _investigations(book, runs)
+    newest = newest_per_device(runs)
+    grid = [{"investigation": inv, "sources": list(dict.fromkeys(e.get("source", "") for e in entries if e.get("source"))),
+             "blocks": [block(inv, entries, run) for run in newest]} for inv, entries in invs.items()]
+    comparison = []
+    for inv, entries in invs.items():
+        extra = [{"id": cid, "source": c.get("source", ""), "claim": c.get("claim", "")}
+                 for run in runs for cid, c in run.verdicts.items()
+                 if c["investigation"] == inv and cid not in {e["id"] for e in entries}]
+        entries = [*entries, *{e["id"]: e for e in extra}.values()]
+        comparison.append({"investigation": inv, "rows": list(zip(entries, compare(runs, entries)))})
+    if book.get(UNTESTABLE_LEDGER):
+        comparison.append({"investigation": "untestable claims", "rows": [(e, []) for e in book[UNTESTABLE_LEDGER]]})
+    page = TEMPLATES.get_template("index.html.j2").render(
+        title=title or ("yolo26kit local runs" if root.name == "runs" else "yolo26kit reports"),
+        runs=runs, newest=newest, grid=grid, comparison=comparison,
+        coverages={run.name: coverage(run, book) for run in runs}, untestable=untestable_entries(book),
+        question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries}, **_common())
     target = root / "index.html"
     target.write_text(page, encoding="utf-8")
     return target
