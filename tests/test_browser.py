@@ -7,7 +7,9 @@ and nothing outside file:// and data: is needed (every http(s) request is aborte
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -25,8 +27,6 @@ from yolo26kit import findings, report  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-# The nbconvert lab template loads these from a CDN; the pages must render without them.
-KNOWN_CDN_SCRIPTS = ("https://cdnjs.cloudflare.com/ajax/libs/",)
 TRANSPARENT = {"rgba(0, 0, 0, 0)", "transparent"}
 
 
@@ -36,7 +36,7 @@ def context(tmp_path_factory) -> Iterator[Any]:
     with sync_api.sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
             tmp_path_factory.mktemp("chromium-profile"), executable_path=str(CHROMIUM), headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 900})
+            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 900})
         ctx.route(re.compile(r"^https?://"), lambda route: route.abort())
         yield ctx
         ctx.close()
@@ -90,58 +90,171 @@ def _assert_badges_render(badges: Any) -> dict[str, str]:
 
 # ---------------------------------------------------------------- reports/index.html and a run's page
 
-def _fake_run(root: Path, name: str, device_type: str, verdicts: dict[str, str]) -> Path:
+BOOK = {
+    "alpha": [
+        {"id": "alpha.bites", "source": "s1.txt", "claim": "loading the package crashes", "question": "bites"},
+        {"id": "alpha.fix", "source": "s1.txt", "claim": "preloading libstdc++ fixes it", "question": "fix"},
+        {"id": "alpha.cost", "source": "s1.txt", "claim": "the fix costs nothing", "question": "cost"},
+    ],
+    "beta": [
+        {"id": "beta.equal", "source": "s2.txt", "claim": "the rewrite is exact", "question": "fix"},
+        {"id": "beta.phone", "source": "s2.txt", "claim": "it runs on a phone", "untestable": "needs an Android phone"},
+    ],
+}
+
+
+def _claim(cid: str, verdict: str, evidence: str) -> dict[str, Any]:
+    return {"id": cid, "source": "s1.txt", "claim": f"words of {cid}", "verdict": verdict, "evidence": evidence,
+            "data": {"measured_ms": 4.25, "runs": 30}}
+
+
+def _fake_run(root: Path, name: str, device_type: str, claims: dict[str, list[dict[str, Any]]],
+              meta: dict[str, Any] | None = None) -> Path:
+    """A run folder as the runner writes it (results.json per investigation, run.json), its page rendered."""
     run_dir = root / name
     run_dir.mkdir(parents=True)
-    found = findings.Findings("index_dtype", {"imgsz": 320}, run_id=name)
-    found.environment = {**found.environment, "device_type": device_type}
-    for claim_id, verdict in verdicts.items():
-        found.verdict(claim_id, verdict, f"{verdict} on {device_type}")
-    found.table("status", [{"variant": "legacy", "path": "eager", "status": "ok"}])
-    found.save(run_dir / "index_dtype.results.json")
+    environment = {"device_type": device_type, "device": "Test device", "torch": "2.11.0", "kit": "abc1234"}
+    for inv, items in claims.items():
+        (run_dir / f"{inv}.results.json").write_text(json.dumps({
+            "schema": findings.SCHEMA, "investigation": inv, "run_id": name, "seconds": 10.0,
+            "environment": environment, "parameters": {"imgsz": 320}, "claims": items, "missing_claims": [],
+            "time_split": {"compile": 6.0, "measure": 3.0, "other": 1.0, "wall": 10.0},
+            "tables": {"status": [{"variant": "legacy", "path": "eager", "status": "ok"}]}}))
+    (run_dir / "run.json").write_text(json.dumps({"run_id": name, "environment": environment, "state": "complete",
+                                                  "wall_seconds": 42.0, "compile_cache": "cold", **(meta or {})}))
     report.render_run(run_dir, notebooks=False)
     return run_dir
 
 
 @pytest.fixture
-def two_runs(tmp_path) -> Path:
-    """reports/-style folder: a cpu and a cuda run with different verdicts, each page and the index rendered."""
-    _fake_run(tmp_path, "20260101T000000Z-a-cpu", "cpu",
-              {"index_dtype.gather_equivalent": "confirmed", "index_dtype.et_cuda_float_index": "needs_cuda"})
-    _fake_run(tmp_path, "20260102T000000Z-b-cuda", "cuda",
-              {"index_dtype.gather_equivalent": "refuted", "index_dtype.et_cuda_float_index": "partly"})
+def two_runs(tmp_path, monkeypatch) -> Path:
+    """reports/-style folder with a small ledger: an older and a newer cpu run and a cuda run, pages and index."""
+    monkeypatch.setattr(report, "ledger", lambda: BOOK)
+    _fake_run(tmp_path, "20260101T000000Z-a-cpu", "cpu", {"alpha": [
+        _claim("alpha.bites", "needs_cuda", "no CUDA device in this run; the CPU package loads."),
+        _claim("alpha.cost", "confirmed", "the preload adds 0.0 ms per call. Details.")]})
+    _fake_run(tmp_path, "20260102T000000Z-b-cuda", "cuda", {"alpha": [
+        _claim("alpha.bites", "confirmed", "3 of 3 loads crash with SIGSEGV. In std::locale."),
+        _claim("alpha.fix", "confirmed", "with the preload 3 of 3 loads run and match eager. Details.")]},
+        meta={"compile_cache": "warm"})
+    _fake_run(tmp_path, "20260103T000000Z-c-cpu", "cpu", {"alpha": [
+        _claim("alpha.bites", "needs_cuda", "no CUDA device in this run; the CPU package loads."),
+        _claim("alpha.cost", "refuted", "the preload adds 7.5 ms per call. Details.")],
+        "beta": [_claim("beta.equal", "partly", "199/200 cases identical. One differs.")]})
     report.render_index(tmp_path)
     return tmp_path
 
 
-def test_index_claims_table_renders_one_column_per_run(page, two_runs):
+def _assert_links_reach_their_rows(page: Any, links: Any) -> set[str]:
+    """Every link points at a #claim-<id> row of its page; returns the claim ids."""
+    ids = set()
+    for i in range(links.count()):
+        href = links.nth(i).get_attribute("href")
+        assert "#claim-" in href, href
+        ids.add(href.split("#claim-", 1)[1])
+    return ids
+
+
+def test_index_opens_with_answer_blocks_linked_to_their_claims(page, two_runs, tmp_path):
+    _open(page, two_runs / "index.html")
+    answers = page.locator("section#answers")
+    assert answers.is_visible()
+    first_h2 = page.locator("h2").first
+    assert first_h2.inner_text() == "Answers"  # the answers come before every table
+    groups = answers.locator(".answer-group")
+    assert [groups.nth(i).get_attribute("data-investigation") for i in range(groups.count())] == ["alpha", "beta"]
+    alpha = answers.locator(".answer-group[data-investigation=alpha] .block")
+    assert [alpha.nth(i).get_attribute("data-device") for i in range(alpha.count())] == ["cuda", "cpu"]
+    cuda_bites = alpha.nth(0).locator(".answer[data-question=bites]")
+    assert cuda_bites.is_visible()
+    assert cuda_bites.locator(".headline").inner_text() == "yes"
+    assert "3 of 3 loads crash with SIGSEGV." in cuda_bites.inner_text()
+    cpu_cost = alpha.nth(1).locator(".answer[data-question=cost]")  # the newest cpu run, not the older one
+    assert "7.5 ms" in cpu_cost.inner_text() and cpu_cost.locator(".headline").inner_text() == "not as the seed says"
+    assert _background(cpu_cost.locator(".headline")) != _background(cuda_bites.locator(".headline"))
+    assert alpha.nth(1).locator(".run-link").inner_text().endswith("20260103T000000Z-c-cpu")
+    links = answers.locator("a.claim-link")
+    assert _assert_links_reach_their_rows(page, links) == {"alpha.bites", "alpha.fix", "alpha.cost", "beta.equal"}
+    for i in range(links.count()):
+        target = links.nth(i).get_attribute("href").split("#", 1)[1]
+        assert page.locator(f"tr[id='{target}']").count() == 1, target
+    cuda_bites.locator("a.claim-link", has_text="alpha.bites").click()
+    assert page.url.endswith("#claim-alpha.bites")
+    row = page.locator("tr[id='claim-alpha.bites']")
+    assert row.is_visible() and row.evaluate("el => el.matches(':target')")
+    assert row.evaluate("el => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(tmp_path / "index.png"), full_page=True)
+    assert (tmp_path / "index.png").stat().st_size > 10_000
+    print("index screenshot:", tmp_path / "index.png")
+    assert page.requests.external() == []
+
+
+def test_index_compares_runs_and_marks_changes(page, two_runs):
     _open(page, two_runs / "index.html")
     claims = page.locator("table#claims")
     assert claims.is_visible() and claims.bounding_box()["height"] > 0
     header = claims.locator("tr").first.locator("th")
-    assert header.count() == 2 + 2  # claim, seed says, then one column per run
-    assert "20260102T000000Z-b-cuda" in header.nth(2).inner_text()  # newest first
-    assert "20260101T000000Z-a-cpu" in header.nth(3).inner_text()
-    rows = claims.locator("tr")
-    assert rows.count() - 1 == len(findings.seed_claims())
-    assert all(rows.nth(i).locator("td").count() == 4 for i in range(1, rows.count()))
+    assert header.count() == 2 + 3  # claim, seed says, then one column per run, newest first
+    assert [n in header.nth(i).inner_text() for i, n in enumerate(
+        ["20260103T000000Z-c-cpu", "20260102T000000Z-b-cuda", "20260101T000000Z-a-cpu"], start=2)] == [True] * 3
+    cost = page.locator("tr[id='claim-alpha.cost']")
+    change = cost.locator(".change")
+    assert change.count() == 1 and change.is_visible() and change.inner_text() == "changed, was confirmed"
+    assert page.locator("table#claims .change:not(.new)").count() == 1  # bites stayed needs_cuda; one cuda run
+    new = page.locator("table#claims .change.new")  # beta.equal: the older cpu run did not run beta
+    assert new.count() == 1 and page.locator("tr[id='claim-beta.equal'] .change.new").is_visible()
+    fix = page.locator("tr[id='claim-alpha.fix']").locator("td.run")
+    assert [fix.nth(i).locator(".verdict").count() for i in range(3)] == [0, 1, 0]  # not reached: a dash
+    phone = page.locator("tr[id='claim-beta.phone']")
+    assert phone.locator(".verdict.untestable").is_visible()
+    reason = phone.locator(".reason")
+    assert not reason.is_visible()
+    phone.locator("summary").click()
+    assert reason.is_visible() and reason.inner_text() == "needs an Android phone"
     colours = _assert_badges_render(claims.locator(".verdict"))
-    assert set(colours) == {"confirmed", "refuted", "needs_cuda", "partly"}
     assert colours["confirmed"] != colours["refuted"]  # the colour comes from the verdict's class
-    assert page.locator("table#runs").is_visible()
+    runs = page.locator("table#runs")
+    env_cell = runs.locator("tr").nth(1).locator("details.environment")
+    env_table = env_cell.locator("table.env")
+    assert not env_table.is_visible()
+    env_cell.locator("summary").click()  # the environment, one click away
+    assert env_table.is_visible() and "abc1234" in env_table.inner_text()
+    assert runs.locator(".cache.warm").is_visible() and runs.locator(".cache.cold").count() == 2
+    assert "judged 3 of 4" in runs.locator("tr").nth(1).inner_text()
     assert page.requests.external() == []
 
 
-def test_index_link_opens_the_run_page_with_its_verdicts(page, two_runs):
+def test_index_link_opens_the_run_page_with_answers_and_evidence(page, two_runs):
     _open(page, two_runs / "index.html")
-    page.locator("table#runs a", has_text="20260101T000000Z-a-cpu").click()
-    page.wait_for_url("**/20260101T000000Z-a-cpu/index.html")
+    page.locator("table#runs a", has_text="20260102T000000Z-b-cuda").click()
+    page.wait_for_url("**/20260102T000000Z-b-cuda/index.html")
     assert page.url.startswith("file://")
+    assert page.locator(".cache.warm").is_visible() and "compile cache: warm" in page.locator("#run-facts").inner_text()
+    block = page.locator("section#answers .block[data-investigation=alpha]")
+    assert block.is_visible()
+    assert block.locator(".answer[data-question=fix] .headline").inner_text() == "holds"
+    assert block.locator(".answer[data-question=cost] .headline").inner_text() == "not reached in this run"
+    assert _assert_links_reach_their_rows(page, block.locator("a.claim-link")) == {"alpha.bites", "alpha.fix",
+                                                                                   "alpha.cost"}
     verdicts = page.locator("table#verdicts")
-    assert verdicts.is_visible()
     assert verdicts.locator("tr").count() == 1 + 2  # header and the run's two claims
-    assert verdicts.get_by_text("index_dtype.gather_equivalent").is_visible()
-    assert set(_assert_badges_render(verdicts.locator(".verdict"))) == {"confirmed", "needs_cuda"}
+    assert set(_assert_badges_render(verdicts.locator(".verdict"))) == {"confirmed"}
+    block.locator("a.claim-link.deciding", has_text="alpha.fix").click()
+    row = page.locator("tr[id='claim-alpha.fix']")
+    assert row.evaluate("el => el.matches(':target')")
+    assert "with the preload 3 of 3 loads run and match eager." in row.locator("td.summary").inner_text()
+    assert "preloading libstdc++ fixes it" not in row.inner_text()  # the run's words come from results.json
+    data = row.locator("details.evidence pre")
+    assert not data.is_visible()
+    row.locator("details.evidence summary").click()  # the whole evidence and data, one click away
+    assert data.is_visible() and '"measured_ms": 4.25' in data.inner_text()
+    coverage = page.locator("section#coverage")
+    assert "2 of 4 testable claims judged" in coverage.inner_text()
+    coverage.locator("#untestable summary").click()
+    assert coverage.get_by_text("needs an Android phone").is_visible()
+    bar = page.locator("table#notebooks .bar .seg.compile")
+    assert bar.is_visible() and bar.bounding_box()["width"] > 0
     status = page.locator("details[open] table.data")  # the status table is open by default
     assert status.is_visible() and "legacy" in status.inner_text()
     assert page.requests.external() == []
@@ -188,14 +301,6 @@ def _assert_outputs_render(page: Any) -> None:
     assert sources and all(s.startswith(("data:", "file://")) for s in sources)
 
 
-def _assert_only_cdn_scripts(page: Any) -> list[str]:
-    """Requests beyond file:// and data: are CDN scripts only (aborted here); returns their URLs."""
-    external = page.requests.external()
-    assert all(kind == "script" and url.startswith(KNOWN_CDN_SCRIPTS) for url, kind in external), external
-    assert all(url in page.requests.failed for url, _ in external)  # aborted, and the page rendered anyway
-    return [url for url, _ in external]
-
-
 @pytest.mark.notebook
 def test_notebook_html_renders_plot_table_and_code(page, notebook_pages):
     _open(page, notebook_pages["full"])
@@ -203,8 +308,7 @@ def test_notebook_html_renders_plot_table_and_code(page, notebook_pages):
     editors = page.locator(".jp-CodeCell .jp-InputArea-editor")
     assert editors.count() == 2 and editors.first.is_visible()
     assert "ax.plot" in editors.first.inner_text()
-    cdn = _assert_only_cdn_scripts(page)
-    print("CDN scripts the notebook page asked for (aborted):", cdn)
+    assert page.requests.external() == []  # no require.js / MathJax / widget manager from a CDN
 
 
 @pytest.mark.notebook
@@ -217,25 +321,61 @@ def test_notebook_nocode_html_hides_the_code(page, notebook_pages):
     body = page.locator("body").inner_text()
     assert "ax.plot" not in body and "pd.DataFrame" not in body
     assert page.get_by_role("heading", name="Tiny report").is_visible()  # markdown stays
-    _assert_only_cdn_scripts(page)
+    assert page.requests.external() == []
 
 
-# ---------------------------------------------------------------- the committed reports/index.html
+# ---------------------------------------------------------------- the committed reports
 
-def test_committed_reports_index_renders(page):
+def _committed_runs() -> list[Path]:
     root = REPO / "reports"
-    runs = report.find_runs(root) if root.is_dir() else []
-    if not runs or not (root / "index.html").exists():
+    return report.find_runs(root) if root.is_dir() else []
+
+
+def _assert_answers_for_every_investigation(page: Any) -> None:
+    """The page opens with an answer group per ledger investigation, each answer linking to claim rows."""
+    expected = set(report.ledger()) - {report.UNTESTABLE_LEDGER}
+    groups = page.locator("section#answers .answer-group")
+    assert {groups.nth(i).get_attribute("data-investigation") for i in range(groups.count())} >= expected
+    assert page.locator("h2").first.inner_text() == "Answers"
+    links = page.locator("section#answers a.claim-link")
+    assert links.count() > 0
+    for cid in _assert_links_reach_their_rows(page, links):
+        assert page.locator(f"tr[id='claim-{cid}']").count() == 1, cid
+    assert page.locator("section#answers .block").first.is_visible()
+
+
+def test_committed_runs_render_with_answers(page, tmp_path):
+    """The committed runs (old format included) rendered afresh: every page opens with answers, offline."""
+    runs = _committed_runs()
+    if not runs:
+        pytest.skip("reports/ holds no committed run yet")
+    for run_dir in runs:
+        shutil.copytree(run_dir, tmp_path / run_dir.name, ignore=shutil.ignore_patterns("*.html"))
+        report.render_run(tmp_path / run_dir.name, notebooks=False)
+    report.render_index(tmp_path)
+    _open(page, tmp_path / "index.html")
+    _assert_answers_for_every_investigation(page)
+    _assert_badges_render(page.locator("table#claims .verdict"))
+    page.screenshot(path=str(tmp_path / "committed-index.png"), full_page=True)
+    for run_dir in runs:
+        _open(page, tmp_path / run_dir.name / "index.html")
+        assert page.locator("section#answers .block").count() >= 1, run_dir.name
+        _assert_badges_render(page.locator("table#verdicts .verdict"))
+    assert page.requests.external() == []
+
+
+def test_committed_reports_index_opens_with_answers(page):
+    """reports/index.html as committed (regenerate with `yolo26kit report reports`)."""
+    runs = _committed_runs()
+    if not runs or not (REPO / "reports" / "index.html").exists():
         pytest.skip("reports/ holds no committed run with an index.html yet")
-    _open(page, root / "index.html")
-    claims = page.locator("table#claims")
-    assert claims.is_visible()
-    assert claims.locator("tr").first.locator("th").count() >= 3  # at least one run column
-    _assert_badges_render(claims.locator(".verdict"))
-    assert page.locator("table#runs tr").count() >= 2
-    for run_dir in runs:  # each run page that was rendered shows its verdict table
+    _open(page, REPO / "reports" / "index.html")
+    _assert_answers_for_every_investigation(page)
+    _assert_badges_render(page.locator("table#claims .verdict"))
+    assert page.locator("table#runs tr").count() == 1 + len(runs)
+    for run_dir in runs:
         if (run_dir / "index.html").exists():
             _open(page, run_dir / "index.html")
-            assert page.locator("table#verdicts").is_visible(), run_dir.name
+            assert page.locator("section#answers").is_visible(), run_dir.name
             _assert_badges_render(page.locator("table#verdicts .verdict"))
     assert page.requests.external() == []

@@ -219,7 +219,7 @@ def test_index_answers_from_newest_run_per_device_and_comparison(tmp_path, book)
     comparison = _section(page, "comparison")
     assert comparison.count("changed, was confirmed") == 1  # c-cpu vs a-cpu; cuda has no earlier cuda run
     assert "compile cache: cold" in page and "no measure" in page
-    assert page.count("<summary>environment</summary>") == 3
+    assert page.count("<summary>environment</summary>") == 3 and page.count("details class=\"environment\"") == 3
 
 
 def test_pages_never_reference_the_network(tmp_path, book):
