@@ -3,11 +3,17 @@
 Variants of the Detect head's end-to-end top-k:
   legacy   — the seed's original `ori_index[torch.arange(batch)[..., None], index // nc]` (aten.index.Tensor),
              with the postprocess of that ultralytics release (boxes gathered with `idx.repeat(1, 1, 4)`);
+  legacy_cast — legacy with the explicit `.to(torch.int64)` the seed says is not enough;
   gather   — the seed's fix, `torch.gather(ori_index, 1, (index // nc).unsqueeze(-1))`;
   upstream — whatever the installed ultralytics ships (its pattern is read from the exported graph).
 
 Paths, each step in an isolated child (isolate.run_step): eager, torch.export, AOTI, torch.compile,
 ExecuTorch XNNPACK (lower + run), ExecuTorch CUDA (CudaPartitioner lower; run where the runtime has the backend).
+AOTI packages compile with `aoti.compile_package` and load through `aoti.run_step` (as is, then with the
+workaround when the load crashed from a known cause).
+
+Probes (CUDA): single post-processing ops and the backbone alone through the ExecuTorch CUDA back-end, the backbone
+again with ATen allowed among the convolution back-ends, and whether a subprocess of a step sees the GPU.
 
 Ties in top-k: legacy and gather share every top-k call and differ only in how the winning anchor
 indices are picked from `ori_index`, which is a pure lookup; so they must agree bit for bit whatever
@@ -22,16 +28,16 @@ import re
 import tempfile
 import types
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import torch
 
-from .. import catalog, findings, graphs, isolate, yolo
+from .. import aoti, catalog, findings, graphs, isolate, yolo
 
-VARIANTS = ("legacy", "gather", "upstream")
+VARIANTS = ("legacy", "gather", "upstream", "legacy_cast")
 PATHS = ("eager", "export", "aoti", "compile", "et_xnnpack", "et_cuda")
 CUDA_ONLY_PATHS = ("et_cuda",)
 SEED_INDEX_ERROR = "indices must be int64, byte or bool"
@@ -64,6 +70,18 @@ def legacy_get_topk_index(self: Any, scores: torch.Tensor, max_det: int):
     return scores[..., None], (index % nc)[..., None].float(), idx
 
 
+def legacy_cast_get_topk_index(self: Any, scores: torch.Tensor, max_det: int):
+    """The seed's original top-k with explicit int64 casts on the top-k index and on `index // nc`."""
+    batch_size, anchors, nc = scores.shape
+    k = max_det if self.export else min(max_det, anchors)
+    ori_index = scores.max(dim=-1)[0].topk(k)[1].unsqueeze(-1)
+    scores = scores.gather(dim=1, index=ori_index.repeat(1, 1, nc))
+    scores, index = scores.flatten(1).topk(k)
+    index = index.to(torch.int64)
+    idx = ori_index[torch.arange(batch_size)[..., None], (index // nc).to(torch.int64)]
+    return scores[..., None], (index % nc)[..., None].float(), idx
+
+
 def gather_get_topk_index(self: Any, scores: torch.Tensor, max_det: int):
     """The seed's fix: the same top-k, with the anchor lookup done by torch.gather."""
     batch_size, anchors, nc = scores.shape
@@ -84,7 +102,8 @@ def apply_variant(head: Any, variant: str) -> Any:
         raise ValueError(f"unknown variant {variant!r}; choose from {VARIANTS}")
     if variant != "upstream":
         head.postprocess = types.MethodType(legacy_postprocess, head)
-        topk = legacy_get_topk_index if variant == "legacy" else gather_get_topk_index
+        topk = {"legacy": legacy_get_topk_index, "legacy_cast": legacy_cast_get_topk_index}.get(
+            variant, gather_get_topk_index)
         head.get_topk_index = types.MethodType(topk, head)
     return head
 
@@ -110,9 +129,37 @@ class PostprocessOnly(torch.nn.Module):
         return self.head.postprocess(preds)
 
 
+class OpProbe(torch.nn.Module):
+    """One post-processing operator alone (seed 001's list): topk, index (aten.index.Tensor) or index_put."""
+
+    def __init__(self, op: str, k: int = 300) -> None:
+        super().__init__()
+        if op not in OPS:
+            raise ValueError(f"unknown op {op!r}; choose from {OPS}")
+        self.op, self.k = op, k
+
+    def forward(self, scores: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        batch = torch.arange(scores.shape[0], device=scores.device)[:, None]
+        if self.op == "topk":
+            values, where = scores.max(dim=-1)[0].topk(self.k)
+            return torch.stack([values, where.float()], dim=-1)
+        if self.op == "index":
+            return scores[batch, index]  # aten.index.Tensor with two int64 index tensors
+        return scores.index_put((batch, index), torch.zeros((), device=scores.device))  # aten.index_put
+
+
+OPS = ("topk", "index", "index_put")
+SCOPES = ("postprocess", "full", "backbone", *(f"op_{op}" for op in OPS))
+
+
 @dataclass(frozen=True)
 class Spec:
-    """Everything a child process needs to rebuild the same module and inputs."""
+    """Everything a child process needs to rebuild the same module and inputs.
+
+    scope: postprocess (the head's top-k alone), full (end-to-end model), backbone (the model without the
+    top-k: raw [B, 4+nc, anchors] outputs, seed 001's "hybrid" export) or op_<name> (one operator alone).
+    conv_backends: Inductor's max_autotune_conv_backends for the ExecuTorch CUDA lowering ("" = the back-end's).
+    """
 
     variant: str
     scope: str = "postprocess"
@@ -123,21 +170,28 @@ class Spec:
     seed: int = 0
     device: str = "cpu"
     workdir: str = ""
+    conv_backends: str = ""
 
     @property
     def tag(self) -> str:
-        return f"{self.scope}-{self.variant}"
+        if self.scope.startswith("op_"):
+            return self.scope
+        extra = f"-conv_{self.conv_backends.replace(',', '+').lower()}" if self.conv_backends else ""
+        return f"{self.scope}-{self.variant}{extra}"
 
 
 def build_module(spec: Spec) -> torch.nn.Module:
     """The spec's module in eval mode on its device."""
     if spec.scope == "postprocess":
         module = PostprocessOnly(spec.variant, spec.nc)
-    elif spec.scope == "full":
-        module = yolo.build(spec.model, nc=spec.nc, seed=spec.seed)
-        apply_variant(yolo.detect_head(module), spec.variant)
+    elif spec.scope in ("full", "backbone"):
+        module = yolo.build(spec.model, nc=spec.nc, seed=spec.seed, end2end=spec.scope == "full")
+        if spec.scope == "full":
+            apply_variant(yolo.detect_head(module), spec.variant)
+    elif spec.scope.startswith("op_"):
+        module = OpProbe(spec.scope.removeprefix("op_"))
     else:
-        raise ValueError(f"unknown scope {spec.scope!r}; choose postprocess or full")
+        raise ValueError(f"unknown scope {spec.scope!r}; choose from {SCOPES}")
     return module.eval().to(spec.device)
 
 
@@ -157,6 +211,10 @@ def build_inputs(spec: Spec) -> tuple[torch.Tensor, ...]:
     """The spec's example input, seeded."""
     if spec.scope == "postprocess":
         return (random_preds(spec.batch, anchors_for(spec.imgsz), spec.nc, spec.seed).to(spec.device),)
+    if spec.scope.startswith("op_"):
+        preds = random_preds(spec.batch, anchors_for(spec.imgsz), spec.nc, spec.seed)[..., 4:]
+        index = torch.randint(0, preds.shape[1], (spec.batch, 300), generator=torch.Generator().manual_seed(spec.seed))
+        return preds.to(spec.device), index.to(spec.device)
     return (yolo.example_input(spec.batch, spec.imgsz, spec.seed, spec.device),)
 
 
@@ -193,15 +251,15 @@ def _excerpt(gm: torch.fx.GraphModule, targets: tuple[str, ...] = graphs.INDEX_T
 
 
 def step_aoti_compile(spec: Spec) -> dict[str, Any]:
-    """aoti_compile_and_package of the saved exported program (max-autotune off)."""
+    """AOT Inductor package of the spec's exported program (Inductor's defaults; the kit's package cache)."""
     package = str(Path(spec.workdir) / f"{spec.tag}.aoti.pt2")
-    torch._inductor.aoti_compile_and_package(export(spec), package_path=package)
+    aoti.compile_package(export(spec), package)
     return {"package": package, "bytes": os.path.getsize(package)}
 
 
 def step_aoti_run(spec: Spec, package: str) -> dict[str, Any]:
-    """aoti_load_package + one run (a separate child: this load has segfaulted on GPU runners)."""
-    runner = torch._inductor.aoti_load_package(package)
+    """Load the package and run it once (through aoti.run_step: loading has crashed whole processes)."""
+    runner = aoti.load(package)
     with torch.no_grad():
         return {"output": runner(*build_inputs(spec)).cpu()}
 
@@ -236,16 +294,33 @@ def _cuda_compile_specs(autotune: bool) -> list:
     return specs
 
 
-def _force_autotune_off() -> None:
-    """Make the CUDA back-end's AOTI options say max_autotune=False (older releases ignore the compile spec)."""
+def _override_cuda_options(**overrides: Any) -> None:
+    """Override entries of the CUDA back-end's AOTI options (this step's child process only)."""
     from executorch.backends.cuda.cuda_backend import CudaBackend
 
     original = CudaBackend.get_aoti_compile_options.__func__
 
-    def without_autotune(cls, compile_specs):
-        return {**original(cls, compile_specs), "max_autotune": False}
+    def overridden(cls, compile_specs):
+        return {**original(cls, compile_specs), **overrides}
 
-    CudaBackend.get_aoti_compile_options = classmethod(without_autotune)
+    CudaBackend.get_aoti_compile_options = classmethod(overridden)
+
+
+def _force_autotune_off() -> None:
+    """Make the CUDA back-end's AOTI options say max_autotune=False (older releases ignore the compile spec)."""
+    _override_cuda_options(max_autotune=False)
+
+
+CUDA_OPTION_KEYS = ("max_autotune", "max_autotune_gemm_backends", "max_autotune_conv_backends",
+                    "aot_inductor.link_libtorch", "emulate_precision_casts")
+
+
+def et_cuda_options() -> dict[str, Any]:
+    """The Inductor options ExecuTorch's CUDA back-end compiles with by default (the ones that decide fallbacks)."""
+    from executorch.backends.cuda.cuda_backend import CudaBackend
+
+    options = CudaBackend.get_aoti_compile_options(_cuda_compile_specs(True))
+    return {k: options.get(k) for k in CUDA_OPTION_KEYS}
 
 
 def step_et_cuda_lower(spec: Spec, autotune: bool) -> dict[str, Any]:
@@ -253,15 +328,62 @@ def step_et_cuda_lower(spec: Spec, autotune: bool) -> dict[str, Any]:
     from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
     from executorch.exir import to_edge_transform_and_lower
 
-    if not autotune:
-        _force_autotune_off()  # runs in this step's own child process only
+    overrides: dict[str, Any] = {} if autotune else {"max_autotune": False}
+    if spec.conv_backends:
+        overrides["max_autotune_conv_backends"] = spec.conv_backends
+    if overrides:
+        _override_cuda_options(**overrides)  # runs in this step's own child process only
     lowered = to_edge_transform_and_lower(export(spec), partitioner=[CudaPartitioner(_cuda_compile_specs(autotune))])
     program = lowered.to_executorch()
-    pte = Path(spec.workdir) / f"{spec.tag}.cuda.pte"
+    folder = Path(spec.workdir) / f"{spec.tag}.cuda"  # its own folder: concurrent lowerings write .ptd files
+    folder.mkdir(parents=True, exist_ok=True)
+    pte = folder / f"{spec.tag}.cuda.pte"
     pte.write_bytes(program.buffer)
     if hasattr(program, "write_tensor_data_to_file"):
-        program.write_tensor_data_to_file(spec.workdir)
-    return {"pte": str(pte), "bytes": pte.stat().st_size}
+        program.write_tensor_data_to_file(str(folder))
+    blobs = b"".join(f.read_bytes() for f in folder.iterdir() if f.is_file())
+    shims = sorted({m.decode() for m in re.findall(rb"aoti_torch_cuda_\w+", blobs)})
+    return {"pte": str(pte), "bytes": pte.stat().st_size, "overrides": overrides, "shim_calls": shims}
+
+
+def runtime_shims(pattern: str = r"aoti_torch_cuda_\w+") -> dict[str, list[str]]:
+    """The AOTI C-shim functions (`aoti_torch_cuda_*`) that the installed executorch's libraries define, per library."""
+    import executorch
+
+    from .. import forensics
+
+    found: dict[str, list[str]] = {}
+    for lib in Path(executorch.__file__).parent.rglob("*.so*"):
+        names = forensics.defined_symbols(str(lib), pattern)
+        if names:
+            found[str(lib.relative_to(Path(executorch.__file__).parent))] = sorted(set(names))
+    return found
+
+
+_GPU_PROBE = ("import json, torch\n"
+              "ok = torch.cuda.is_available()\n"
+              "x = torch.ones(64, 64, device='cuda') if ok else None\n"
+              "print(json.dumps({'available': ok, 'devices': torch.cuda.device_count(),\n"
+              "                  'matmul_sum': float((x @ x).sum()) if ok else None}))\n")
+
+
+def step_subprocess_gpu() -> dict[str, Any]:
+    """Start a Python subprocess from a step, as Inductor starts its compile/autotune workers, and ask it to run a
+    matmul on the GPU."""
+    import json
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run([sys.executable, "-c", _GPU_PROBE], capture_output=True, text=True, timeout=180)
+    except subprocess.TimeoutExpired:
+        return {"available": False, "devices": 0, "matmul_sum": None, "error": "no answer in 180 s"}
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode or not lines:
+        return {"available": False, "devices": 0, "matmul_sum": None,
+                "error": f"exit code {done.returncode}: {done.stderr.strip().splitlines()[-1:] or ''}"}
+    return {**json.loads(lines[-1]), "error": "",
+            "parent_sees": torch.cuda.is_available(), "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
 def runtime_backends() -> list[str]:
@@ -295,6 +417,10 @@ def compare(output: torch.Tensor | None, reference: torch.Tensor | None) -> dict
     out, ref = output.float().cpu(), reference.float().cpu()
     if out.shape != ref.shape:
         return {"max_abs": None, "score_max_abs": None, "match_rate": 0.0, "exact": False, "shape": list(out.shape)}
+    if out.ndim != 3 or out.shape[-1] != 6:  # not detections (backbone or one operator): plain closeness
+        max_abs = (out - ref).abs().max().item() if out.numel() else 0.0
+        return {"max_abs": max_abs, "score_max_abs": None, "match_rate": None, "exact": torch.equal(out, ref),
+                "close": max_abs <= 1e-2 * max(1.0, ref.abs().max().item() if ref.numel() else 0.0)}
     scores = lambda t: t[..., 4].sort(dim=-1, descending=True).values  # noqa: E731
     close = ((out[:, None, :, :4] - ref[:, :, None, :4]).abs().amax(-1) <= 1.0) \
         & ((out[:, None, :, 4] - ref[:, :, None, 4]).abs() <= 1e-3) & (out[:, None, :, 5] == ref[:, :, None, 5])
@@ -307,7 +433,7 @@ MIN_MATCH_RATE = 0.95  # a few swaps at the k-th place are floating-point noise,
 
 def agrees(delta: dict[str, Any]) -> bool:
     """Same detections as eager: bit-exact, or ≥95 % matched with sorted scores within 1e-3."""
-    if delta.get("exact"):
+    if delta.get("exact") or delta.get("close"):
         return True
     return (delta.get("match_rate") or 0.0) >= MIN_MATCH_RATE and (delta.get("score_max_abs") or 0.0) <= 1e-3
 
@@ -322,24 +448,57 @@ class Cell:
     path: str
     outcomes: list[isolate.Outcome]
     delta: dict[str, Any]
+    group: str = "matrix"  # matrix, full (the full-model checks) or probe
 
     @property
     def variant(self) -> str:
         return self.spec.variant
 
     @property
+    def scope(self) -> str:
+        return self.spec.scope
+
+    @property
+    def effective(self) -> list[isolate.Outcome]:
+        """The outcomes that decide the cell: an AOTI load that crashed as is is superseded by its workaround re-run."""
+        if any(o.details.get("aoti_load", "as_is") != "as_is" for o in self.outcomes):
+            return [o for o in self.outcomes if o.details.get("aoti_load") != "as_is"]
+        return self.outcomes
+
+    @property
     def final(self) -> isolate.Outcome:
-        bad = [o for o in self.outcomes if not o.ok]
-        return bad[0] if bad else self.outcomes[-1]
+        bad = [o for o in self.effective if not o.ok]
+        return bad[0] if bad else self.effective[-1]
+
+    @property
+    def aoti_loads(self) -> list[isolate.Outcome]:
+        """The AOTI load outcomes (as is, then with the workaround when one was needed)."""
+        return [o for o in self.outcomes if "aoti_load" in o.details]
+
+    def _row(self, outcomes: list[isolate.Outcome], delta: dict[str, Any], load: str = "", cause: str = "") -> dict[str, Any]:
+        bad = [o for o in outcomes if not o.ok]
+        final = bad[0] if bad else outcomes[-1]
+        mark = "✅" if final.ok and agrees(delta) else ("⚠️" if final.ok else ("⏭️" if final.status == "skipped" else "❌"))
+        return {"variant": self.variant, "scope": self.scope, "path": self.path + (f" ({self.spec.tag})" if
+                self.scope.startswith("op_") or self.spec.conv_backends else ""),
+                "status": mark, "outcome": final.status, "aoti_load": load, "cause": cause,
+                "failed step": "" if final.ok else final.step, "error": final.error[:200],
+                "seconds": round(sum(o.seconds for o in outcomes), 2),
+                "max |Δ| vs eager": delta.get("max_abs"), "max |Δ| sorted scores": delta.get("score_max_abs"),
+                "detections matched": delta.get("match_rate")}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row, or for an AOTI cell one row per load attempt (as is, with the workaround)."""
+        loads = self.aoti_loads
+        if not loads:
+            return [self._row(self.outcomes, self.delta)]
+        before = [o for o in self.outcomes if "aoti_load" not in o.details]
+        return [self._row(before + [o], self.delta if o is loads[-1] else {}, o.details["aoti_load"],
+                          o.details.get("cause", "")) for o in loads]
 
     def row(self) -> dict[str, Any]:
-        final = self.final
-        mark = "✅" if final.ok and agrees(self.delta) else ("⚠️" if final.ok else ("⏭️" if final.status == "skipped" else "❌"))
-        return {"variant": self.variant, "path": self.path, "status": mark, "outcome": final.status,
-                "failed step": "" if final.ok else final.step, "error": final.error[:200],
-                "seconds": round(sum(o.seconds for o in self.outcomes), 2),
-                "max |Δ| vs eager": self.delta.get("max_abs"), "max |Δ| sorted scores": self.delta.get("score_max_abs"),
-                "detections matched": self.delta.get("match_rate")}
+        """The row that decides the cell (the last load attempt for AOTI)."""
+        return self.rows()[-1]
 
 
 def _output(outcome: isolate.Outcome) -> torch.Tensor | None:
@@ -357,22 +516,23 @@ def run_path(spec: Spec, path: str, timeout: float, autotune: bool) -> Cell:
     elif path == "eager_cpu":  # the reference of CPU back-ends when the run's device is CUDA
         steps = [isolate.run_step(step_eager, replace(spec, device="cpu"), timeout=timeout, step=name)]
     elif path == "export":
-        steps = [isolate.run_step(step_export, spec, timeout=timeout, step=name)]
+        steps = [isolate.run_step(step_export, spec, timeout=timeout, step=name, phase="compile")]
     elif path == "compile":
-        steps = [isolate.run_step(step_compile, spec, timeout=timeout, step=name)]
+        steps = [isolate.run_step(step_compile, spec, timeout=timeout, step=name, phase="compile")]
     elif path == "aoti":
-        compiled = isolate.run_step(step_aoti_compile, spec, timeout=timeout, step=f"{name}:compile")
+        compiled = isolate.run_step(step_aoti_compile, spec, timeout=timeout, step=f"{name}:compile", phase="compile")
         steps = [compiled]
         if compiled.ok:
-            steps.append(isolate.run_step(step_aoti_run, spec, compiled.value["package"], timeout=timeout,
-                                          step=f"{name}:load+run"))
+            steps += aoti.run_step(step_aoti_run, spec, compiled.value["package"], timeout=timeout,
+                                   step=f"{name}:load+run")
     elif path == "et_xnnpack":
-        lowered = isolate.run_step(step_et_xnnpack_lower, spec, timeout=timeout, step=f"{name}:lower")
+        lowered = isolate.run_step(step_et_xnnpack_lower, spec, timeout=timeout, step=f"{name}:lower", phase="compile")
         steps = [lowered]
         if lowered.ok:
             steps.append(isolate.run_step(step_et_run, spec, lowered.value["pte"], timeout=timeout, step=f"{name}:run"))
     elif path == "et_cuda":
-        lowered = isolate.run_step(step_et_cuda_lower, spec, autotune, timeout=timeout, step=f"{name}:lower")
+        lowered = isolate.run_step(step_et_cuda_lower, spec, autotune, timeout=timeout, step=f"{name}:lower",
+                                   phase="compile")
         steps = [lowered]
         if lowered.ok:
             backends = isolate.run_step(runtime_backends, timeout=60, step=f"{name}:backends")
@@ -386,23 +546,43 @@ def run_path(spec: Spec, path: str, timeout: float, autotune: bool) -> Cell:
     return Cell(spec, path, steps, {})
 
 
+# Rough cold seconds of a cell on a GPU runner (postprocess scope; a whole model costs WHOLE_MODEL times more),
+# only used to start the longest cells first.
+EXPECTED_SECONDS = {"aoti": 150.0, "et_cuda": 15.0, "et_xnnpack": 15.0, "compile": 5.0, "export": 2.0,
+                    "eager": 1.0, "eager_cpu": 1.0}
+WHOLE_MODEL = 4.0
+
+
+def expected_seconds(spec: Spec, path: str) -> float:
+    """A cell's expected cold seconds (for scheduling, never reported)."""
+    scale = WHOLE_MODEL if spec.scope in ("full", "backbone") else 1.0
+    return EXPECTED_SECONDS.get(path, 1.0) * scale
+
+
 CPU_PATHS = ("et_xnnpack",)  # back-ends that run on the CPU: compared with eager on the CPU
 
 
-def status_matrix(plan: list[tuple[Spec, list[str]]], timeout: float, autotune: bool, workers: int = 1) -> list[Cell]:
+def status_matrix(plan: list[tuple], timeout: float, autotune: bool, workers: int = 1) -> list[Cell]:
     """Every (spec, path) cell of the plan, `workers` at a time; each compared with its spec's eager output.
 
     A CPU back-end is compared with eager on the CPU (an `eager_cpu` row, added when the run's device is
     CUDA): CUDA eager uses other kernels (TF32 convolutions among them), which would blur the comparison.
     Cells are independent child processes, so running several at once changes only their wall times
-    (reported, never benchmarked).
+    (reported, never benchmarked). A plan entry is (spec, paths) or (spec, paths, group).
     """
-    tasks = []
-    for spec, paths in plan:
+    tasks, groups = [], []
+    for spec, paths, *group in plan:
         extra = ["eager_cpu"] if spec.device != "cpu" and any(p in CPU_PATHS for p in paths) else []
-        tasks += [(spec, path) for path in ["eager", *extra, *[p for p in paths if p != "eager"]]]
+        steps = ["eager", *extra, *[p for p in paths if p != "eager"]]
+        tasks += [(spec, path) for path in steps]
+        groups += [group[0] if group else "matrix"] * len(steps)
+    # Longest first: the wall time is set by the last long step to start (cells are independent).
+    order = sorted(range(len(tasks)), key=lambda i: -expected_seconds(*tasks[i]))
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        cells = list(pool.map(lambda t: run_path(t[0], t[1], timeout, autotune), tasks))
+        done = dict(zip(order, pool.map(lambda i: run_path(tasks[i][0], tasks[i][1], timeout, autotune), order)))
+    cells = [done[i] for i in range(len(tasks))]
+    for cell, group in zip(cells, groups):
+        cell.group = group
     references = {(spec.tag, c.path): _output(c.final) for (spec, _), c in zip(tasks, cells)
                   if c.path in ("eager", "eager_cpu")}
     for (spec, path), cell in zip(tasks, cells):
@@ -416,8 +596,8 @@ def status_matrix(plan: list[tuple[Spec, list[str]]], timeout: float, autotune: 
 
 
 def matrix_frame(cells: list[Cell]) -> pd.DataFrame:
-    """The status matrix as a table, ultralytics-benchmark style."""
-    return pd.DataFrame([c.row() for c in cells])
+    """The status matrix as a table, ultralytics-benchmark style (an AOTI cell shows each load attempt)."""
+    return pd.DataFrame([row for c in cells for row in c.rows()])
 
 
 def scan_frame(cells: list[Cell]) -> pd.DataFrame:
@@ -573,7 +753,7 @@ def root_cause(run: "Run", timeout: float) -> dict[str, pd.DataFrame]:
         passes = pd.DataFrame([{"pass": "(replay failed)", "error": f"{outcome.status}: {outcome.error}"}])
         stages = pd.DataFrame()
     errors = []
-    for c in run.cells + run.full_cells:
+    for c in run.cells + run.full_cells + run.probe_cells:
         for o in c.outcomes:
             if o.status in ("error", "crash", "timeout", "oom"):
                 d = lowering_error_details(_text(o))
@@ -623,123 +803,410 @@ def _text(outcome: isolate.Outcome) -> str:
     return "\n".join([outcome.error, outcome.traceback, outcome.log])
 
 
-def judge(found: findings.Findings, cells: list[Cell], equiv: pd.DataFrame, full_cells: list[Cell],
-          on_cuda: bool) -> pd.DataFrame:
-    """Verdicts for every index_dtype claim, from the matrix, the equivalence table and the full-model cells."""
-    # fx_int64: every aten.index.Tensor index argument is int64 after torch.export (legacy graph)
-    legacy_export = _cell(cells, "legacy", "export")
+@dataclass
+class Results:
+    """Everything the judges read: the run's cells and side steps, and the equivalence table."""
+
+    run: "Run"
+    equiv: pd.DataFrame
+
+    @property
+    def on_cuda(self) -> bool:
+        return self.run.on_cuda
+
+    def cell(self, variant: str, path: str, scope: str = "") -> Cell | None:
+        """The matrix (or full-model, or probe) cell of a variant and path; `scope` picks among them."""
+        pool = self.run.cells + self.run.probe_cells if scope else self.run.cells
+        return next((c for c in pool if c.variant == variant and c.path == path and not c.spec.conv_backends
+                     and (not scope or c.scope == scope)), None)
+
+    def probe(self, scope: str, conv_backends: str = "", path: str = "et_cuda") -> Cell | None:
+        """A probe cell by scope (op_topk, backbone, full, ...) and conv back-ends."""
+        return next((c for c in self.run.probe_cells + self.run.full_cells
+                     if c.scope == scope and c.spec.conv_backends == conv_backends and c.path == path), None)
+
+
+def _lowering(cell: Cell | None) -> isolate.Outcome | None:
+    return cell.outcomes[0] if cell is not None and cell.outcomes else None
+
+
+def _no_cuda(cpu_part: str) -> tuple[str, str, dict[str, Any]]:
+    return "needs_cuda", f"No CUDA device in this run: the ExecuTorch CUDA lowering needs one; on CPU: {cpu_part}.", {}
+
+
+def _options_text(res: Results) -> str:
+    o = res.run.cuda_options
+    if o is None or not o.ok:
+        return "ExecuTorch's CUDA back-end options could not be read" + (f" ({o.error})" if o is not None else "")
+    v = o.value
+    return (f"ExecuTorch's CUDA back-end compiles with max_autotune_conv_backends={v.get('max_autotune_conv_backends')!r}, "
+            f"max_autotune_gemm_backends={v.get('max_autotune_gemm_backends')!r}, "
+            f"aot_inductor.link_libtorch={v.get('aot_inductor.link_libtorch')}")
+
+
+def judge_fx_int64(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Every aten.index.Tensor index argument of the legacy graph is int64 after torch.export."""
+    legacy_export = res.cell("legacy", "export")
     if legacy_export is None or not legacy_export.final.ok:
-        found.verdict("index_dtype.fx_int64", "error", f"torch.export of the legacy variant did not run: "
-                      f"{legacy_export.final.error if legacy_export else 'not in the run'}")
-    else:
-        rows = legacy_export.final.value["scan"]
-        index_rows = [r for r in rows if r["target"].startswith("aten.index.Tensor")]
-        ok = graphs.all_int64(rows)
-        found.verdict("index_dtype.fx_int64", "confirmed" if ok else "refuted",
-                      f"{len(index_rows)} aten.index.Tensor node(s) after torch.export; index dtypes "
-                      f"{[r['index_dtypes'] for r in index_rows]}", nodes=index_rows)
+        return "error", (f"torch.export of the legacy variant did not run: "
+                         f"{legacy_export.final.error if legacy_export else 'not in the run'}"), {}
+    rows = legacy_export.final.value["scan"]
+    index_rows = [r for r in rows if r["target"].startswith("aten.index.Tensor")]
+    ok = graphs.all_int64(rows)
+    return ("confirmed" if ok else "refuted",
+            f"{len(index_rows)} aten.index.Tensor node(s) after torch.export; index dtypes "
+            f"{[r['index_dtypes'] for r in index_rows]}", {"nodes": index_rows})
 
-    # et_cuda_float_index
-    legacy_cuda = _cell(cells, "legacy", "et_cuda")
-    if not on_cuda or legacy_cuda is None:
-        found.verdict("index_dtype.et_cuda_float_index", "needs_cuda", "the ExecuTorch CUDA lowering needs a CUDA device; "
-                      "this run had none (or et_cuda was not among the paths)")
-    else:
-        lower = legacy_cuda.outcomes[0]
-        text = _text(lower)
-        details = lowering_error_details(text)
-        if lower.ok:
-            found.verdict("index_dtype.et_cuda_float_index", "not_reproduced",
-                          f"the legacy advanced-indexing variant lowered through CudaPartitioner in {lower.seconds:.1f} s "
-                          f"without the index dtype error", seconds=lower.seconds)
-        elif SEED_INDEX_ERROR in text and "float32" in details["dtypes"]:
-            found.verdict("index_dtype.et_cuda_float_index", "confirmed", f"lowering failed: {lower.error[:200]}",
-                          details=details)
-        elif lower.status in ("timeout", "crash", "oom"):
-            found.verdict("index_dtype.et_cuda_float_index", "error", f"lowering ended with {lower.status}: {lower.error}")
-        else:
-            found.verdict("index_dtype.et_cuda_float_index", "partly",
-                          f"lowering fails, but not with the seed's index dtype error: {lower.error[:200]}", details=details)
 
-    # gather_removes_index
-    gather_export = _cell(cells, "gather", "export")
+def _float_index_verdict(lower: isolate.Outcome, what: str) -> tuple[str, str, dict[str, Any]]:
+    """Verdict for 'this lowering fails with the seed's float32 index error'."""
+    text = _text(lower)
+    details = lowering_error_details(text)
+    if lower.ok:
+        return ("not_reproduced", f"{what} lowered through CudaPartitioner in {lower.seconds:.1f} s without the index "
+                "dtype error", {"seconds": lower.seconds})
+    if SEED_INDEX_ERROR in text and "float32" in details["dtypes"]:
+        return "confirmed", f"{what}: lowering failed: {lower.error[:200]}", {"details": details}
+    if lower.status in ("timeout", "crash", "oom"):
+        return "error", f"{what}: lowering ended with {lower.status}: {lower.error}", {}
+    return "partly", f"{what}: lowering fails, but not with the seed's index dtype error: {lower.error[:200]}", \
+        {"details": details}
+
+
+def judge_et_cuda_float_index(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """The legacy top-k fails the ExecuTorch CUDA lowering with a float32 index."""
+    legacy_cuda = res.cell("legacy", "et_cuda")
+    if not res.on_cuda or legacy_cuda is None:
+        return ("needs_cuda", "the ExecuTorch CUDA lowering needs a CUDA device; this run had none (or et_cuda was "
+                "not among the paths)", {})
+    return _float_index_verdict(legacy_cuda.outcomes[0], "legacy advanced-indexing top-k")
+
+
+def judge_aoti_float_index(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Plain AOT Inductor (Inductor's defaults, no ExecuTorch) on CUDA: does it see the float32 index too?"""
+    cell = res.cell("legacy", "aoti")
+    et = _lowering(res.cell("legacy", "et_cuda"))
+    et_fails = et is not None and SEED_INDEX_ERROR in _text(et)
+    if cell is None:
+        return "error", "the aoti path was not among the paths, so plain AOT Inductor was not tried", {}
+    compiled = cell.outcomes[0]
+    loads = ", ".join(f"{o.details.get('aoti_load')}: {o.status}" for o in cell.aoti_loads) or "not loaded"
+    ran = f"its package ran ({loads}), {_matched(cell)} of eager's detections matched" if cell.final.ok else \
+        f"load/run: {loads}"
+    if not res.on_cuda:
+        state = f"compiled and {ran}" if compiled.ok else f"{compiled.status}: {compiled.error[:160]}"
+        return "needs_cuda", (f"No CUDA device in this run; on CPU plain AOT Inductor of the legacy top-k {state}."), {}
+    if not compiled.ok:
+        if SEED_INDEX_ERROR in _text(compiled):
+            return "confirmed", f"plain AOT Inductor on CUDA fails on the legacy top-k: {compiled.error[:200]}", {}
+        return "error", f"plain AOT Inductor compile on CUDA ended {compiled.status}: {compiled.error[:200]}", {}
+    text = (f"0 index dtype errors: plain AOT Inductor (aoti_compile_and_package, Inductor's defaults) compiled the "
+            f"legacy top-k on CUDA in {compiled.seconds:.0f} s and {ran}")
+    if et_fails:
+        return ("partly", f"{text}; only the ExecuTorch CUDA lowering (its own Inductor options: {_options_text(res)}) "
+                "sees the float32 index", {"loads": loads})
+    return "refuted", f"{text}; the ExecuTorch CUDA lowering did not hit the index error either", {"loads": loads}
+
+
+def _matched(cell: Cell) -> str:
+    rate = cell.delta.get("match_rate")
+    return f"{rate:.0%}" if isinstance(rate, float) else ("all" if cell.delta.get("exact") else "?")
+
+
+def judge_explicit_cast(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """The legacy top-k with explicit .to(torch.int64) casts still hits the float32 index in the CUDA lowering."""
+    export_cell = res.cell("legacy_cast", "export", scope="postprocess")
+    if export_cell is None or not export_cell.final.ok:
+        return "error", "the legacy_cast variant was not exported (the `cast` probe is off, or its export failed)", {}
+    rows = [r for r in export_cell.final.value["scan"] if r["target"].startswith("aten.index.Tensor")]
+    graph = (f"{len(rows)} aten.index.Tensor in the cast variant's exported graph, index dtypes "
+             f"{[r['index_dtypes'] for r in rows]} (the casts are no-ops on int64 tensors)")
+    cast_cuda = res.cell("legacy_cast", "et_cuda", scope="postprocess")
+    if not res.on_cuda or cast_cuda is None:
+        return _no_cuda(graph)
+    verdict, evidence, data = _float_index_verdict(cast_cuda.outcomes[0], "legacy top-k with .to(torch.int64)")
+    if verdict == "not_reproduced":
+        legacy = _lowering(res.cell("legacy", "et_cuda"))
+        verdict = "refuted" if legacy is not None and SEED_INDEX_ERROR in _text(legacy) else "not_reproduced"
+    return verdict, f"{evidence}; {graph}", data
+
+
+def judge_gather_removes_index(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """The gather graph has no aten.index.Tensor and its CUDA lowering gets past the index error."""
+    gather_export = res.cell("gather", "export")
     if gather_export is None or not gather_export.final.ok:
-        found.verdict("index_dtype.gather_removes_index", "error", "torch.export of the gather variant did not run")
+        return "error", "torch.export of the gather variant did not run", {}
+    n_index = graphs.count(gather_export.final.value["scan"], "aten.index.Tensor")
+    n_gather = graphs.count(gather_export.final.value["scan"], "aten.gather")
+    graph_part = f"gather graph: {n_index} aten.index.Tensor, {n_gather} aten.gather"
+    gather_cuda = res.cell("gather", "et_cuda")
+    if n_index:
+        return "refuted", graph_part, {}
+    if not res.on_cuda or gather_cuda is None:
+        return ("needs_cuda", f"{graph_part} (graph half holds); whether it gets past the CUDA lowering needs a CUDA "
+                "device", {})
+    lower = gather_cuda.outcomes[0]
+    text = _text(lower)
+    state = "lowered" if lower.ok else f"{lower.status}: {lower.error[:160]}"
+    if SEED_INDEX_ERROR in text:
+        verdict, note = "refuted", "the gather version hits the same index dtype error"
+    elif not lower.ok and FLOAT_POINTER_ERROR.search(text):
+        verdict, note = "partly", ("past the aten.index assertion, but the same float32 index now reaches the "
+                                   "gather's Triton kernel as a pointer offset and fails there: the dtype "
+                                   "problem is moved, not fixed")
     else:
-        n_index = graphs.count(gather_export.final.value["scan"], "aten.index.Tensor")
-        n_gather = graphs.count(gather_export.final.value["scan"], "aten.gather")
-        graph_part = f"gather graph: {n_index} aten.index.Tensor, {n_gather} aten.gather"
-        gather_cuda = _cell(cells, "gather", "et_cuda")
-        if n_index:
-            found.verdict("index_dtype.gather_removes_index", "refuted", graph_part)
-        elif not on_cuda or gather_cuda is None:
-            found.verdict("index_dtype.gather_removes_index", "needs_cuda", f"{graph_part} (graph half holds); "
-                          "whether it gets past the CUDA lowering needs a CUDA device")
-        else:
-            lower = gather_cuda.outcomes[0]
-            text = _text(lower)
-            state = "lowered" if lower.ok else f"{lower.status}: {lower.error[:160]}"
-            if SEED_INDEX_ERROR in text:
-                verdict, note = "refuted", "the gather version hits the same index dtype error"
-            elif not lower.ok and FLOAT_POINTER_ERROR.search(text):
-                verdict, note = "partly", ("past the aten.index assertion, but the same float32 index now reaches the "
-                                           "gather's Triton kernel as a pointer offset and fails there: the dtype "
-                                           "problem is moved, not fixed")
-            else:
-                verdict, note = "confirmed", "past the index dtype error"
-            found.verdict("index_dtype.gather_removes_index", verdict,
-                          f"{graph_part}; CudaPartitioner lowering of the gather variant: {state} — {note}")
+        verdict, note = "confirmed", "past the index dtype error"
+    return verdict, f"{graph_part}; CudaPartitioner lowering of the gather variant: {state} — {note}", {}
 
-    # gather_equivalent
+
+def judge_gather_int64_ops(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """The gather graph exports exactly three aten.gather nodes, every index int64."""
+    gather_export = res.cell("gather", "export")
+    if gather_export is None or not gather_export.final.ok:
+        return "error", "torch.export of the gather variant did not run", {}
+    rows = [r for r in gather_export.final.value["scan"] if r["target"].startswith("aten.gather")]
+    dtypes = [r["index_dtypes"] for r in rows]
+    all64 = bool(rows) and all(d == "int64" for d in dtypes)
+    verdict = "confirmed" if all64 and len(rows) == 3 else ("partly" if all64 else "refuted")
+    return verdict, f"{len(rows)} aten.gather node(s) in the gather variant's exported graph; index dtypes {dtypes}", \
+        {"nodes": [{k: r[k] for k in ("node", "index_dtypes", "source")} for r in rows]}
+
+
+def judge_gather_equivalent(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """legacy and gather agree bit for bit on random heads, ties included."""
+    equiv = res.equiv
     if equiv.empty:
-        found.verdict("index_dtype.gather_equivalent", "error", "no equivalence cases ran")
-    else:
-        same = int(equiv["identical"].sum())
-        verdict = "confirmed" if same == len(equiv) else "refuted"
-        found.verdict("index_dtype.gather_equivalent", verdict,
-                      f"{same}/{len(equiv)} random cases bit-identical (torch.equal), {int(equiv['ties'].sum())} with heavy "
-                      f"score ties; batch 1–{equiv['batch'].max()}, nc 1–{equiv['nc'].max()}",
-                      identical=same, cases=len(equiv))
+        return "error", "no equivalence cases ran", {}
+    same = int(equiv["identical"].sum())
+    return ("confirmed" if same == len(equiv) else "refuted",
+            f"{same}/{len(equiv)} random cases bit-identical (torch.equal), {int(equiv['ties'].sum())} with heavy "
+            f"score ties; batch 1–{equiv['batch'].max()}, nc 1–{equiv['nc'].max()}",
+            {"identical": same, "cases": len(equiv)})
 
-    # et_cuda_full_model (with the fix)
-    full_cuda = next((c for c in full_cells if c.path == "et_cuda"), None)
-    if not on_cuda or full_cuda is None:
-        found.verdict("index_dtype.et_cuda_full_model", "needs_cuda", "the full-model ExecuTorch CUDA lowering needs a "
-                      "CUDA device; this run had none (or et_cuda was not among the full-model paths)")
-    else:
-        lower = full_cuda.outcomes[0]
-        if lower.ok:
-            found.verdict("index_dtype.et_cuda_full_model", "refuted",
-                          f"full {full_cuda.variant} YOLO26 lowered through CudaPartitioner in {lower.seconds:.0f} s "
-                          f"({lower.value.get('bytes', 0) / 1e6:.1f} MB .pte)", seconds=lower.seconds)
-        elif lower.status == "timeout":
-            found.verdict("index_dtype.et_cuda_full_model", "error", f"lowering did not finish: {lower.error}")
-        elif "No choices to select" in _text(lower):
-            found.verdict("index_dtype.et_cuda_full_model", "confirmed", f"lowering failed: {lower.error[:200]}")
-        else:
-            found.verdict("index_dtype.et_cuda_full_model", "partly",
-                          f"lowering failed, but not with Triton's 'No choices to select': {lower.error[:200]}")
 
-    # xnnpack_full_model
-    full_xnn = next((c for c in full_cells if c.path == "et_xnnpack"), None)
+def judge_gather_upstreamed(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """The installed ultralytics' top-k, read from its exported graph: gather (upstreamed) or advanced indexing."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("ultralytics")
+    except PackageNotFoundError:
+        release = "?"
+    cell = res.cell("upstream", "export")
+    if cell is None or not cell.final.ok:
+        return "error", "the upstream variant was not exported (add `upstream` to variants)", {}
+    rows = cell.final.value["scan"]
+    n_index, n_gather = graphs.count(rows, "aten.index.Tensor"), graphs.count(rows, "aten.gather")
+    text = f"{n_index} aten.index.Tensor and {n_gather} aten.gather in ultralytics {release}'s exported top-k"
+    if not n_index and n_gather:
+        return "confirmed", f"{text}: the installed release already selects with gather", {"ultralytics": release}
+    return "not_reproduced", f"{text}: the installed release still uses advanced indexing", {"ultralytics": release}
+
+
+def judge_et_cuda_full_model(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """The full model (with the gather fix) fails the ExecuTorch CUDA lowering with Triton's 'No choices'."""
+    full_cuda = next((c for c in res.run.full_cells if c.path == "et_cuda" and not c.spec.conv_backends), None)
+    if not res.on_cuda or full_cuda is None:
+        return ("needs_cuda", "the full-model ExecuTorch CUDA lowering needs a CUDA device; this run had none (or "
+                "et_cuda was not among the full-model paths)", {})
+    lower = full_cuda.outcomes[0]
+    if lower.ok:
+        return ("refuted", f"full {full_cuda.variant} YOLO26 lowered through CudaPartitioner in {lower.seconds:.0f} s "
+                f"({lower.value.get('bytes', 0) / 1e6:.1f} MB .pte)", {"seconds": lower.seconds})
+    if lower.status == "timeout":
+        return "error", f"lowering did not finish: {lower.error}", {}
+    if "No choices to select" in _text(lower):
+        return "confirmed", f"lowering failed: {lower.error[:200]}", {}
+    return "partly", f"lowering failed, but not with Triton's 'No choices to select': {lower.error[:200]}", {}
+
+
+def _backbone_aten(res: Results) -> Cell | None:
+    return res.probe("backbone", ATEN_CONV) or res.probe("full", ATEN_CONV)
+
+
+def _no_choices_failure(res: Results) -> tuple[str, isolate.Outcome | None]:
+    """Where the run saw NoValidChoicesError (full model or backbone, default options), and that outcome."""
+    for label, cell in (("full model", next((c for c in res.run.full_cells if c.path == "et_cuda"
+                                             and not c.spec.conv_backends), None)),
+                        ("backbone", res.probe("backbone"))):
+        lower = _lowering(cell)
+        if lower is not None and "No choices" in _text(lower):
+            return label, lower
+    return "", None
+
+
+def judge_triton_worker_gpu(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Is NoValidChoicesError about worker subprocesses and the GPU? A subprocess's GPU access, and the same lowering
+    with ATen allowed among the conv back-ends, answer it."""
+    if not res.on_cuda:
+        return _no_cuda(f"{_options_text(res)}, so a convolution may only become a Triton template, and Inductor "
+                        "offers templates only with max_autotune on")
+    where, failure = _no_choices_failure(res)
+    if failure is None:
+        return ("not_reproduced", "0 NoValidChoicesError: neither the full model nor the backbone failed with 'No "
+                "choices' in the ExecuTorch CUDA lowering (or neither ran)", {})
+    kind = ("no candidate existed at all ('No choices exist for backend')" if "No choices exist" in _text(failure)
+            else "candidates failed to compile")
+    gpu = res.run.gpu_subprocess
+    sees = gpu is not None and gpu.ok and bool(gpu.value.get("available")) and gpu.value.get("matmul_sum") == 64.0 ** 3
+    gpu_text = ("a Python subprocess started from a step ran a matmul on the GPU" if sees else
+                f"a subprocess started from a step could not use the GPU ({gpu.value if gpu and gpu.ok else (gpu.error if gpu else 'not run')})")
+    aten = _lowering(_backbone_aten(res))
+    aten_text = ("not tried" if aten is None else f"lowered in {aten.seconds:.0f} s" if aten.ok else
+                 f"{aten.status}: {aten.error[:160]}")
+    evidence = (f"{where} lowering: NoValidChoicesError, {kind}; with ATen allowed among the conv back-ends "
+                f"({ATEN_CONV}) the {'backbone' if res.probe('backbone', ATEN_CONV) else 'full model'}: {aten_text}; "
+                f"{gpu_text}")
+    data = {"where": where, "kind": kind, "subprocess_gpu": gpu.value if gpu and gpu.ok else None}
+    if aten is None or gpu is None:
+        return "error", f"the probes that decide this claim did not run: {evidence}", data
+    if sees and aten.ok:
+        return "refuted", f"{evidence}: the failure is the conv back-end list (TRITON only), not GPU access", data
+    if not sees and not aten.ok:
+        return "confirmed", evidence, data
+    return "partly", evidence, data
+
+
+def judge_no_aten_fallback(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """With ATen allowed among the conv back-ends, does the ExecuTorch CUDA lowering go through, and does the
+    installed runtime define the AOTI shim the program then calls?"""
+    if not res.on_cuda:
+        return _no_cuda(_options_text(res))
+    cell = _backbone_aten(res)
+    lower = _lowering(cell)
+    if lower is None:
+        return "error", "the backbone_aten / full_aten probe was not run", {}
+    if not lower.ok:
+        return ("confirmed", f"0 lowerings with ATen: with max_autotune_conv_backends={ATEN_CONV!r} the {cell.scope} "
+                f"still fails: {lower.error[:200]}", {})
+    calls = lower.value.get("shim_calls", [])
+    conv_calls = [c for c in calls if "convolution" in c]
+    shims = res.run.runtime_shims
+    defined = sorted({n for names in (shims.value or {}).values() for n in names}) if shims and shims.ok else []
+    missing = [c for c in conv_calls if c not in defined]
+    run = cell.outcomes[-1]
+    base = (f"1 lowering with ATen: with max_autotune_conv_backends={ATEN_CONV!r} the {cell.scope} lowered through "
+            f"CudaPartitioner in {lower.seconds:.0f} s, calling {', '.join(conv_calls) or 'no aoti_torch_cuda_*convolution'}"
+            f" (AOTI's C shim to ATen); the installed executorch defines {len(defined)} aoti_torch_cuda_* shims")
+    data = {"shim_calls": calls, "runtime_defines": defined, "run": run.status}
+    if run is not lower and run.ok and agrees(cell.delta):
+        return "refuted", f"{base}; the program ran in the ExecuTorch runtime and matched eager", data
+    if conv_calls and not missing and defined:
+        return "refuted", f"{base}, {', '.join(conv_calls)} among them ({run.step}: {run.status} {run.error[:120]})", data
+    if missing:
+        return ("partly", f"{base}, not {', '.join(missing)}: the fallback exists at compile time (one option), "
+                f"but this runtime cannot run it ({run.status} {run.error[:120]})", data)
+    return "partly", f"{base}; the runtime side was not checked ({run.status} {run.error[:120]})", data
+
+
+def judge_postprocess_ops(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Each of index_put, topk and index.Tensor alone through the ExecuTorch CUDA lowering."""
+    cells = {op: res.probe(f"op_{op}") for op in OPS}
+    if not res.on_cuda:
+        legacy = res.cell("legacy", "export")
+        found = {t: graphs.count(legacy.final.value["scan"], t) for t in ("aten.index.Tensor", "aten.index_put")} \
+            if legacy is not None and legacy.final.ok else {}
+        return _no_cuda(f"the legacy top-k graph has {found or 'no scan'} (topk is not an indexing op; the op probes "
+                        "run on CUDA only)")
+    if any(c is None for c in cells.values()):
+        return "error", "the `ops` probe was not run", {}
+    state = {}
+    for op, cell in cells.items():
+        lower = cell.outcomes[0]
+        state[op] = ("lowered" if lower.ok else "not implemented" if "Lowering not implemented" in _text(lower)
+                     else f"{lower.status}: {lower.error[:100]}")
+    unsupported = [op for op, s in state.items() if s == "not implemented"]
+    lowered = [op for op, s in state.items() if s == "lowered"]
+    evidence = (f"{len(lowered)} of {len(OPS)} operators lowered alone through CudaPartitioner, "
+                f"{len(unsupported)} 'Lowering not implemented': " + "; ".join(f"{k}: {v}" for k, v in state.items()))
+    if len(unsupported) == len(OPS):
+        verdict = "confirmed"
+    elif len(lowered) == len(OPS):
+        verdict = "refuted"
+    elif unsupported:
+        verdict = "partly"
+    else:
+        verdict = "error" if not lowered else "partly"
+    return verdict, evidence, {"ops": state}
+
+
+def judge_backbone_static(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """The backbone alone (raw outputs, static size) through the ExecuTorch CUDA back-end with its default options."""
+    cell = res.probe("backbone")
+    if not res.on_cuda:
+        return _no_cuda(f"{_options_text(res)}; the backbone is convolutions")
+    if cell is None:
+        return "error", "the `backbone` probe was not run", {}
+    lower = cell.outcomes[0]
+    size = f"{cell.spec.imgsz}x{cell.spec.imgsz}"
+    if not lower.ok:
+        return ("refuted", f"0 of 1: the static {size} backbone (raw outputs) fails the ExecuTorch CUDA lowering with "
+                f"its default options: {lower.error[:200]}", {})
+    run = cell.outcomes[-1]
+    if run is not lower and run.ok:
+        verdict = "confirmed" if agrees(cell.delta) else "partly"
+        return verdict, (f"1 of 1: the static {size} backbone lowered in {lower.seconds:.0f} s and ran, max |Δ| vs eager "
+                         f"{cell.delta.get('max_abs')}"), {}
+    return "partly", (f"1 of 1: the static {size} backbone lowered in {lower.seconds:.0f} s; not run "
+                      f"({run.status}: {run.error[:150]})"), {}
+
+
+def judge_xnnpack_full_model(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """The full model lowers to XNNPACK and runs in executorch.runtime with eager's detections."""
+    full_xnn = next((c for c in res.run.full_cells if c.path == "et_xnnpack"), None)
     if full_xnn is None:
-        found.verdict("index_dtype.xnnpack_full_model", "error", "et_xnnpack was not among the full-model paths")
-    else:
-        final = full_xnn.final
-        if final.ok and agrees(full_xnn.delta):
-            found.verdict("index_dtype.xnnpack_full_model", "confirmed",
-                          f"full {full_xnn.variant} YOLO26 lowered to XNNPACK and ran in executorch.runtime: "
-                          f"{full_xnn.delta['match_rate']:.1%} of eager's detections matched, sorted scores within "
-                          f"{full_xnn.delta['score_max_abs']:.2g} (raw max |Δ| {full_xnn.delta['max_abs']:.3g})",
-                          delta=full_xnn.delta)
-        elif final.ok:
-            found.verdict("index_dtype.xnnpack_full_model", "partly",
-                          f"runs, but detections differ from eager: {full_xnn.delta.get('match_rate')} matched, sorted "
-                          f"scores max |Δ| {full_xnn.delta.get('score_max_abs')}", delta=full_xnn.delta)
-        else:
-            found.verdict("index_dtype.xnnpack_full_model", "refuted" if final.status == "error" else "error",
-                          f"{final.step}: {final.status}: {final.error[:200]}")
+        return "error", "et_xnnpack was not among the full-model paths", {}
+    final, delta = full_xnn.final, full_xnn.delta
+    if final.ok and agrees(delta):
+        return ("confirmed", f"{delta['match_rate']:.1%} of eager's detections matched: full {full_xnn.variant} YOLO26 "
+                f"lowered to XNNPACK and ran in executorch.runtime, sorted scores within {delta['score_max_abs']:.2g} "
+                f"(raw max |Δ| {delta['max_abs']:.3g})", {"delta": delta})
+    if final.ok:
+        return ("partly", f"{delta.get('match_rate')} of eager's detections matched: runs, but detections differ from "
+                f"eager (sorted scores max |Δ| {delta.get('score_max_abs')})", {"delta": delta})
+    return "refuted" if final.status == "error" else "error", f"{final.step}: {final.status}: {final.error[:200]}", {}
+
+
+JUDGES = {
+    "index_dtype.fx_int64": judge_fx_int64,
+    "index_dtype.et_cuda_float_index": judge_et_cuda_float_index,
+    "index_dtype.aoti_float_index": judge_aoti_float_index,
+    "index_dtype.explicit_cast_insufficient": judge_explicit_cast,
+    "index_dtype.gather_removes_index": judge_gather_removes_index,
+    "index_dtype.gather_int64_ops": judge_gather_int64_ops,
+    "index_dtype.gather_equivalent": judge_gather_equivalent,
+    "index_dtype.gather_upstreamed": judge_gather_upstreamed,
+    "index_dtype.et_cuda_full_model": judge_et_cuda_full_model,
+    "index_dtype.triton_worker_gpu": judge_triton_worker_gpu,
+    "index_dtype.no_aten_fallback": judge_no_aten_fallback,
+    "index_dtype.postprocess_ops_unsupported": judge_postprocess_ops,
+    "index_dtype.backbone_static_cuda": judge_backbone_static,
+    "index_dtype.xnnpack_full_model": judge_xnnpack_full_model,
+}
+
+
+def judge(found: findings.Findings, run: "Run", equiv: pd.DataFrame) -> pd.DataFrame:
+    """Record every claim's verdict from the run; a judge that breaks records `error` for its claim only."""
+    res = Results(run, equiv)
+    for claim_id, fn in JUDGES.items():
+        try:
+            verdict, evidence, data = fn(res)
+        except Exception as exc:  # one broken judge must not hide the other verdicts
+            verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
+        found.verdict(claim_id, verdict, evidence, **data)
     return found.frame()
+
+
+def probe_frame(run: "Run") -> pd.DataFrame:
+    """The probes: each op / backbone lowering, the cast variant, and the side steps (subprocess GPU, options, shims)."""
+    rows = [row for c in run.probe_cells for row in c.rows()]
+    for name, o in (("subprocess sees the GPU", run.gpu_subprocess), ("ExecuTorch CUDA options", run.cuda_options),
+                    ("ExecuTorch runtime shims", run.runtime_shims)):
+        if o is not None:
+            rows.append({"variant": "", "scope": "side step", "path": name, "status": "✅" if o.ok else "❌",
+                         "outcome": o.status, "error": o.error[:200], "seconds": round(o.seconds, 2),
+                         "value": str(o.value)[:400] if o.ok else ""})
+    return pd.DataFrame(rows)
 
 
 # --- interactive extra --------------------------------------------------------------------------
@@ -781,6 +1248,14 @@ class Run:
     cells: list[Cell]
     full_cells: list[Cell]
     autotune_note: str
+    probe_cells: list[Cell] = field(default_factory=list)
+    gpu_subprocess: isolate.Outcome | None = None
+    cuda_options: isolate.Outcome | None = None
+    runtime_shims: isolate.Outcome | None = None
+
+    @property
+    def on_cuda(self) -> bool:
+        return self.base.device.startswith("cuda")
 
 
 def autotune_note(autotune: bool) -> str:
@@ -794,34 +1269,73 @@ def autotune_note(autotune: bool) -> str:
             "the default. AOTI and torch.compile paths use Inductor's defaults (no max-autotune).")
 
 
+PROBES = ("cast", "ops", "backbone", "backbone_aten", "full_aten", "subprocess_gpu")
+ATEN_CONV = "ATEN,TRITON"  # ATen allowed among the convolution back-ends, next to ExecuTorch's TRITON
+
+
+def probe_plan(base: Spec, probes: list[str], full_model_variant: str) -> list[tuple[Spec, list[str]]]:
+    """The extra cells of the probes: ExecuTorch CUDA lowerings (CUDA runs only) and the cast variant's export."""
+    on_cuda = base.device.startswith("cuda")
+    cuda = ["et_cuda"] if on_cuda else []
+    backbone = replace(base, variant=full_model_variant, scope="backbone")
+    plan: list[tuple[Spec, list[str]]] = []
+    if "cast" in probes:  # its export runs everywhere (the graph answers half of the claim), its lowering on CUDA
+        plan.append((replace(base, variant="legacy_cast", scope="postprocess"), ["export", *cuda]))
+    if not on_cuda:
+        return plan
+    if "ops" in probes:
+        plan += [(replace(base, scope=f"op_{op}"), cuda) for op in OPS]
+    if "backbone" in probes:
+        plan.append((backbone, cuda))
+    if "backbone_aten" in probes:
+        plan.append((replace(backbone, conv_backends=ATEN_CONV), cuda))
+    if "full_aten" in probes:
+        plan.append((replace(backbone, scope="full", conv_backends=ATEN_CONV), cuda))
+    return plan
+
+
 def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[str], paths: list[str], scope: str,
                 full_model_paths: list[str], full_model_variant: str, step_timeout: float, autotune: bool,
-                seed: int = 0, nc: int = 80, workers: int = 1) -> Run:
-    """Run the matrix (variants × paths at `scope`) and the full-model checks; every step isolated."""
+                seed: int = 0, nc: int = 80, workers: int = 1, probes: list[str] | tuple[str, ...] = ()) -> Run:
+    """Run the matrix (variants × paths at `scope`), the full-model checks and the probes; every step isolated."""
     yolo.offline_ultralytics()
     isolate.preload(*PRELOAD)
     workers = workers or max(1, min(6, (os.cpu_count() or 2) // 2))
     workdir = tempfile.mkdtemp(prefix="yolo26kit-index-dtype-")
     base = Spec(variant="legacy", scope=scope, model=model, imgsz=imgsz, batch=batch, nc=nc, seed=seed,
                 device=device, workdir=workdir)
-    plan = [(replace(base, variant=v), list(paths)) for v in variants]
+    plan = [(replace(base, variant=v), list(paths), "matrix") for v in variants]
     if full_model_paths:
-        plan.append((replace(base, variant=full_model_variant, scope="full"), list(full_model_paths)))
-    cells = status_matrix(plan, step_timeout, autotune, workers)
-    full_cells = [c for c in cells if c.spec.scope == "full"]
-    cells = [c for c in cells if c.spec.scope != "full"]
-    return Run(base, cells, full_cells, autotune_note(autotune))
+        plan.append((replace(base, variant=full_model_variant, scope="full"), list(full_model_paths), "full"))
+    plan += [(s, p, "probe") for s, p in probe_plan(base, list(probes), full_model_variant)]
+    on_cuda = device.startswith("cuda")
+    with ThreadPoolExecutor(max_workers=2) as side:  # two quick side steps next to the matrix
+        gpu = side.submit(isolate.run_step, step_subprocess_gpu, timeout=300, step="subprocess sees the GPU") \
+            if on_cuda and "subprocess_gpu" in probes else None
+        options = side.submit(isolate.run_step, et_cuda_options, timeout=120, step="ExecuTorch CUDA options")
+        shims = side.submit(isolate.run_step, runtime_shims, timeout=300, step="ExecuTorch runtime shims") \
+            if on_cuda and {"backbone_aten", "full_aten"} & set(probes) else None
+        cells = status_matrix(plan, step_timeout, autotune, workers)
+    probe_cells = [c for c in cells if c.group == "probe"]
+    full_cells = [c for c in cells if c.group == "full"]
+    cells = [c for c in cells if c.group == "matrix"]
+    return Run(base, cells, full_cells, autotune_note(autotune), probe_cells,
+               gpu.result() if gpu else None, options.result(), shims.result() if shims else None)
 
+
+QUICK_PROBES = ["cast", "ops", "backbone", "backbone_aten", "subprocess_gpu"]
 
 catalog.register(catalog.Investigation(
     name="index_dtype",
     title="YOLO26 top-k: advanced indexing vs torch.gather across export back-ends",
     seeds=("000_60ebd1ee51d51957.txt", "001_fda80f2472077657.txt"),
     profiles={
+        # quick: the matrix on the postprocess alone (seconds to lower), the whole model only where a claim is about
+        # it; the conv back-end probes lower the backbone (the convolutions are what fails), not the full model twice.
         "quick": {"scope": "postprocess", "imgsz": 320, "full_model_paths": ["et_xnnpack", "et_cuda"],
-                  "equivalence_cases": 200, "autotune": False, "step_timeout": 300.0},
+                  "equivalence_cases": 200, "autotune": False, "step_timeout": 300.0, "probes": QUICK_PROBES},
         "full": {"scope": "full", "imgsz": 640, "full_model_paths": ["export", "aoti", "compile", "et_xnnpack", "et_cuda"],
-                 "equivalence_cases": 2000, "autotune": True, "step_timeout": 1500},
+                 "equivalence_cases": 2000, "autotune": True, "step_timeout": 1500, "probes": list(PROBES)},
     },
     checks={
         "imgsz": catalog.positive_multiple_of(32),
@@ -834,5 +1348,7 @@ catalog.register(catalog.Investigation(
         "device": catalog.one_of("auto", "cpu", "cuda"),
         "batch": lambda v: None if v >= 1 else "must be at least 1",
         "workers": lambda v: None if v >= 0 else "must be 0 (automatic) or more",
+        "probes": catalog.one_of(*PROBES),
     },
+    **({"judges": JUDGES} if "judges" in catalog.Investigation.__dataclass_fields__ else {}),
 ))
