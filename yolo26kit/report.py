@@ -46,6 +46,7 @@ HEADLINES = {
     "other": {"yes": "confirmed", "no": "not confirmed", "partly": "partly", "mixed": "mixed"},
 }
 UNDECIDED = {"needs_cuda": "needs CUDA", "error": "error"}
+STEP_STATUSES = ("ok", "error", "crash", "timeout", "oom", "skipped")  # isolate.Outcome.status values
 UNTESTABLE_LEDGER = "untestable"  # data/claims/untestable.json: claims no investigation can test
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"'])")
 _EXTERNAL_SCRIPT = re.compile(r"<script\b[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", re.I)
@@ -64,8 +65,8 @@ def render_notebook(ipynb: Path) -> list[Path]:
     nb.metadata.pop("widgets", None)  # widget state needs the widget manager from a CDN; outputs stay
     written = []
     for suffix, hide_code in ((".html", False), (".nocode.html", True)):
-        exporter = HTMLExporter(template_name="lab", template_file=str(NOTEBOOK_TEMPLATE), exclude_input=hide_code, exclude_input_prompt=hide_code,
-                                exclude_output_prompt=hide_code)
+        exporter = HTMLExporter(template_name="lab", template_file=str(NOTEBOOK_TEMPLATE), exclude_input=hide_code,
+                                exclude_input_prompt=hide_code, exclude_output_prompt=hide_code)
         body, _ = exporter.from_notebook_node(nb)
         target = ipynb.with_suffix(suffix)
         target.write_text(offline(body), encoding="utf-8")
@@ -133,6 +134,7 @@ class Run:
 
 
 def _load_results(run_dir: Path) -> list[dict[str, Any]]:
+    """Every results.json of a run folder; an unreadable one becomes an entry with `notebook_error`."""
     results = []
     for path in sorted(run_dir.glob("*.results.json")):
         try:
@@ -280,13 +282,17 @@ class Block:
     notebook_error: str = ""
 
 
+def _sources(entries: list[dict[str, Any]]) -> list[str]:
+    """The seed files an investigation's claims come from, in ledger order."""
+    return list(dict.fromkeys(e.get("source", "") for e in entries if e.get("source")))
+
+
 def block(investigation: str, entries: list[dict[str, Any]], run: Run) -> Block:
     """The answer block of one investigation in one run."""
     testable = [e for e in entries if not e.get("untestable")]
     mine = [run.verdicts[e["id"]] for e in testable if e["id"] in run.verdicts]
     result = next((r for r in run.results if r["investigation"] == investigation), None)
-    sources = list(dict.fromkeys(e.get("source", "") for e in entries if e.get("source")))
-    return Block(investigation, sources, run, answers(entries, run.verdicts),
+    return Block(investigation, _sources(entries), run, answers(entries, run.verdicts),
                  verdict_counts([c.get("verdict", "") for c in mine]), len(mine), len(testable),
                  result is not None, (result or {}).get("notebook_error", ""))
 
@@ -347,6 +353,7 @@ def newest_per_device(runs: list[Run]) -> list[Run]:
 
 
 def _scalar(value: Any) -> str:
+    """A table value as text: floats to 6 significant digits, lists and dicts as JSON, None as ''."""
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, (dict, list)):
@@ -391,7 +398,7 @@ def frames_html(value: Any) -> Markup:
 
 
 def table_html(rows: list[dict[str, Any]], run_dir: Path) -> Markup:
-    """A results table as HTML: long cells folded, crash frames listed, trace files linked; first MAX_TABLE_ROWS rows."""
+    """A results table as HTML (first MAX_TABLE_ROWS rows): long cells folded, crash frames listed, traces linked."""
     columns = list(dict.fromkeys(k for row in rows[:MAX_TABLE_ROWS] for k in row))
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
     body = []
@@ -412,9 +419,6 @@ def table_html(rows: list[dict[str, Any]], run_dir: Path) -> Markup:
     note = (f"<p class='note'>first {MAX_TABLE_ROWS} of {len(rows)} rows (all of them in results.json)</p>"
             if len(rows) > MAX_TABLE_ROWS else "")
     return Markup(f"<div class='scroll'><table class='data'><tr>{head}</tr>{''.join(body)}</table></div>{note}")
-
-
-STEP_STATUSES = ("ok", "error", "crash", "timeout", "oom", "skipped")
 
 
 def time_split_bar(split: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -439,7 +443,8 @@ def _notebook_rows(run: Run) -> list[dict[str, Any]]:
         files = [(f"{name}{s}", label) for s, label in ((".html", "report"), (".nocode.html", "without code"),
                                                           (".ipynb", "notebook"), (".results.json", "results.json"))]
         rows.append({"name": name, "investigation": r.get("investigation", name), "state": state,
-                     "seconds": n.get("seconds") or r.get("seconds"), "error": n.get("error") or r.get("notebook_error", ""),
+                     "seconds": n.get("seconds") or r.get("seconds"),
+                     "error": n.get("error") or r.get("notebook_error", ""),
                      "bar": time_split_bar(split), "split": split,
                      "files": [(f, label) for f, label in files if (run.dir / f).exists()]})
     return rows
@@ -449,11 +454,14 @@ def _notebook_rows(run: Run) -> list[dict[str, Any]]:
 
 
 def _pretty(data: Any) -> str:
+    """A claim's data as indented JSON for its <details>, '' when it has none."""
     return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) if data else ""
 
 
 def _common() -> dict[str, Any]:
-    return {"labels": QUESTION_LABELS, "first_sentence": first_sentence, "pretty": _pretty, "verdicts": findings.VERDICTS}
+    """Names both page templates use."""
+    return {"labels": QUESTION_LABELS, "first_sentence": first_sentence, "pretty": _pretty,
+            "verdicts": findings.VERDICTS}
 
 
 def render_run(run_dir: Path, notebooks: bool = True) -> Path:
@@ -493,8 +501,8 @@ def render_index(root: Path, title: str = "") -> Path:
     book = ledger()
     invs = _investigations(book, runs)
     newest = newest_per_device(runs)
-    grid = [{"investigation": inv, "sources": list(dict.fromkeys(e.get("source", "") for e in entries if e.get("source"))),
-             "blocks": [block(inv, entries, run) for run in newest]} for inv, entries in invs.items()]
+    grid = [{"investigation": inv, "sources": _sources(entries), "blocks": [block(inv, entries, run) for run in newest]}
+            for inv, entries in invs.items()]
     comparison = []
     for inv, entries in invs.items():
         extra = [{"id": cid, "source": c.get("source", ""), "claim": c.get("claim", "")}
