@@ -1,11 +1,14 @@
 """index_dtype: the seed's legacy top-k, the gather fix, upstream detection, and the notebook end to end."""
 
+import json
+
+import pandas as pd
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yolo26kit import graphs
+from yolo26kit import findings, graphs, isolate
 from yolo26kit.investigations import index_dtype as inv
 
 
@@ -30,6 +33,109 @@ def test_legacy_graph_has_advanced_indexing_and_gather_has_none():
     assert graphs.all_int64(scans["legacy"]) is True
     assert graphs.count(scans["gather"], "aten.index.Tensor") == 0
     assert graphs.count(scans["gather"], "aten.gather") == 3
+
+
+def test_legacy_cast_is_legacy_with_no_op_casts():
+    scans = {v: graphs.scan(inv.export(inv.Spec(v, imgsz=320)).graph_module) for v in ("legacy", "legacy_cast")}
+    assert graphs.count(scans["legacy_cast"], "aten.index.Tensor") == 1 and graphs.all_int64(scans["legacy_cast"])
+    preds = inv.random_preds(2, 500, 7, seed=3)
+    with torch.no_grad():
+        assert torch.equal(inv.PostprocessOnly("legacy", 7, 50)(preds), inv.PostprocessOnly("legacy_cast", 7, 50)(preds))
+
+
+@pytest.mark.parametrize("op,target", [("topk", "aten.topk"), ("index", "aten.index.Tensor"),
+                                       ("index_put", "aten.index_put")])
+def test_op_probes_export_the_operator_they_name(op, target):
+    spec = inv.Spec("legacy", scope=f"op_{op}", imgsz=320)
+    names = [graphs.target_name(n) for n in inv.export(spec).graph.nodes if n.op == "call_function"]
+    assert any(n.startswith(target) for n in names), names
+    assert spec.tag == f"op_{op}"
+
+
+def test_probe_plan_needs_cuda_except_the_cast_export():
+    base = inv.Spec("legacy", device="cpu")
+    assert [(s.variant, p) for s, p in inv.probe_plan(base, list(inv.PROBES), "gather")] == [("legacy_cast", ["export"])]
+    cuda = inv.probe_plan(inv.Spec("legacy", device="cuda"), list(inv.PROBES), "gather")
+    tags = [s.tag for s, _ in cuda]
+    assert "backbone-gather" in tags and "backbone-gather-conv_aten+triton" in tags and "full-gather-conv_aten+triton" in tags
+    assert len(set(tags)) == len(tags) and all(p[-1] == "et_cuda" for _, p in cuda)
+
+
+def test_longest_cells_are_expected_first():
+    cells = [(inv.Spec("legacy"), "eager"), (inv.Spec("legacy", scope="full"), "et_xnnpack"), (inv.Spec("legacy"), "aoti")]
+    ranked = sorted(cells, key=lambda t: -inv.expected_seconds(*t))
+    assert [p for _, p in ranked] == ["aoti", "et_xnnpack", "eager"]
+
+
+def _outcome(step, status="ok", value=None, error="", **details):
+    o = isolate.Outcome(step, status, 1.0, value=value, error=error)
+    o.details.update(details)
+    return o
+
+
+def test_aoti_cell_shows_both_load_rows_and_counts_the_workaround():
+    out = inv.random_preds(1, 300, 2, seed=0)[..., :6]
+    cell = inv.Cell(inv.Spec("legacy"), "aoti", [
+        _outcome("c:compile", value={"package": "p"}),
+        _outcome("c:load+run", "crash", error="child crashed with SIGSEGV", aoti_load="as_is",
+                 cause="static_libstdcxx_locale_mix"),
+        _outcome("c:load+run [fix]", value={"output": out}, aoti_load="system_libstdcxx")], {})
+    cell.delta = inv.compare(out, out)
+    rows = cell.rows()
+    assert [(r["aoti_load"], r["outcome"], r["status"]) for r in rows] == [
+        ("as_is", "crash", "❌"), ("system_libstdcxx", "ok", "✅")]
+    assert rows[0]["cause"] == "static_libstdcxx_locale_mix" and cell.final.ok
+    plain = inv.Cell(inv.Spec("legacy"), "aoti", cell.outcomes[:2], {})
+    assert plain.final.status == "crash" and len(plain.rows()) == 1
+
+
+def _cuda_run(cells, probes, gpu_ok=True):
+    gpu = _outcome("gpu", value={"available": gpu_ok, "matmul_sum": 64.0 ** 3 if gpu_ok else None})
+    options = _outcome("opts", value={"max_autotune_conv_backends": "TRITON", "max_autotune_gemm_backends": "TRITON",
+                                      "aot_inductor.link_libtorch": False})
+    shims = _outcome("shims", value={"data/lib/libaoti_cuda_shims.so": ["aoti_torch_cuda_convolution"]})
+    base = inv.Spec("legacy", device="cuda")
+    return inv.Run(base, cells, [], "", probes, gpu, options, shims)
+
+
+NO_CHOICES = "InductorError: LoweringException: NoValidChoicesError: No choices to select. No choices exist for backend."
+INDEX_ERROR = "LoweringException: AssertionError: indices must be int64, byte or bool. Got [torch.int64, torch.float32]"
+
+
+def test_cuda_probe_judges_from_synthetic_cells():
+    cuda = inv.Spec("legacy", device="cuda")
+    backbone = inv.replace(cuda, variant="gather", scope="backbone")
+    probes = [
+        inv.Cell(backbone, "et_cuda", [_outcome("b:lower", "error", error=NO_CHOICES)], {}, "probe"),
+        inv.Cell(inv.replace(backbone, conv_backends=inv.ATEN_CONV), "et_cuda",
+                 [_outcome("ba:lower", value={"shim_calls": ["aoti_torch_cuda_convolution"]}),
+                  isolate.skipped("ba:run", "this executorch runtime has no CudaBackend")], {}, "probe"),
+        *[inv.Cell(inv.replace(cuda, scope=f"op_{op}"), "et_cuda",
+                   [_outcome("o", **({"status": "error", "error": "Lowering not implemented for backend: CudaDevice"}
+                                     if op == "index_put" else {"value": {}}))], {}, "probe") for op in inv.OPS],
+        inv.Cell(inv.replace(cuda, variant="legacy_cast"), "export",
+                 [_outcome("e", value={"scan": [{"target": "aten.index.Tensor", "index_dtypes": ["int64", "int64"]}]})],
+                 {}, "probe"),
+        inv.Cell(inv.replace(cuda, variant="legacy_cast"), "et_cuda", [_outcome("l", "error", error=INDEX_ERROR)], {}, "probe"),
+    ]
+    cells = [inv.Cell(cuda, "et_cuda", [_outcome("l", "error", error=INDEX_ERROR)], {})]
+    res = inv.Results(_cuda_run(cells, probes), pd.DataFrame())
+    verdict, evidence, _ = inv.judge_triton_worker_gpu(res)
+    assert verdict == "refuted" and "No choices exist" in evidence and evidence.startswith("backbone lowering")
+    assert inv.judge_triton_worker_gpu(inv.Results(_cuda_run(cells, probes, gpu_ok=False), pd.DataFrame()))[0] == "partly"
+    assert inv.judge_no_aten_fallback(res)[0] == "refuted"
+    assert inv.judge_backbone_static(res)[0] == "refuted"
+    verdict, evidence, data = inv.judge_postprocess_ops(res)
+    assert verdict == "partly" and data["ops"]["index_put"] == "not implemented" and evidence.startswith("2 of 3")
+    assert inv.judge_explicit_cast(res)[0] == "confirmed"
+    assert inv.judge_et_cuda_float_index(res)[0] == "confirmed"
+
+
+def test_every_ledger_claim_has_one_judge():
+    ledger = {c["id"] for c in findings.judged_claims_of("index_dtype")}
+    assert ledger == set(inv.JUDGES)
+    assert all(c.get("question") in ("bites", "fix", "cost", "other")
+               for c in json.loads(open(findings.DATA / "claims" / "index_dtype.json").read()))
 
 
 def test_unknown_variant_is_rejected():
@@ -71,7 +177,10 @@ def test_notebook_end_to_end(run_notebook):
                            paths=["eager", "export", "compile", "et_xnnpack"], full_model_paths=["et_xnnpack"],
                            equivalence_cases=20, step_timeout=300.0, device="cpu")
     verdicts = {c["id"]: c["verdict"] for c in results["claims"]}
-    assert set(verdicts) == {c for c in verdicts if c.startswith("index_dtype.")} and len(verdicts) == 6
+    assert set(verdicts) == set(inv.JUDGES) and not results["missing_claims"]
+    assert verdicts["index_dtype.gather_int64_ops"] == "confirmed"
+    assert verdicts["index_dtype.explicit_cast_insufficient"] == "needs_cuda"
+    assert verdicts["index_dtype.aoti_float_index"] == "error"  # aoti not among the paths of this test
     assert verdicts["index_dtype.fx_int64"] == "confirmed"
     assert verdicts["index_dtype.gather_equivalent"] == "confirmed"
     for claim in ("et_cuda_float_index", "et_cuda_full_model"):

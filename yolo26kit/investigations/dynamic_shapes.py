@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import catalog, env, isolate, timing, yolo
+from .. import aoti as aoti_pkg, catalog, env, isolate, timing, yolo
 
 NAME = "dynamic_shapes"
 STRIDE = 32  # the largest stride of YOLO26's feature pyramid (P5)
@@ -1017,7 +1017,7 @@ def _no_tf32() -> None:
 
 def aoti_compile(spec_name: str, package_path: str, *, model: str, batch: int, min_size: int, max_size: int,
                  max_batch: int, seed: int, device: str) -> dict[str, Any]:
-    """Child step: export the spec on `device` and aoti_compile_and_package it (no loading here)."""
+    """Child step: export the spec on `device` and compile an AOTI package (kit's package cache; no loading here)."""
     import time
 
     _no_tf32()
@@ -1026,16 +1026,29 @@ def aoti_compile(spec_name: str, package_path: str, *, model: str, batch: int, m
     if not r.ok:
         raise RuntimeError(f"export failed: {r.error}")
     t0 = time.perf_counter()
-    path = torch._inductor.aoti_compile_and_package(r.program, package_path=package_path)
+    path = aoti_pkg.compile_package(r.program, package_path)
     return {"export_s": r.seconds, "compile_s": time.perf_counter() - t0, "bytes": Path(path).stat().st_size,
             "ranges": "; ".join(f"{k}: {v}" for k, v in r.ranges.items())}
 
 
 def aoti_run(package_path: str, cases: list[tuple[int, int, int]], *, model: str, seed: int, device: str,
              atol: float, min_run_time: float) -> list[dict[str, Any]]:
-    """Child step: aoti_load_package, then run each size, compare with eager on the device, time."""
+    """Child step: load the package, then run each size, compare with eager on the device, time.
+
+    Without timing (`min_run_time` 0: the probe of sizes that may fault) every run holds the device lock, so it
+    never runs beside a timed phase."""
     _no_tf32()
-    compiled = torch._inductor.aoti_load_package(package_path)
+    if min_run_time <= 0:
+        with timing.device_lock():
+            return _aoti_cases(aoti_pkg.load(package_path), cases, model=model, seed=seed, device=device, atol=atol,
+                               min_run_time=0.0)
+    return _aoti_cases(aoti_pkg.load(package_path), cases, model=model, seed=seed, device=device, atol=atol,
+                       min_run_time=min_run_time)
+
+
+def _aoti_cases(compiled: Any, cases: list[tuple[int, int, int]], *, model: str, seed: int, device: str, atol: float,
+                min_run_time: float) -> list[dict[str, Any]]:
+    """Run a loaded AOTI package at each size against eager (and time it when min_run_time > 0)."""
     reference = build_model(model, seed, device)
     rows = []
     for b, h, w in cases:
@@ -1056,27 +1069,39 @@ def aoti_run(package_path: str, cases: list[tuple[int, int, int]], *, model: str
     return rows
 
 
+def aoti_compile_all(aoti_specs: list[str], work: Path, *, model: str = "yolo26n", batch: int = 1,
+                     min_size: int = 160, max_size: int = 320, max_batch: int = 4, seed: int = 0, device: str = "cpu",
+                     step_timeout: float = 600) -> dict[str, isolate.Outcome]:
+    """Compile every spec's AOTI package concurrently (each in its own child step)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    kw = dict(model=model, batch=batch, min_size=min_size, max_size=max_size, max_batch=max_batch, seed=seed)
+    with ThreadPoolExecutor(max_workers=max(1, len(aoti_specs))) as pool:
+        built = pool.map(lambda name: isolate.run_step(aoti_compile, name, str(work / f"{name}.pt2"), **kw, device=device,
+                                                       timeout=step_timeout, step=f"aoti compile {name}",
+                                                       phase="compile"), aoti_specs)
+        return dict(zip(aoti_specs, built))
+
+
 def aoti_study(aoti_specs: list[str], *, model: str = "yolo26n", batch: int = 1, min_size: int = 160,
                max_size: int = 320, max_batch: int = 4, seed: int = 0, device: str = "auto", aoti_cpu: bool = False,
                sizes: list[int] | None = None, atol: float = 1e-3, min_run_time: float = 0.3,
                step_timeout: float = 600, enabled: bool = True) -> pd.DataFrame:
-    """AOTInductor with each spec: compile and load in separate child steps (load has segfaulted on GPU)."""
+    """AOTInductor with each spec: compile (all specs at once), then load and run in separate child steps through
+    the kit's aoti.run_step (as is; again with the workaround when loading crashed from a known cause)."""
     device = env.resolve_device(device)
     isolate.preload(*PRELOAD)
+    if not enabled:
+        return pd.DataFrame([{"spec": n, **isolate.skipped("aoti", "`aoti` not in paths").row()} for n in aoti_specs])
+    if device != "cuda" and not aoti_cpu:
+        return pd.DataFrame([{"spec": n, "device": device, **isolate.skipped("aoti compile", "needs_cuda").row()}
+                             for n in aoti_specs])
     rows = []
-    for name in aoti_specs:
-        if not enabled:
-            rows.append({"spec": name, **isolate.skipped("aoti", "`aoti` not in paths").row()})
-            continue
-        if device != "cuda" and not aoti_cpu:
-            rows.append({"spec": name, "device": device, **isolate.skipped("aoti compile", "needs_cuda").row()})
-            continue
-        work = Path(tempfile.mkdtemp(prefix="yolo26kit-aoti-"))
-        try:
-            package = str(work / f"{name}.pt2")
-            kw = dict(model=model, batch=batch, min_size=min_size, max_size=max_size, max_batch=max_batch, seed=seed)
-            built = isolate.run_step(aoti_compile, name, package, **kw, device=device, timeout=step_timeout,
-                                     step=f"aoti compile {name}")
+    work = Path(tempfile.mkdtemp(prefix="yolo26kit-aoti-"))
+    try:
+        builds = aoti_compile_all(aoti_specs, work, model=model, batch=batch, min_size=min_size, max_size=max_size,
+                                  max_batch=max_batch, seed=seed, device=device, step_timeout=step_timeout)
+        for name, built in builds.items():
             rows.append({"spec": name, "device": device, **built.row(), **(built.value or {})})
             if not built.ok:
                 continue
@@ -1087,15 +1112,60 @@ def aoti_study(aoti_specs: list[str], *, model: str = "yolo26n", batch: int = 1,
             plan = [(picks, min_run_time, "aoti load+run"), ([ex + 8, max_size + STRIDE], 0.0, "aoti load+probe")]
             for sizes_, timed, step in plan:
                 cases = [(batch, s, s) for s in sizes_]
-                ran = isolate.run_step(aoti_run, package, cases, model=model, seed=seed, device=device, atol=atol,
-                                       min_run_time=timed, timeout=step_timeout, step=f"{step} {name}")
-                if ran.ok:
-                    rows += [{"spec": name, "device": device, "step": "aoti run", **r} for r in ran.value]
-                else:
-                    rows.append({"spec": name, "device": device, **ran.row(), "sizes": str(sizes_)})
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+                for ran in aoti_pkg.run_step(aoti_run, str(work / f"{name}.pt2"), cases, model=model, seed=seed,
+                                             device=device, atol=atol, min_run_time=timed, timeout=step_timeout,
+                                             step=f"{step} {name}", phase="measure"):
+                    load = {"aoti_load": ran.details.get("aoti_load", "as_is"), "cause": ran.details.get("cause", "")}
+                    if ran.ok:
+                        rows += [{"spec": name, "device": device, "step": "aoti run", **load, **r} for r in ran.value]
+                    else:
+                        rows.append({"spec": name, "device": device, **aoti_pkg.outcome_row(ran), "sizes": str(sizes_)})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return pd.DataFrame(rows)
+
+
+@dataclass
+class Backends:
+    """The ExecuTorch and AOTI studies, started together; on CUDA they run in the background while the notebook
+    exports and sweeps in process (their steps are child processes), on CPU only when asked for (one at a time)."""
+
+    jobs: dict[str, Callable[[], Any]]
+    futures: dict[str, Any] = field(default_factory=dict)
+
+    def _get(self, name: str) -> Any:
+        return self.futures[name].result() if name in self.futures else self.jobs[name]()
+
+    def executorch(self) -> "EtRun":
+        """The ExecuTorch study's result (waits for it)."""
+        return self._get("executorch")
+
+    def aoti(self) -> pd.DataFrame:
+        """The AOTI study's rows (waits for them)."""
+        return self._get("aoti")
+
+
+def start_backends(et_specs: list[str], aoti_specs: list[str], *, paths: list[str], device: str = "auto",
+                   background: bool | None = None, et: dict[str, Any] | None = None,
+                   aoti: dict[str, Any] | None = None, **common: Any) -> Backends:
+    """Start the ExecuTorch and AOTI studies (in background threads when `background`, default: on CUDA).
+
+    `common` goes to both studies (model, batch, min_size, ...), `et` / `aoti` to one each.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    device = env.resolve_device(device)
+    isolate.preload(*PRELOAD)  # before any thread starts the step server
+    jobs = {
+        "executorch": functools.partial(executorch_study, et_specs, **common, **(et or {}), enabled="executorch" in paths),
+        "aoti": functools.partial(aoti_study, aoti_specs, **common, device=device, **(aoti or {}), enabled="aoti" in paths),
+    }
+    backends = Backends(jobs)
+    if background if background is not None else device == "cuda":
+        pool = ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="backends")
+        backends.futures = {name: pool.submit(job) for name, job in jobs.items()}
+        pool.shutdown(wait=False)
+    return backends
 
 
 # ------------------------------------------------------------------------------------- non-multiples
@@ -1177,72 +1247,126 @@ def explorer(run: SpecRun, spec: str = RECOMMENDED) -> Any:
 # -------------------------------------------------------------------------------------------- verdicts
 
 
-def judge(found: Any, run: SpecRun, sweep: Sweep, scan: pd.DataFrame, et: EtRun, aoti: pd.DataFrame) -> pd.DataFrame:
-    """Record the tables and a verdict for every claim, computed from this run's measurements."""
-    aoti_max = run.params["max_size"]
-    found.table("specs", run.table)
-    found.table("guards", run.guards)
-    found.table("sweep", sweep.detail)
-    found.table("sweep_summary", sweep.summary)
-    found.table("residues", scan)
-    found.table("executorch_lowering", et.lowering)
-    found.table("executorch_runs", et.runs)
-    found.table("aoti", aoti)
-    summary = sweep.summary.set_index("spec") if len(sweep.summary) else pd.DataFrame()
+SEED_GUARD_8 = "(1 + ((height-1) // 8)) == (4 + 4*((height-1) // 32))"  # seed 001's second guard
 
-    # 1. plain Dim ranges fail with the seed's stride guard
-    plain = run.results.get("dim")
+
+@dataclass
+class Results:
+    """Everything the judges read: the export attempts, the sweep, the residue scan, ExecuTorch and AOTI rows."""
+
+    run: SpecRun
+    sweep: Sweep
+    scan: pd.DataFrame
+    et: EtRun
+    aoti: pd.DataFrame
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self.sweep.summary.set_index("spec") if len(self.sweep.summary) else pd.DataFrame()
+
+
+def _plain_guards(res: Results) -> tuple[Exported | None, list[str]]:
+    plain = res.run.results.get("dim")
+    return plain, [v["guard"] for v in plain.violations] if plain is not None else []
+
+
+def judge_plain_dim(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Plain Dim ranges for H and W fail with the seed's stride guard among the unprovable ones."""
+    plain, guards = _plain_guards(res)
+    p = res.run.params
     if plain is None:
-        found.verdict("dynamic_shapes.plain_dim_guard_violation", "error", "the `dim` spec was not in `specs`")
-    elif plain.ok:
-        found.verdict("dynamic_shapes.plain_dim_guard_violation", "refuted",
-                      f"plain Dim({run.params['min_size']}..{run.params['max_size']}) for H and W exported without a violation",
-                      ranges=plain.ranges)
-    else:
-        guards = [v["guard"] for v in plain.violations]
-        seed_seen = any(same_guard(g, SEED_GUARD) for g in guards)
-        fixes = suggested_fixes(plain.message)
-        verdict = "confirmed" if seed_seen else ("partly" if guards else "not_reproduced")
-        found.verdict("dynamic_shapes.plain_dim_guard_violation", verdict,
-                      f"torch.export raised {plain.error.split(':')[0]} with {len(guards)} unprovable guards; the seed's "
-                      f"guard {'is' if seed_seen else 'is not'} among them; torch suggests: {'; '.join(fixes) or 'nothing'}",
-                      guards=guards, suggested_fixes=fixes)
+        return "error", "the `dim` spec was not in `specs`", {}
+    if plain.ok:
+        return ("refuted", f"0 violations: plain Dim({p['min_size']}..{p['max_size']}) for H and W exported",
+                {"ranges": plain.ranges})
+    seed_seen = any(same_guard(g, SEED_GUARD) for g in guards)
+    fixes = suggested_fixes(plain.message)
+    verdict = "confirmed" if seed_seen else ("partly" if guards else "not_reproduced")
+    return verdict, (f"torch.export raised {plain.error.split(':')[0]} with {len(guards)} unprovable guards; the seed's "
+                     f"guard {'is' if seed_seen else 'is not'} among them; torch suggests: {'; '.join(fixes) or 'nothing'}"), \
+        {"guards": guards, "suggested_fixes": fixes}
 
-    # 2. fundamentally blocked: does any H/W-dynamic spec export and stay correct at every multiple of 32?
-    hw = [r for r in run.results.values() if r.spec.sweep == "size" and r.spec.shapes != "static"]
+
+def judge_guard_div8(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """The seed's second guard, (1 + ((h-1) // 8)) == (4 + 4*((h-1) // 32)), is among the violations too."""
+    plain, guards = _plain_guards(res)
+    if plain is None:
+        return "error", "the `dim` spec was not in `specs`", {}
+    hits = [g for g in guards if same_guard(g, SEED_GUARD_8) or same_guard(g, SEED_GUARD_8.replace("height", "width"))]
+    verdict = "confirmed" if hits else ("not_reproduced" if plain.ok or not guards else "refuted")
+    return verdict, (f"{len(hits)} of {len(guards)} unprovable guards are the seed's //8 guard (for height or width)"
+                     f"{': ' + '; '.join(hits) if hits else ''}"), {"guards": guards}
+
+
+def judge_suggested_fix(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """torch's suggested fix for the plain-Dim violation: a static size (the seed) or derived dims?"""
+    plain, _ = _plain_guards(res)
+    if plain is None or plain.ok:
+        return "error", "the `dim` spec was not run or exported without a violation, so torch suggested nothing", {}
+    fixes = suggested_fixes(plain.message)
+    static = [f for f in fixes if re.fullmatch(r"(height|width) = \d+", f)]
+    derived = [f for f in fixes if re.search(r"= \d+\*_", f)]
+    p = res.run.params
+    where = f"range {p['min_size']}..{p['max_size']}"
+    if derived and not static:
+        return "refuted", (f"{len(derived)} of {len(fixes)} suggested fixes are derived dims ({'; '.join(derived)}), 0 a "
+                           f"static size ({where}): torch suggests the dynamic export that works"), {"fixes": fixes}
+    if static and not derived:
+        return "confirmed", f"{len(static)} of {len(fixes)} suggested fixes pin a static size ({'; '.join(static)}; {where})", \
+            {"fixes": fixes}
+    return "partly", f"{len(fixes)} suggested fixes ({where}): {'; '.join(fixes) or 'none'}", {"fixes": fixes}
+
+
+def _blocked(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Does any H/W-dynamic spec export and stay correct at every multiple of 32?"""
+    summary = res.summary
+    hw = [r for r in res.run.results.values() if r.spec.sweep == "size" and r.spec.shapes != "static"]
     exported = [r.spec.name for r in hw if r.ok]
     correct = [n for n in exported if n in summary.index and bool(summary.loc[n, "correct_at_every_multiple"])]
     if not hw:
-        found.verdict("dynamic_shapes.fundamentally_blocked", "error", "no H/W-dynamic spec in `specs`")
-    elif correct:
-        found.verdict("dynamic_shapes.fundamentally_blocked", "refuted",
-                      f"{len(correct)} of {len(hw)} dynamic H/W specs export and match eager at every multiple of 32 "
-                      f"swept ({', '.join(correct)}); max |Δ| {summary.loc[correct, 'max_abs_diff'].max():.3g}",
-                      correct=correct, exported=exported)
-    elif exported:
-        found.verdict("dynamic_shapes.fundamentally_blocked", "partly",
-                      f"{', '.join(exported)} export but none matches eager at every multiple of 32", exported=exported)
-    else:
-        found.verdict("dynamic_shapes.fundamentally_blocked", "confirmed",
-                      f"none of {len(hw)} dynamic H/W specs exported", errors=[r.error for r in hw])
+        return "error", "no H/W-dynamic spec in `specs`", {}
+    if correct:
+        return "refuted", (f"{len(correct)} of {len(hw)} dynamic H/W specs export and match eager at every multiple of "
+                           f"32 swept ({', '.join(correct)}); max |Δ| {summary.loc[correct, 'max_abs_diff'].max():.3g}"), \
+            {"correct": correct, "exported": exported}
+    if exported:
+        return "partly", f"{len(exported)} of {len(hw)} dynamic H/W specs export ({', '.join(exported)}) but none matches " \
+            "eager at every multiple of 32", {"exported": exported}
+    return "confirmed", f"0 of {len(hw)} dynamic H/W specs exported", {"errors": [r.error for r in hw]}
 
-    # 3. multiples of 32: eager residues, and what the letterboxed .pte did
-    residues = running_residues(scan)
+
+def judge_fundamentally_blocked(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Seed 001: dynamic H/W are a fundamental limitation, static shapes only."""
+    return _blocked(res)
+
+
+def judge_blocked_000(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Seed 000's version of the same claim: dynamic shapes remain blocked by the stride guards."""
+    return _blocked(res)
+
+
+def judge_multiple_of_32(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Which sizes mod 32 the eager model runs at, where it fails, and what the letterboxed .pte did."""
+    scan, et = res.scan, res.et
     if not len(scan):
-        found.verdict("dynamic_shapes.multiple_of_32", "error", "the residue scan did not run")
-    else:
-        fails = STRIDE - len(residues)
-        errors = scan[scan.eager != "ok"].error
-        where = errors.iloc[0].split(":")[0] if len(errors) else ""
-        boxed = et.runs[_flag(et.runs.letterboxed)] if len(et.runs) and "letterboxed" in et.runs else pd.DataFrame()
-        boxed_ok = boxed[(boxed.status == "ok") & _flag(boxed.agrees)] if len(boxed) else boxed
-        note = f"; letterboxed to the next multiple of 32 the .pte ran {len(boxed_ok)}/{len(boxed)} such sizes matching eager" if len(boxed) else ""
-        found.verdict("dynamic_shapes.multiple_of_32", "confirmed" if residues == [0] else "partly",
-                      f"eager YOLO26 fails at {fails} of 32 sizes mod 32 ({where} in the neck's concat, not the detection "
-                      f"head) and runs at residues {residues}: stride-2 convs round up, so 32k-7 .. 32k all work{note}",
-                      running_residues=residues, letterboxed_ok=len(boxed_ok), letterboxed=len(boxed))
+        return "error", "the residue scan did not run", {}
+    residues = running_residues(scan)
+    fails = STRIDE - len(residues)
+    errors = scan[scan.eager != "ok"].error
+    where = errors.iloc[0].split(":")[0] if len(errors) else ""
+    boxed = et.runs[_flag(et.runs.letterboxed)] if len(et.runs) and "letterboxed" in et.runs else pd.DataFrame()
+    boxed_ok = boxed[(boxed.status == "ok") & _flag(boxed.agrees)] if len(boxed) else boxed
+    note = (f"; letterboxed to the next multiple of 32 the .pte ran {len(boxed_ok)}/{len(boxed)} such sizes matching "
+            "eager") if len(boxed) else ""
+    return ("confirmed" if residues == [0] else "partly",
+            f"eager YOLO26 fails at {fails} of 32 sizes mod 32 ({where} in the neck's concat, not the detection head) "
+            f"and runs at residues {residues}: stride-2 convs round up, so 32k-7 .. 32k all work{note}",
+            {"running_residues": residues, "letterboxed_ok": len(boxed_ok), "letterboxed": len(boxed)})
 
-    # 4. XNNPACK with dynamic shapes: stock vs the kit's model
+
+def judge_xnnpack_dynamic(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """XNNPACK with dynamic shapes: the stock model with derived dims, and the kit's model."""
+    et, max_size = res.et, res.run.params["max_size"]
     low = et.lowering.set_index("program") if len(et.lowering) and "program" in et.lowering else pd.DataFrame()
     runs = et.runs
 
@@ -1250,7 +1374,7 @@ def judge(found: Any, run: SpecRun, sweep: Sweep, scan: pd.DataFrame, et: EtRun,
         if program not in low.index or low.loc[program, "status"] != "ok":
             return False, (low.loc[program, "error"] if program in low.index else "not lowered")
         r = runs[(runs.program == program) & (runs.status == "ok")] if len(runs) else runs
-        mult = r[(r.height % STRIDE == 0) & (r.height <= run.params["max_size"])] if len(r) else r
+        mult = r[(r.height % STRIDE == 0) & (r.height <= max_size)] if len(r) else r
         if not len(mult):
             return False, "no run at a multiple of 32"
         good = bool(_flag(mult.agrees).all())
@@ -1258,57 +1382,95 @@ def judge(found: Any, run: SpecRun, sweep: Sweep, scan: pd.DataFrame, et: EtRun,
                       f"max |Δ| {mult.matched_diff.max():.2g} order-insensitive ({mult.max_abs_diff.max():.2g} row by row)")
 
     if "derived" not in low.index:
-        found.verdict("dynamic_shapes.xnnpack_dynamic", "error", "the stock model was not lowered with dynamic shapes "
-                      "(`executorch` not in paths, or `derived` not in et_specs)")
-    else:
-        stock_ok, stock_note = et_ok("derived")
-        kit_ok, kit_note = et_ok("derived_kit") if "derived_kit" in low.index else (False, "not tried")
-        verdict = "confirmed" if stock_ok else ("partly" if kit_ok else "refuted")
-        found.verdict("dynamic_shapes.xnnpack_dynamic", verdict,
-                      f"stock model, derived dims: {'runs' if stock_ok else 'fails'} ({stock_note}); "
-                      f"with the kit's model changes: {'runs' if kit_ok else 'fails'} ({kit_note})",
-                      stock=stock_note, kit=kit_note)
+        return "error", ("the stock model was not lowered with dynamic shapes (`executorch` not in paths, or `derived` "
+                         "not in et_specs)"), {}
+    stock_ok, stock_note = et_ok("derived")
+    kit_ok, kit_note = et_ok("derived_kit") if "derived_kit" in low.index else (False, "not tried")
+    verdict = "confirmed" if stock_ok else ("partly" if kit_ok else "refuted")
+    return verdict, (f"stock model, derived dims: {'runs' if stock_ok else 'fails'} ({stock_note}); with the kit's model "
+                     f"changes: {'runs' if kit_ok else 'fails'} ({kit_note})"), {"stock": stock_note, "kit": kit_note}
 
-    # 5. AOTI on CUDA with dynamic shapes
-    def aoti_notes(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-        """The in-range multiples that ran, and what the package did with sizes it should refuse."""
-        if not len(rows) or "height" not in rows:
-            return rows.iloc[:0], ""
-        ran = rows[(rows.step == "aoti run") & (rows.status == "ok")]
-        good = ran[(ran.height % STRIDE == 0) & (ran.height <= aoti_max)]
-        odd = ran[(ran.height % STRIDE != 0) | (ran.height > aoti_max)]
-        note = "".join(f"; it also returned {r.rows:.0f} detections at {r.height:.0f}x{r.width:.0f}"
-                       f"{' where eager raises' if r.eager != 'ok' else ' above the exported max'}" for r in odd.itertuples())
-        return good, note
 
+def _aoti_notes(rows: pd.DataFrame, aoti_max: int) -> tuple[pd.DataFrame, str]:
+    """The in-range multiples that ran, and what the package did with sizes it should refuse."""
+    if not len(rows) or "height" not in rows:
+        return rows.iloc[:0], ""
+    ran = rows[(rows.step == "aoti run") & (rows.status == "ok")]
+    good = ran[(ran.height % STRIDE == 0) & (ran.height <= aoti_max)]
+    odd = ran[(ran.height % STRIDE != 0) | (ran.height > aoti_max)]
+    note = "".join(f"; it also returned {r.rows:.0f} detections at {r.height:.0f}x{r.width:.0f}"
+                   f"{' where eager raises' if r.eager != 'ok' else ' above the exported max'}" for r in odd.itertuples())
+    return good, note
+
+
+def _load_note(rows: pd.DataFrame) -> str:
+    """How the package was loaded: as is, or only with the workaround after an as-is crash (and its cause)."""
+    if "aoti_load" not in rows or not len(rows):
+        return ""
+    crashed = rows[(rows.get("aoti_load") == "as_is") & (rows.status == "crash")]
+    fixed = rows[(rows.get("aoti_load") == "system_libstdcxx") & (rows.status == "ok")]
+    if len(crashed) and len(fixed):
+        cause = crashed.cause.iloc[0] if "cause" in crashed else ""
+        return f" (loaded with the system libstdc++ first: the as-is load crashed{', cause ' + cause if cause else ''})"
+    return ""
+
+
+def judge_aoti_cuda_dynamic(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """One dynamic AOTI package on CUDA run at several sizes against eager."""
+    aoti, aoti_max = res.aoti, res.run.params["max_size"]
     cuda_rows = aoti[aoti["device"] == "cuda"] if len(aoti) and "device" in aoti else pd.DataFrame()
     if not len(cuda_rows):
-        cpu, note = aoti_notes(aoti)
+        cpu, note = _aoti_notes(aoti, aoti_max)
         extra = (f"; AOTInductor on CPU ran one dynamic package at {len(cpu)} sizes "
-                 f"({', '.join(f'{h:.0f}x{w:.0f}' for h, w in zip(cpu.height, cpu.width))}){note}") if len(cpu) else "; AOTI steps skipped"
-        found.verdict("dynamic_shapes.aoti_cuda_dynamic", "needs_cuda", f"no CUDA device in this run{extra}")
-    else:
-        compiled = cuda_rows[cuda_rows.step.astype(str).str.startswith("aoti compile")]
-        ran, _ = aoti_notes(cuda_rows)
-        if len(ran):
-            best = "derived" if "derived" in set(ran.spec) else ran.groupby("spec").size().idxmax()
-            r = ran[ran.spec == best]
-            _, note = aoti_notes(cuda_rows[cuda_rows.spec == best])
-            agree = r[_flag(r.agrees)] if "agrees" in r else r.iloc[:0]
-            sizes_text = ", ".join(f"{h:.0f}x{w:.0f}" for h, w in zip(r.height, r.width))
-            verdict = "refuted" if len(agree) >= 2 else "partly"  # it ran other sizes; were they right?
-            found.verdict("dynamic_shapes.aoti_cuda_dynamic", verdict,
-                          f"one dynamic AOTI package ({best}) ran {len(r)} sizes on CUDA ({sizes_text}); {len(agree)} match "
-                          f"eager, max |Δ| {r.matched_diff.max() if 'matched_diff' in r else float('nan'):.2g} "
-                          f"order-insensitive{note}", spec=best, sizes=sizes_text)
-        elif len(compiled) and (compiled.status != "ok").all():
-            err = compiled.error.iloc[0]
-            found.verdict("dynamic_shapes.aoti_cuda_dynamic", "confirmed" if "onstraint" in err else "error",
-                          f"dynamic AOTI compile failed: {err}")
-        else:
-            bad = cuda_rows[cuda_rows.status != "ok"]
-            found.verdict("dynamic_shapes.aoti_cuda_dynamic", "error",
-                          f"the dynamic AOTI package compiled but did not run: {bad.error.iloc[0] if len(bad) else 'no run'}")
+                 f"({', '.join(f'{h:.0f}x{w:.0f}' for h, w in zip(cpu.height, cpu.width))}){note}") if len(cpu) \
+            else "; AOTI steps skipped"
+        return "needs_cuda", f"no CUDA device in this run{extra}", {}
+    compiled = cuda_rows[cuda_rows.step.astype(str).str.startswith("aoti compile")]
+    ran, _ = _aoti_notes(cuda_rows, aoti_max)
+    if len(ran):
+        best = "derived" if "derived" in set(ran.spec) else ran.groupby("spec").size().idxmax()
+        r = ran[ran.spec == best]
+        _, note = _aoti_notes(cuda_rows[cuda_rows.spec == best], aoti_max)
+        agree = r[_flag(r.agrees)] if "agrees" in r else r.iloc[:0]
+        sizes_text = ", ".join(f"{h:.0f}x{w:.0f}" for h, w in zip(r.height, r.width))
+        verdict = "refuted" if len(agree) >= 2 else "partly"  # it ran other sizes; were they right?
+        return verdict, (f"one dynamic AOTI package ({best}) ran {len(r)} sizes on CUDA ({sizes_text}); {len(agree)} "
+                         f"match eager, max |Δ| {r.matched_diff.max() if 'matched_diff' in r else float('nan'):.2g} "
+                         f"order-insensitive{note}{_load_note(cuda_rows[cuda_rows.spec == best])}"), \
+            {"spec": best, "sizes": sizes_text}
+    if len(compiled) and (compiled.status != "ok").all():
+        err = compiled.error.iloc[0]
+        return ("confirmed" if "onstraint" in err else "error"), f"dynamic AOTI compile failed: {err}", {}
+    bad = cuda_rows[cuda_rows.status != "ok"]
+    return "error", (f"the dynamic AOTI package compiled but did not run: "
+                     f"{bad.error.iloc[-1] if len(bad) else 'no run'}"), {}
+
+
+JUDGES = {
+    "dynamic_shapes.plain_dim_guard_violation": judge_plain_dim,
+    "dynamic_shapes.guard_div8": judge_guard_div8,
+    "dynamic_shapes.suggested_fix_static": judge_suggested_fix,
+    "dynamic_shapes.fundamentally_blocked": judge_fundamentally_blocked,
+    "dynamic_shapes.blocked_000": judge_blocked_000,
+    "dynamic_shapes.multiple_of_32": judge_multiple_of_32,
+    "dynamic_shapes.xnnpack_dynamic": judge_xnnpack_dynamic,
+    "dynamic_shapes.aoti_cuda_dynamic": judge_aoti_cuda_dynamic,
+}
+
+
+def judge(found: Any, run: SpecRun, sweep: Sweep, scan: pd.DataFrame, et: EtRun, aoti: pd.DataFrame) -> pd.DataFrame:
+    """Record the tables and a verdict for every claim, computed from this run's measurements."""
+    for name, table in (("specs", run.table), ("guards", run.guards), ("sweep", sweep.detail),
+                        ("sweep_summary", sweep.summary), ("residues", scan), ("executorch_lowering", et.lowering),
+                        ("executorch_runs", et.runs), ("aoti", aoti)):
+        found.table(name, table)
+    res = Results(run, sweep, scan, et, aoti)
+    for claim_id, fn in JUDGES.items():
+        try:
+            verdict, evidence, data = fn(res)
+        except Exception as exc:  # one broken judge must not hide the other verdicts
+            verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
+        found.verdict(claim_id, verdict, evidence, **data)
     return found.frame()
 
 
@@ -1335,4 +1497,5 @@ catalog.register(catalog.Investigation(
         "et_specs": catalog.one_of(*SPECS),
         "aoti_specs": catalog.one_of(*SPECS),
     },
+    **({"judges": JUDGES} if "judges" in catalog.Investigation.__dataclass_fields__ else {}),
 ))
