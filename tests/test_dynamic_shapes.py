@@ -287,6 +287,40 @@ def test_verdicts_from_synthetic_backend_tables(small_sweep):
     assert none.loc["dynamic_shapes.aoti_cuda_dynamic", "evidence"].endswith("AOTI steps skipped")
 
 
+def test_guard_and_suggested_fix_judges(small_sweep):
+    run, sweep = small_sweep
+    res = ds.Results(run, sweep, pd.DataFrame(), ds.EtRun(pd.DataFrame(), pd.DataFrame()), pd.DataFrame())
+    verdict, evidence, _ = ds.judge_guard_div8(res)
+    assert verdict == "confirmed" and evidence.startswith("2 of 4")
+    verdict, evidence, data = ds.judge_suggested_fix(res)
+    assert verdict == "refuted" and any("32*_height" in f for f in data["fixes"])
+    assert ds.judge_blocked_000(res)[0] == ds.judge_fundamentally_blocked(res)[0] == "refuted"
+
+
+def test_aoti_verdict_reads_the_workaround_rows(small_sweep):
+    run, sweep = small_sweep
+    crash = {"spec": "derived", "device": "cuda", "step": "aoti load+run derived", "status": "crash",
+             "error": "child crashed with SIGSEGV", "aoti_load": "as_is", "cause": "static_libstdcxx_locale_mix"}
+    rows = pd.concat([_aoti_rows("cuda").assign(aoti_load="system_libstdcxx"), pd.DataFrame([crash])], ignore_index=True)
+    res = ds.Results(run, sweep, pd.DataFrame(), ds.EtRun(pd.DataFrame(), pd.DataFrame()), rows)
+    verdict, evidence, _ = ds.judge_aoti_cuda_dynamic(res)
+    assert verdict == "refuted" and "as-is load crashed, cause static_libstdcxx_locale_mix" in evidence
+    only_crash = ds.Results(run, sweep, pd.DataFrame(), res.et, pd.concat([_aoti_rows("cuda").iloc[:1], pd.DataFrame([crash])]))
+    assert ds.judge_aoti_cuda_dynamic(only_crash)[0] == "error"
+
+
+def test_backends_run_on_demand_without_background():
+    calls = []
+    backends = ds.Backends({"executorch": lambda: calls.append("et") or "et", "aoti": lambda: calls.append("aoti") or "a"})
+    assert calls == [] and backends.aoti() == "a" and calls == ["aoti"]
+    started = ds.start_backends(["derived"], ["derived"], paths=["export"], device="cpu", min_size=128, max_size=192)
+    assert not started.futures and started.aoti().status.tolist() == ["skipped"]
+
+
+def test_every_ledger_claim_has_one_judge():
+    assert {c["id"] for c in findings.judged_claims_of("dynamic_shapes")} == set(ds.JUDGES)
+
+
 def test_residue_scan_finds_the_rounding_window():
     scan = ds.residue_scan(base=64, device="cpu")
     assert ds.running_residues(scan) == [0, 25, 26, 27, 28, 29, 30, 31]
