@@ -1089,6 +1089,8 @@ def aoti_study(aoti_specs: list[str], *, model: str = "yolo26n", batch: int = 1,
                step_timeout: float = 600, enabled: bool = True) -> pd.DataFrame:
     """AOTInductor with each spec: compile (all specs at once), then load and run in separate child steps through
     the kit's aoti.run_step (as is; again with the workaround when loading crashed from a known cause)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     device = env.resolve_device(device)
     isolate.preload(*PRELOAD)
     if not enabled:
@@ -1109,15 +1111,23 @@ def aoti_study(aoti_specs: list[str], *, model: str = "yolo26n", batch: int = 1,
             picks = list(sizes) if sizes else sorted({min_size, ex, max_size})
             # sizes in range, then (in their own child: a bad size may fault the CUDA context) a size that is
             # not a multiple of 32 and one above the range
+            # (both at once: a crash's forensics overlap; the probe holds the device lock while it runs, so it
+            # never runs beside the other step's timing)
             plan = [(picks, min_run_time, "aoti load+run"), ([ex + 8, max_size + STRIDE], 0.0, "aoti load+probe")]
-            for sizes_, timed, step in plan:
-                cases = [(batch, s, s) for s in sizes_]
-                for ran in aoti_pkg.run_step(aoti_run, str(work / f"{name}.pt2"), cases, model=model, seed=seed,
-                                             device=device, atol=atol, min_run_time=timed, timeout=step_timeout,
-                                             step=f"{step} {name}", phase="measure"):
-                    load = {"aoti_load": ran.details.get("aoti_load", "as_is"), "cause": ran.details.get("cause", "")}
+
+            def load(item: tuple[list[int], float, str], name: str = name) -> list[isolate.Outcome]:
+                sizes_, timed, step = item
+                return aoti_pkg.run_step(aoti_run, str(work / f"{name}.pt2"), [(batch, s, s) for s in sizes_],
+                                         model=model, seed=seed, device=device, atol=atol, min_run_time=timed,
+                                         timeout=step_timeout, step=f"{step} {name}", phase="measure")
+
+            with ThreadPoolExecutor(max_workers=len(plan)) as pool:
+                loaded = list(pool.map(load, plan))
+            for (sizes_, _, _), outcomes in zip(plan, loaded):
+                for ran in outcomes:
+                    how = {"aoti_load": ran.details.get("aoti_load", "as_is"), "cause": ran.details.get("cause", "")}
                     if ran.ok:
-                        rows += [{"spec": name, "device": device, "step": "aoti run", **load, **r} for r in ran.value]
+                        rows += [{"spec": name, "device": device, "step": "aoti run", **how, **r} for r in ran.value]
                     else:
                         rows.append({"spec": name, "device": device, **aoti_pkg.outcome_row(ran), "sizes": str(sizes_)})
     finally:
@@ -1479,8 +1489,9 @@ catalog.register(catalog.Investigation(
     "Dynamic shapes: stride guards, derived dims, cached anchors, XNNPACK and AOTI",
     ("001_fda80f2472077657.txt", "000_60ebd1ee51d51957.txt"),
     profiles={
+        # quick: no static .pte (it only feeds the latency plot, no verdict; ~40 s of lowering on a small CPU)
         "quick": {"model": "yolo26n", "min_size": 160, "max_size": 320, "et_specs": ["derived", "derived_kit"],
-                  "et_static_sizes": [320]},
+                  "et_static_sizes": []},
         "full": {"model": "yolo26n", "min_size": 128, "max_size": 640, "batch": 1, "max_batch": 8,
                  "sweep": [128, 160, 224, 288, 320, 384, 416, 480, 544, 608, 640, 264, 282, 648, 672],
                  "et_specs": ["derived", "derived_topk", "derived_noverify", "derived_kit"],
