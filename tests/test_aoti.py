@@ -81,3 +81,17 @@ def test_crash_without_known_cause_is_not_retried(monkeypatch):
     assert len(outcomes) == 1 and outcomes[0].status == "crash"
     assert outcomes[0].details.get("cause", "") == ""
     assert os.path.exists(outcomes[0].details["trace_file"])
+
+
+class WithScalarConstant(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("scale", torch.tensor(3))  # a 0-dim constant, as YOLO26's heads have
+
+    def forward(self, x):
+        return x * self.scale
+
+
+def test_program_key_takes_zero_dim_constants():
+    program = torch.export.export(WithScalarConstant(), (torch.randn(2),))
+    assert len(aoti._program_key(program, None)) == 32

@@ -37,7 +37,7 @@ def _program_key(program: Any, inductor_configs: dict[str, Any] | None) -> str:
         if isinstance(value, torch.Tensor):
             t = value.detach().to("cpu").contiguous()
             h.update(f"{t.dtype}{tuple(t.shape)}{value.device.type}".encode())
-            h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
     for node in program.graph.nodes:  # the device the inputs live on decides CPU vs CUDA code
         val = node.meta.get("val")
         if node.op == "placeholder" and hasattr(val, "device"):
