@@ -683,10 +683,10 @@ def view_ops_table(res: Results) -> pd.DataFrame:
             mine = [n for n in nodes if n["op"] == op]
             target = mapping.get(op, "")
             rows.append({"model": model, "op": op, "count_before": g["before"][op],
-                         "count_after": after.get(op) if g["after"] is not None else None,
+                         "count_after": after.get(op, 0) if g["after"] is not None else None,
                          "pass_maps_to": target, "became_view": sum(n["converted"] for n in mine),
                          "kept_copy": sum(not n["converted"] for n in mine),
-                         "view_count_after": after.get(target) if target else None,
+                         "view_count_after": after.get(target, 0) if target else None,
                          "users": ", ".join(sorted({u for n in mine for u in n["users"]}))[:300]})
     return pd.DataFrame(rows)
 
@@ -938,8 +938,11 @@ def judge_reinplace_misses_slice_copy(res: Results) -> Verdict:
         pre, post = c.code["post_grad_before"], c.code["post_grad_after"] or {}
         n_edge = sum(n for op, n in edge.items() if base_op(op) == "slice_copy")
         n_post = sum(n for op, n in post.items() if base_op(op) == "slice_copy")
-        others_edge = sum(n for op, n in edge.items() if base_op(op) in VIEW_COPY_OPS and base_op(op) != "slice_copy")
-        others_post = sum(n for op, n in post.items() if base_op(op) in VIEW_COPY_OPS and base_op(op) != "slice_copy")
+        kinds = sorted({base_op(op) for op in edge if base_op(op) in VIEW_COPY_OPS and base_op(op) != "slice_copy"})
+        per_kind = {k: (sum(n for op, n in edge.items() if base_op(op) == k),
+                        sum(n for op, n in post.items() if base_op(op) == k)) for k in kinds}
+        others_edge = sum(e for e, _ in per_kind.values())
+        others_post = sum(p for _, p in per_kind.values())
         watched = {op for op in set(pre) | set(post) if base_op(op) in VIEW_COPY_OPS + VIEW_OPS
                    or "index_put" in op or "scatter" in op}
         changed = sum(abs(pre.get(op, 0) - post.get(op, 0)) for op in watched)
@@ -947,11 +950,14 @@ def judge_reinplace_misses_slice_copy(res: Results) -> Verdict:
         slice_calls = sum(1 for call in code["calls"] if any(base_op(op) == "slice_copy" for op in call["ops"])
                           and (call["kind"] == "proxy" or call["copy_only"]))
         data[c.spec.model] = {"slice_copy_edge": n_edge, "slice_copy_after_post_grad": n_post,
-                              "other_view_copies_edge": others_edge, "other_view_copies_after_post_grad": others_post,
+                              "other_view_copies": {k: {"edge": e, "after_post_grad": p} for k, (e, p) in per_kind.items()},
                               "post_grad_changed_view_nodes": changed, "slice_copy_copy_calls": slice_calls}
-        parts.append(f"{c.spec.model}: {n_post} of {n_edge} slice_copy nodes still slice_copy after Inductor's "
-                     f"post-grad passes ({slice_calls} copy calls in the code), other view copies {others_edge} → "
-                     f"{others_post}, post-grad passes changed {changed} view/copy nodes")
+        survivors = ", ".join(f"{k} {p}/{e}" for k, (e, p) in per_kind.items() if p) or "none"
+        undone = ", ".join(k for k, (e, p) in per_kind.items() if e and not p) or "none"
+        parts.append(f"{c.spec.model}: {n_post} of {n_edge} slice_copy nodes are still slice_copy after Inductor's "
+                     f"post-grad passes ({slice_calls} copy calls in the code); other view copies {others_edge} → "
+                     f"{others_post} (undone: {undone}; surviving too: {survivors}); the post-grad passes changed "
+                     f"{changed} view/copy nodes")
         if n_edge == 0:
             verdicts.append("not_reproduced")
         elif n_post == 0 and slice_calls == 0:
