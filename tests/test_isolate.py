@@ -136,3 +136,42 @@ def test_terminate_all_ends_steps_and_their_descendants(tmp_path):
     assert result["out"].status in ("crash", "oom", "error")
     time.sleep(0.5)
     assert not _alive(grandchild)
+
+
+def test_a_second_crash_at_the_same_site_reuses_the_diagnosis(tmp_path, monkeypatch):
+    monkeypatch.setenv(isolate.FORENSICS_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(isolate.FORENSICS_TIMEOUT_ENV, "120")
+    first = isolate.run_step(segfault, timeout=60, step="first")
+    second = isolate.run_step(segfault, timeout=60, step="second")
+    assert first.status == second.status == "crash"
+    if first.details["native"].startswith("no native"):  # no debugger here: nothing to reuse
+        assert second.details["native"].startswith("no native")
+        return
+    assert "same crash site as" in second.details["native"]
+    assert second.details["frames"] == first.details["frames"]
+    assert os.path.basename(first.details["trace_file"]) in second.details["native"]
+
+
+def test_crash_site_ignores_thread_ids_but_not_lines():
+    a = 'Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f01 (most recent call first):\n  File "x.py", line 3 in f\n'
+    b = a.replace("0x00007f01", "0x00007f99")
+    c = a.replace("line 3", "line 4")
+    assert isolate.crash_site("SIGSEGV", a) == isolate.crash_site("SIGSEGV", b) != isolate.crash_site("SIGSEGV", c)
+    assert isolate.crash_site("SIGSEGV", "no stack") == ""
+
+
+def test_step_slots_bound_concurrency(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setenv(isolate.SLOTS_ENV, f"{tmp_path}:1")
+    starts = []
+
+    def one():
+        with isolate.step_slot():
+            starts.append(time.perf_counter())
+            time.sleep(0.6)
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert abs(starts[1] - starts[0]) >= 0.5  # one slot: the second waited for the first

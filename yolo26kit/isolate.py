@@ -6,8 +6,12 @@ backtrace from re-running the step under a debugger, with the known cause it mat
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import fcntl
 import faulthandler
+import hashlib
+import json
 import multiprocessing as mp
 import os
 import pickle
@@ -20,7 +24,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 STATUSES = ("ok", "error", "crash", "timeout", "oom", "skipped")
 LOG_TAIL = 20_000  # characters of the child's stdout/stderr kept with the outcome
@@ -28,6 +32,9 @@ _OOM_TYPES = ("OutOfMemoryError", "MemoryError")
 # Where whole traces of crashes/timeouts are written (the runner sets it to the run folder); else a temp dir.
 FORENSICS_DIR_ENV = "YOLO26KIT_FORENSICS_DIR"
 FORENSICS_TIMEOUT_ENV = "YOLO26KIT_FORENSICS_TIMEOUT"
+# "<folder>:<n>": at most n isolated steps run at once across every process of a run (the runner sets it for
+# notebook kernels). Steps started inside a step do not take a slot: their parent already holds one.
+SLOTS_ENV = "YOLO26KIT_STEP_SLOTS"
 # Phases a step's seconds are accounted to (timing.phase_seconds); guessed from the step's name when not given.
 _COMPILE_WORDS = re.compile(r"compile|lower|export|package|build", re.I)
 
@@ -88,6 +95,7 @@ def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kw
            env: dict, preload_global: list[str]) -> None:
     os.setsid()  # own process group: a timeout kills the step and every worker it started
     threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True).start()
+    os.environ.pop(SLOTS_ENV, None)
     os.environ.update(env)
     if log_path:
         log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
@@ -204,6 +212,33 @@ def terminate_all(grace: float = 3.0) -> list[int]:
     return sorted(set(signalled))
 
 
+@contextlib.contextmanager
+def step_slot() -> Iterator[float]:
+    """Hold one of the run's step slots while a step runs (no-op without SLOTS_ENV); yields seconds waited."""
+    spec = os.environ.get(SLOTS_ENV, "")
+    if not spec:
+        yield 0.0
+        return
+    folder, count = spec.rsplit(":", 1)
+    os.makedirs(folder, exist_ok=True)
+    t0 = time.perf_counter()
+    while True:
+        for i in range(max(1, int(count))):
+            f = open(os.path.join(folder, f"slot-{i}.lock"), "a")
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                f.close()
+                continue
+            try:
+                yield time.perf_counter() - t0
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+                f.close()
+            return
+        time.sleep(0.25)
+
+
 def _read_tail(path: str | None) -> str:
     if not path:
         return ""
@@ -226,9 +261,22 @@ def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: 
     A child killed by SIGKILL that we did not send is classed `oom` (the kernel's OOM killer). With
     `forensics`, a crash is re-run under a debugger for its native backtrace and known cause (details).
     """
+    step = step or getattr(fn, "__name__", "step")
+    with step_slot() as waited:
+        out = _run_step(fn, args, kwargs, timeout, step, capture, env, phase, preload_global)
+    if waited > 1:
+        out.details["slot_wait_s"] = round(waited, 1)
+    if out.status in ("crash", "timeout"):
+        with step_slot():  # a debugger re-run is as heavy as the step
+            _investigate(out, (fn, args, kwargs, dict(env or {}), list(preload_global)),
+                         forensics and out.status == "crash")
+    return out
+
+
+def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str, capture: bool,
+              env: dict[str, str] | None, phase: str, preload_global: list[str] | tuple) -> Outcome:
     from . import timing
 
-    step = step or getattr(fn, "__name__", "step")
     phase = phase or ("compile" if _COMPILE_WORDS.search(step) else "other")
     log_path = None
     if capture:
@@ -301,8 +349,6 @@ def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: 
             out = Outcome(step, status, seconds, error=f"child {what}", signal=name, log=log)
         else:
             return Outcome(step, "error", seconds, error=f"child exited with code {code} without a result", log=log)
-    if out.status in ("crash", "timeout"):
-        _investigate(out, (fn, args, kwargs, dict(env or {}), list(preload_global)), forensics and out.status == "crash")
     return out
 
 
@@ -315,16 +361,54 @@ def python_stack(log: str) -> str:
     return log[m.start():].strip() if m else ""
 
 
+def crash_site(signal_name: str, stack: str) -> str:
+    """A digest of where Python was when the step crashed: the signal and the crashing thread's frames."""
+    block = stack.split("Current thread", 1)[-1]
+    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', block.split("\n\n", 1)[0])
+    return hashlib.sha256(json.dumps([signal_name, frames]).encode()).hexdigest()[:16] if frames else ""
+
+
+def _known_site(folder: str, site: str) -> dict[str, Any] | None:
+    try:
+        with open(os.path.join(folder, ".crash-sites", f"{site}.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _remember_site(folder: str, site: str, details: dict[str, Any]) -> None:
+    os.makedirs(os.path.join(folder, ".crash-sites"), exist_ok=True)
+    keep = {k: details[k] for k in ("native", "frames", "cause", "cause_detail", "trace_file") if k in details}
+    with open(os.path.join(folder, ".crash-sites", f"{site}.json"), "w") as f:
+        json.dump(keep, f)
+
+
 def _investigate(out: Outcome, call: tuple, native: bool) -> None:
-    """Attach a crash/timeout's evidence to the outcome: Python stack, native backtrace, known cause, trace file."""
+    """Attach a crash/timeout's evidence to the outcome: Python stack, native backtrace, known cause, trace file.
+
+    A crash at a Python site already diagnosed in this folder (same signal, same crashing frames) reuses that
+    native backtrace and cause, and says so, instead of re-running under the debugger again.
+    """
     from . import forensics as fx
 
+    folder = os.environ.get(FORENSICS_DIR_ENV) or tempfile.gettempdir()
+    os.makedirs(folder, exist_ok=True)
     report = [f"step: {out.step}", f"status: {out.status} {out.signal}".rstrip(), ""]
     stack = python_stack(out.log)
     out.details["python_stack"] = stack
     report += ["== Python stack (faulthandler) ==", stack or "(none in the log)", ""]
     frames = [ln.strip() for ln in stack.splitlines() if ln.strip().startswith("File ")][:fx.TOP_FRAMES]
-    if native:
+    site = crash_site(out.signal, stack) if native else ""
+    seen = _known_site(folder, site) if site else None
+    if seen:
+        out.details.update({k: v for k, v in seen.items() if k != "trace_file"})
+        out.details["native"] = (f"same crash site as {os.path.basename(seen.get('trace_file', ''))} (identical "
+                                 f"signal and Python frames): its native backtrace and cause apply, not re-run")
+        frames = seen.get("frames", "").split(" | ") if seen.get("frames") else frames
+        report += [f"native: {out.details['native']}"]
+        if seen.get("cause_detail"):
+            report += [f"cause: {seen['cause']}", repr(seen["cause_detail"])]
+    elif native:
         with tempfile.NamedTemporaryFile(prefix="yolo26kit-replay-", suffix=".pkl", delete=False) as f:
             try:
                 pickle.dump(call, f)
@@ -347,13 +431,13 @@ def _investigate(out: Outcome, call: tuple, native: bool) -> None:
         if out.details.get("cause_detail"):
             report += [f"cause: {out.details['cause']}", repr(out.details["cause_detail"])]
     out.details["frames"] = " | ".join(frames)
-    folder = os.environ.get(FORENSICS_DIR_ENV) or tempfile.gettempdir()
-    os.makedirs(folder, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", out.step)[:80] or "step"
     fd, path = tempfile.mkstemp(prefix=f"{slug}.", suffix=f".{out.status}.txt", dir=folder)
     with os.fdopen(fd, "w") as f:
         f.write("\n".join(report) + "\n\n== step log (tail) ==\n" + out.log)
     out.details["trace_file"] = path
+    if site and not seen and out.details.get("frames") and not out.details["native"].startswith("no native"):
+        _remember_site(folder, site, out.details)
 
 
 def replay(path: str) -> None:
