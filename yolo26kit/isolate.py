@@ -361,10 +361,13 @@ def python_stack(log: str) -> str:
     return log[m.start():].strip() if m else ""
 
 
+CRASH_SITE_FRAMES = 5  # innermost Python frames that identify a crash site (callers further out may differ)
+
+
 def crash_site(signal_name: str, stack: str) -> str:
-    """A digest of where Python was when the step crashed: the signal and the crashing thread's frames."""
+    """A digest of where Python was when the step crashed: the signal and the crashing thread's innermost frames."""
     block = stack.split("Current thread", 1)[-1]
-    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', block.split("\n\n", 1)[0])
+    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', block.split("\n\n", 1)[0])[:CRASH_SITE_FRAMES]
     return hashlib.sha256(json.dumps([signal_name, frames]).encode()).hexdigest()[:16] if frames else ""
 
 
@@ -399,6 +402,18 @@ def _investigate(out: Outcome, call: tuple, native: bool) -> None:
     report += ["== Python stack (faulthandler) ==", stack or "(none in the log)", ""]
     frames = [ln.strip() for ln in stack.splitlines() if ln.strip().startswith("File ")][:fx.TOP_FRAMES]
     site = crash_site(out.signal, stack) if native else ""
+    with contextlib.ExitStack() as held:
+        if site:  # one debugger re-run per site: concurrent crashes at the same site wait for its diagnosis
+            os.makedirs(os.path.join(folder, ".crash-sites"), exist_ok=True)
+            lock = held.enter_context(open(os.path.join(folder, ".crash-sites", f"{site}.lock"), "a"))
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        _diagnose(out, call, native, folder, site, stack, report, frames)
+
+
+def _diagnose(out: Outcome, call: tuple, native: bool, folder: str, site: str, stack: str, report: list[str],
+              frames: list[str]) -> None:
+    from . import forensics as fx
+
     seen = _known_site(folder, site) if site else None
     if seen:
         out.details.update({k: v for k, v in seen.items() if k != "trace_file"})
