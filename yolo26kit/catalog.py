@@ -9,7 +9,7 @@ import warnings
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .errors import BadParameter, UnknownInvestigation
 
@@ -39,6 +39,8 @@ class Investigation:
     seeds: tuple[str, ...]
     profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: dict[str, Check] = field(default_factory=dict)
+    # One judge per claim id of data/claims/<name>.json: judge(...) -> (verdict, evidence, data).
+    judges: Mapping[str, Callable[..., tuple[str, str, dict]]] = field(default_factory=dict)
 
     @property
     def notebook(self) -> Path:
@@ -97,6 +99,11 @@ def get(name: str) -> Investigation:
     if name not in known:
         raise UnknownInvestigation(f"no investigation named {name!r} (known: {', '.join(known)}); see `yolo26kit list`")
     return known[name]
+
+
+def judges_of(name: str) -> Mapping[str, Callable[..., tuple[str, str, dict]]]:
+    """The judges an investigation registered, by claim id (empty when it registered none)."""
+    return get(name).judges
 
 
 def _comments_above(source: str) -> dict[str, str]:

@@ -1184,4 +1184,5 @@ catalog.register(catalog.Investigation(
         "isolation": catalog.one_of(*ISOLATION),
         "max_seq": catalog.positive_multiple_of(8),
     },
+    judges=JUDGES,
 ))
