@@ -153,24 +153,27 @@ def _bench(device: str, orig: float, fix: float, shape: str = "32x5x1024") -> pd
     ])
 
 
+def _res(bench: pd.DataFrame | None = None, trig: pd.DataFrame | None = None, memory: pd.DataFrame | None = None,
+         eq: pd.DataFrame | None = None) -> mf.Results:
+    empty = pd.DataFrame()
+    return mf.Results(eq if eq is not None else empty, empty, bench if bench is not None else empty,
+                      memory if memory is not None else empty, trig if trig is not None else empty, 25)
+
+
 def test_judge_speed_cpu_only_needs_cuda():
-    found = findings.Findings(mf.NAME, {})
-    mf.judge_speed(found, _bench("cpu", 1.0, 0.5), 25)
-    assert found.claims["mask.speedup_small_20x"].verdict == "needs_cuda"
-    assert "2.00×" in found.claims["mask.speedup_small_20x"].evidence
+    verdict, evidence, data = mf.judge_speedup_small(_res(_bench("cpu", 1.0, 0.5)))
+    assert verdict == "needs_cuda"
+    assert evidence.startswith("cpu: masked_fill 2.00× faster")
 
 
 def test_judge_speed_cuda_decides():
-    found = findings.Findings(mf.NAME, {})
-    mf.judge_speed(found, pd.concat([_bench("cuda", 2.0, 0.1), _bench("cuda", 0.15, 0.1, "32x100x4096")]), 25)
-    assert found.claims["mask.speedup_small_20x"].verdict == "confirmed"
-    assert found.claims["mask.speedup_medium_3_5x"].verdict == "partly"
+    res = _res(pd.concat([_bench("cuda", 2.0, 0.1), _bench("cuda", 0.15, 0.1, "32x100x4096")]))
+    assert mf.judge_speedup_small(res)[0] == "confirmed"
+    assert mf.judge_speedup_medium(res)[0] == "partly"
 
 
 def test_judge_speed_missing_shape_is_error_on_cuda():
-    found = findings.Findings(mf.NAME, {})
-    mf.judge_speed(found, _bench("cuda", 2.0, 0.1), 25)
-    assert found.claims["mask.speedup_medium_3_5x"].verdict == "error"
+    assert mf.judge_speedup_medium(_res(_bench("cuda", 2.0, 0.1)))[0] == "error"
 
 
 # --- the INTERNAL ASSERT arithmetic ------------------------------------------------------------------
@@ -225,10 +228,11 @@ def test_versions_summary_cites_fixes():
 def test_attempts_and_batches():
     items = mf.attempts(["32x5x49"], [100, 0], 8, 0, "auto")
     assert len(items) == 2 * 2 * len(mf.FORMULATIONS) * 2  # shares × det × formulations × devices
-    groups = mf.batches(items)
+    groups = mf.batches(items, cuda_children=2)
     cuda = [g for g in groups if g[0].device == "cuda"]
     cpu = [g for g in groups if g[0].device == "cpu"]
-    assert all(len(g) == 1 for g in cuda) and len(cpu) == 1
+    assert len(cuda) == 2 and len(cpu) == 1 and all(a.device == "cuda" for g in cuda for a in g)
+    assert sorted(id(a) for g in groups for a in g) == sorted(id(a) for a in items)  # each attempt once
     a = next(i for i in items if i.device == "cuda" and i.formulation == "where_index_put" and i.deterministic)
     assert a.sort_path
     assert not mf.Attempt("where_index_put", (32, 5, 49), 100, 8, False, "cuda").sort_path
@@ -266,49 +270,137 @@ def _trig(rows: list[dict]) -> pd.DataFrame:
 
 
 def test_judge_triggers_cpu_only():
-    found = findings.Findings(mf.NAME, {})
-    mf.judge_triggers(found, _trig([{"device": "cpu", "formulation": "where_index_put", "deterministic": True,
-                                     "sort path": False, "outcome": "ok"},
-                                    {"device": "cuda", "formulation": "where_index_put", "deterministic": True,
-                                     "sort path": True, "outcome": "skipped", "status": "skipped"}]))
-    assert found.claims["mask.not_reproducible_synthetic"].verdict == "needs_cuda"
-    assert found.claims["mask.assert_trigger"].verdict == "needs_cuda"
+    res = _res(trig=_trig([{"device": "cpu", "formulation": "where_index_put", "deterministic": True,
+                            "sort path": False, "outcome": "ok"},
+                           {"device": "cuda", "formulation": "where_index_put", "deterministic": True,
+                            "sort path": True, "outcome": "skipped", "status": "skipped"}]))
+    for judge in (mf.judge_not_reproducible, mf.judge_assert_trigger, mf.judge_updates_fix):
+        assert judge(res)[0] == "needs_cuda"
+    assert mf.judge_data_independent(res)[0] == "refuted"  # the arithmetic decides on any device
 
 
 def test_judge_triggers_affected_torch():
-    found = findings.Findings(mf.NAME, {})
-    mf.judge_triggers(found, _trig([
+    res = _res(trig=_trig([
         {"device": "cuda", "formulation": "where_index_put", "deterministic": True, "sort path": True,
          "outcome": "internal_assert", "lhs": 7840, "rhs": 160, "predicted expand_to_index": "7840 vs 160"},
         {"device": "cuda", "formulation": "where_index_put", "deterministic": False, "sort path": False, "outcome": "ok"},
     ]))
-    assert found.claims["mask.not_reproducible_synthetic"].verdict == "refuted"
-    assert found.claims["mask.assert_trigger"].verdict == "confirmed"
+    assert mf.judge_not_reproducible(res)[0] == "refuted"
+    assert mf.judge_assert_trigger(res)[0] == "confirmed"
+    assert mf.judge_updates_fix(res)[0] == "refuted"
 
 
 def test_judge_triggers_fixed_torch():
-    found = findings.Findings(mf.NAME, {})
-    mf.judge_triggers(found, _trig([
-        {"device": "cuda", "formulation": "where_index_put", "deterministic": True, "sort path": True, "outcome": "ok"},
+    res = _res(trig=_trig([
+        {"device": "cuda", "formulation": "where_index_put", "deterministic": True, "sort path": True, "outcome": "ok",
+         "predicted expand_to_index": "7840 vs 160"},
         {"device": "cuda", "formulation": "row_value", "deterministic": True, "sort path": True, "outcome": "ok"},
     ]))
-    assert found.claims["mask.not_reproducible_synthetic"].verdict == "partly"
-    assert found.claims["mask.assert_trigger"].verdict == "not_reproduced"
+    assert mf.judge_not_reproducible(res)[0] == "partly"
+    assert mf.judge_assert_trigger(res)[0] == "not_reproduced"
+    verdict, evidence, _ = mf.judge_updates_fix(res)
+    assert verdict == "confirmed" and evidence.startswith("0 of 1 CUDA attempts")
 
 
 def test_judge_triggers_off_path_refutes():
-    found = findings.Findings(mf.NAME, {})
-    mf.judge_triggers(found, _trig([
+    res = _res(trig=_trig([
         {"device": "cuda", "formulation": "where_index_put", "deterministic": False, "sort path": False,
          "outcome": "internal_assert", "lhs": 7840, "rhs": 160},
     ]))
-    assert found.claims["mask.assert_trigger"].verdict == "refuted"
+    assert mf.judge_assert_trigger(res)[0] == "refuted"
 
 
-def test_claims_file_lists_the_five_ids():
-    ids = [c["id"] for c in findings.claims_of(mf.NAME)]
-    assert ids == ["mask.equivalent", "mask.speedup_small_20x", "mask.speedup_medium_3_5x",
-                   "mask.not_reproducible_synthetic", "mask.assert_trigger"]
+# --- memory and ops --------------------------------------------------------------------------------
+
+def test_allocation_tracker_counts_new_storages_only():
+    x = torch.zeros(1000, dtype=torch.bool)
+    with mf.AllocationTracker(x) as t:
+        x.fill_(True)  # in place: nothing new
+        y = x.clone()  # 1000 B new, kept
+        z = torch.ones(500, dtype=torch.int64)  # 4000 B new
+        del z  # freed: the peak keeps it, live does not
+    assert t.peak == 5000 and sum(t.live.values()) == 1000 and t.new_bytes == 5000
+    assert "aten::clone" in t.ops and "aten::fill_" in t.ops
+    del y
+
+
+def test_memory_profile_on_cpu():
+    mem = mf.memory_profile(["32x5x49", "8x3x7"], ["where_index_put", "masked_fill", "masked_fill_inplace"], "cpu",
+                            full_percent=100, heads=8)
+    rows = mem.set_index(["shape", "implementation"])
+    full = rows.loc[("32x5x49", "masked_fill")]
+    assert full["kept bytes"] == 32 * 5 * 49 and full["peak new bytes"] >= 32 * 5 * 49 and full["index ops"] == []
+    orig = rows.loc[("32x5x49", "where_index_put")]
+    assert orig["kept bytes"] == 0 and "aten::nonzero" in orig["index ops"]
+    assert any(o.startswith("aten::index_put") for o in orig["index ops"])
+    assert rows.loc[("32x5x49", "masked_fill_inplace")]["kept bytes"] == 0
+    assert "cuda peak bytes" not in mem  # no CUDA columns without CUDA
+
+
+def _mem(device: str, orig: int, fix: int, kernels: dict | None = None) -> pd.DataFrame:
+    rows = []
+    for name, peak, ops in ((mf.ORIGINAL, orig, ["aten::nonzero", "aten::index_put_"]), ("masked_fill", fix, []),
+                            ("bool_index_put", orig, ["aten::index_put_"]), ("masked_fill_inplace", orig // 2, [])):
+        row = {"device": device, "shape": "32x5x1024", "implementation": name, "peak new bytes": peak,
+               "new bytes (total)": peak, "index ops": ops}
+        if kernels is not None:
+            row.update({"cuda peak bytes": peak, "cuda kernels": kernels.get(name, [])})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("orig, fix, verdict", [(2000, 1000, "confirmed"), (1000, 160000, "refuted"), (1000, 1000, "partly")])
+def test_judge_memory_lower(orig, fix, verdict):
+    got, evidence, _ = mf.judge_memory_lower(_res(memory=_mem("cpu", orig, fix)))
+    assert got == verdict and evidence.startswith("masked_fill's peak extra memory is lower in")
+
+
+def test_judge_different_kernels():
+    assert mf.judge_different_kernels(_res(memory=_mem("cpu", 1, 1)))[0] == "needs_cuda"
+    kernels = {mf.ORIGINAL: ["reduce_kernel", "nonzero_kernel", "index_put_kernel"],
+               "masked_fill": ["reduce_kernel", "masked_fill_kernel"]}
+    assert mf.judge_different_kernels(_res(memory=_mem("cuda", 1, 1, kernels)))[0] == "confirmed"
+    kernels["masked_fill"].append("index_put_kernel")
+    assert mf.judge_different_kernels(_res(memory=_mem("cuda", 1, 1, kernels)))[0] == "refuted"
+
+
+def test_judge_bool_index_alternative():
+    eq = pd.DataFrame([{"device": "cpu", "case": "grid", "bool_index_put": True, "masked_fill": True}])
+    verdict, evidence, _ = mf.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq))
+    assert verdict == "partly" and "aten::index_put_" in evidence
+    eq["bool_index_put"] = False
+    assert mf.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq))[0] == "refuted"
+
+
+def test_run_attempts_reruns_after_a_broken_context_and_a_dead_child(monkeypatch):
+    """A child that stops early gets a fresh child for the rest; a dead child's attempts rerun one per child."""
+    items = [mf.Attempt(f, (8, 2, 7), 100, 2, True, "cuda") for f in ("where_index_put", "masked_fill", "row_value")]
+    calls = []
+
+    def fake_run_step(fn, batch, **kw):
+        calls.append([a.formulation for a in batch])
+        if len(calls) == 1:  # the first attempt breaks the context
+            return mf.isolate.Outcome("s", "ok", value=[{"outcome": "error", "context": "unusable"}])
+        if len(calls) == 2:  # the next child dies
+            return mf.isolate.Outcome("s", "crash", error="SIGSEGV")
+        return mf.isolate.Outcome("s", "ok", value=[{"outcome": "ok"}])
+
+    monkeypatch.setattr(mf.isolate, "run_step", fake_run_step)
+    monkeypatch.setattr(mf.env, "cuda_available", lambda: True)
+    done = mf.run_attempts(items, timeout=10)
+    assert calls == [["where_index_put", "masked_fill", "row_value"], ["masked_fill", "row_value"],
+                     ["masked_fill"], ["row_value"]]
+    assert [a.formulation for a, _, _ in done] == ["where_index_put", "masked_fill", "row_value"]
+    assert [v["outcome"] for _, _, v in done] == ["error", "ok", "ok"]
+
+
+def test_every_ledger_claim_has_one_judge():
+    assert {c["id"] for c in findings.judged_claims_of(mf.NAME)} == set(mf.JUDGES)
+
+
+def test_ratio_spatial_from_the_arithmetic():
+    verdict, evidence, data = mf.judge_ratio_spatial(_res())
+    assert verdict == "confirmed" and data["slice_size"] == 49 and evidence.startswith("7840 / 160 = 49")
 
 
 def test_registered_profiles():
@@ -330,10 +422,11 @@ def test_notebook_tiny(run_notebook):
                        trigger_shapes=["8x2x7"], trigger_full_percent=[100], trigger_timeout=120,
                        bench_deterministic=False, heads=2)
     claims = {c["id"]: c for c in res["claims"]}
-    assert set(claims) == {c["id"] for c in findings.claims_of(mf.NAME)}
+    assert set(claims) == {c["id"] for c in findings.judged_claims_of(mf.NAME)}
     assert not res["missing_claims"]
     assert all(c["verdict"] in findings.VERDICTS for c in claims.values())
-    for table in ("equivalence", "copy_bandwidth", "benchmark", "triggers", "seed_assert", "model_check", "issues"):
+    for table in ("equivalence", "copy_bandwidth", "benchmark", "memory", "triggers", "seed_assert", "model_check",
+                  "issues"):
         assert table in res["tables"], table
     assert claims["mask.equivalent"]["verdict"] == "confirmed"
     assert all(r["match"] for r in res["tables"]["model_check"])
@@ -344,6 +437,7 @@ def test_notebook_tiny(run_notebook):
     assert all(r["correct"] for r in bench)
     if not torch.cuda.is_available():
         for cid in ("mask.speedup_small_20x", "mask.speedup_medium_3_5x", "mask.not_reproducible_synthetic",
-                    "mask.assert_trigger"):
+                    "mask.assert_trigger", "mask.different_kernels", "mask.updates_fix"):
             assert claims[cid]["verdict"] == "needs_cuda", claims[cid]
+        assert claims["mask.memory_lower"]["verdict"] == "refuted"  # a new mask outweighs the index tensors
     assert not math.isnan(float(res["seconds"]))

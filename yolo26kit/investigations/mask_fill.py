@@ -17,7 +17,7 @@ row of [32, 5, 49]: all 5 queries of all 4 images had empty masks on the 7×7 le
 synthetic masks almost never contain an all-True row (p = 0.5^49 at density 0.5); a script without deterministic
 mode, or without all-True rows, cannot reproduce it (the seed does not say which settings its scripts used).
 
-Verdict rules (all computed from the run):
+Verdict rules (all computed from the run; one function per claim id in `JUDGES`):
   mask.equivalent — every case of the grid and the edge cases is compared with an independent NumPy reference;
       confirmed when masked_fill and bool_index_put (the seed's two alternatives) match everywhere, partly when
       only masked_fill does, refuted when masked_fill differs anywhere.
@@ -28,16 +28,28 @@ Verdict rules (all computed from the run):
       `full_percent` (the seed does not give its share of full rows). With the claimed factor C:
       confirmed if C/2 <= S <= 2·C; partly if S >= 1.1 but outside that band; refuted if S < 1.1
       (masked_fill not measurably faster); error when CUDA ran but the seed's shape was not among `shapes`.
+  mask.memory_lower — peak extra memory of one call, masked_fill vs the original, per shape and device (CUDA: the
+      caching allocator's peak above the start; CPU: the peak of new tensors at the ATen level, `memory_profile`):
+      confirmed when masked_fill's is lower everywhere, refuted when higher everywhere, else partly.
+  mask.different_kernels — CUDA: confirmed when masked_fill launches none of the original's indexing kernels
+      (names with index / nonzero / sort), refuted when it shares one; CPU only: needs_cuda with the ATen ops.
+  mask.bool_index_alternative — refuted when `m[mask] = False` differs from the reference; partly when it matches
+      but dispatches the same aten.index_put_ as the original (the op the assert sits under); else confirmed.
   mask.not_reproducible_synthetic — on CUDA: refuted when a synthetic mask makes the seed's line (or
       `attn_mask[mask] = False`) assert on this torch; otherwise partly: on this torch nothing reproduces it,
       but the kernel arithmetic (`assert_numbers`, checked against the 'N vs M' of eight PyTorch bug reports)
       gives exactly the seed's 7840 vs 160 for a synthetic [32, 5, 49] mask with every row full under the
       1.11–2.0 rule, i.e. the error depends on the data (all-True rows) and on deterministic mode, not on chance.
       CPU only: needs_cuda.
+  mask.data_independent — from the kernel arithmetic once it reproduces every reported pair (else error): refuted
+      when the same shape asserts with one all-True row and not with none (the contents decide).
+  mask.ratio_spatial — confirmed when the arithmetic that reproduces 7840 vs 160 has sliceSize = H·W = 7840/160.
   mask.assert_trigger (the kit's own) — on CUDA: confirmed when the assert fires only on the sort path and its
       numbers match a rule of `assert_numbers`; partly when it fires only on the sort path but with numbers no
       rule gives; refuted when it fires off the sort path; not_reproduced when no attempt fires (this torch has
       the fixes). CPU only: needs_cuda, with the CPU outcomes of the same attempts in the evidence.
+  mask.updates_fix — CUDA: of the attempts the 1.11–2.0 kernel fails, confirmed when none still asserts on this
+      torch, refuted when all do, partly otherwise; CPU only: needs_cuda.
 
 Timing: every implementation gets the same fresh input each call (`buf.copy_(src)` then the implementation on
 `buf`), because the in-place ones clear the full rows and a second call on the same tensor would find none.
@@ -54,6 +66,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import weakref
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -62,6 +76,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pandas as pd
 import torch
+from torch.utils import _pytree as pytree
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .. import catalog, env, findings, isolate, timing
 
@@ -504,6 +520,110 @@ def plot_benchmark(bench: pd.DataFrame):
     return fig
 
 
+# --- 2b. memory and the ops each formulation runs -----------------------------------------------------
+
+class AllocationTracker(TorchDispatchMode):
+    """The ATen ops a call dispatches, and the bytes of the new storages their outputs hold (live and peak).
+
+    A storage counts from the op that returns it until it dies (storages keep their Python object, so a
+    finalizer sees the free). Inputs' storages and in-place results are not new. Buffers an op allocates and
+    frees inside itself (e.g. the CUDA sort kernel's scratch) are invisible here: the CUDA allocator's peak
+    (`memory_profile`) sees those.
+    """
+
+    def __init__(self, *inputs: torch.Tensor) -> None:
+        super().__init__()
+        self.known = {id(t.untyped_storage()) for t in inputs}
+        self.live: dict[int, int] = {}
+        self.peak = 0
+        self.new_bytes = 0
+        self.ops: list[str] = []
+
+    def _free(self, key: int) -> None:
+        self.live.pop(key, None)
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        self.ops.append(func._schema.name)
+        for t in pytree.tree_leaves(out):
+            if not isinstance(t, torch.Tensor):
+                continue
+            storage = t.untyped_storage()
+            key = id(storage)
+            if key in self.known or key in self.live or storage.nbytes() == 0:
+                continue
+            self.live[key] = storage.nbytes()
+            self.new_bytes += storage.nbytes()
+            weakref.finalize(storage, self._free, key)
+            self.peak = max(self.peak, sum(self.live.values()))
+        return out
+
+
+def _cuda_kernels(fn: Callable[[], Any]) -> list[str]:
+    """Names of the CUDA kernels one call launches (torch.profiler), in order, without repeats."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if str(getattr(e, "device_type", "")).endswith("CUDA")]
+    return list(dict.fromkeys(n for n in names if not n.startswith(("Memcpy", "Memset"))))
+
+
+def _cuda_peak(fn: Callable[[], Any]) -> tuple[int, int]:
+    """(peak bytes above the start, bytes still held after) of one call, from the CUDA caching allocator."""
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    out = fn()
+    torch.cuda.synchronize()
+    peak, after = torch.cuda.max_memory_allocated() - base, torch.cuda.memory_allocated() - base
+    del out
+    return int(peak), int(after)
+
+
+INDEX_OPS = ("aten::index_put", "aten::_index_put_impl", "aten::nonzero")
+
+
+def memory_profile(shapes: list[str], implementations: list[str] | None = None, device: str = "auto",
+                   full_percent: int = 25, heads: int = 8, seed: int = 0) -> pd.DataFrame:
+    """Per device × shape × formulation: ATen ops, index ops, bytes of new tensors (peak and kept), CUDA kernels and peak.
+
+    `peak new bytes` = the largest total of tensors the call has created and not yet freed (op level, any device),
+    `kept bytes` = those still alive after it (the result of an out-of-place formulation). On CUDA the caching
+    allocator's peak above the start is added (it also sees buffers allocated inside a kernel), and the kernel names.
+    """
+    names = list(dict.fromkeys([ORIGINAL, "bool_index_put", "masked_fill", *(implementations or IMPLEMENTATIONS)]))
+    rows: list[dict[str, Any]] = []
+    for dev in devices(device):
+        if dev == "cuda" and not env.cuda_available():
+            continue
+        for shape in [parse_shape(x) for x in shapes]:
+            src = make_mask(shape, full_percent, seed, heads, dev)
+            for name in names:
+                impl = IMPLEMENTATIONS[name]
+                buf = src.clone()
+                tracker = AllocationTracker(buf)
+                with tracker:
+                    out = impl.fn(buf)
+                kept = sum(tracker.live.values())
+                del out
+                ops = list(dict.fromkeys(tracker.ops))
+                row: dict[str, Any] = {
+                    "device": dev, "shape": shape_label(shape), "implementation": name, "in place": impl.inplace,
+                    "mask bytes": src.numel() * src.element_size(), "full rows": full_rows(src),
+                    "peak new bytes": tracker.peak, "kept bytes": kept, "new bytes (total)": tracker.new_bytes,
+                    "index ops": [o for o in ops if o.startswith(INDEX_OPS)], "ops": ops}
+                if dev == "cuda":
+                    peak, after = _cuda_peak(lambda: impl.fn(buf.copy_(src)))
+                    row.update({"cuda peak bytes": peak, "cuda kept bytes": after,
+                                "cuda kernels": _cuda_kernels(lambda: impl.fn(buf.copy_(src)))})
+                rows.append(row)
+            del src
+    return pd.DataFrame(rows)
+
+
 # --- 3. the INTERNAL ASSERT --------------------------------------------------------------------------
 
 # How index_put_with_sort_kernel expanded the value before the assert, by era (see data/mask_assert_issues.json).
@@ -775,48 +895,107 @@ def predictions(a: Attempt, n_full: int) -> dict[str, str]:
     return out
 
 
+CUDA_CHILDREN = 2  # the CUDA attempts are spread over this many children, run side by side
+
+
+def _cuda_healthy() -> bool:
+    """Whether the CUDA context still runs work (a device-side assert leaves it unusable)."""
+    try:
+        torch.cuda.synchronize()
+        return bool(torch.ones(1, device="cuda").add_(1).sum() == 2)
+    except Exception:  # the broken context is the answer
+        return False
+
+
 def attempt_batch(batch: list[Attempt]) -> list[dict[str, Any]]:
-    """Child-process body for several CPU attempts (the CPU never reaches the CUDA kernel, so they may share a child)."""
-    return [attempt_step(a) for a in batch]
+    """Child-process body for several attempts, in order; stops early when an attempt leaves CUDA unusable.
 
-
-def batches(items: list[Attempt]) -> list[list[Attempt]]:
-    """One child per CUDA attempt (an assert can leave a CUDA context unusable); the CPU attempts share one child.
-
-    The CPU never reaches the CUDA kernel, and each child pays the import of this module (papermill through the
-    catalog: seconds on a small machine), so grouping them keeps the quick profile inside its budget.
+    The parent re-runs the attempts after that one in a fresh child (see run_attempts).
     """
-    out: dict[tuple, list[Attempt]] = {}
-    for i, a in enumerate(items):
-        key = (a.device, i) if a.device == "cuda" else (a.device,)
-        out.setdefault(key, []).append(a)
-    return list(out.values())
+    out = []
+    for a in batch:
+        out.append(attempt_step(a))
+        if a.device == "cuda" and not _cuda_healthy():
+            out[-1]["context"] = "CUDA context unusable after this attempt"
+            break
+    return out
+
+
+def batches(items: list[Attempt], cuda_children: int = CUDA_CHILDREN) -> list[list[Attempt]]:
+    """The CPU attempts share one child; the CUDA attempts are dealt over `cuda_children` children.
+
+    Each child pays the start of a process (imports, CUDA context: ~6 s on the GPU runner), so one child per
+    attempt made the CUDA part the notebook's longest. An attempt that breaks the CUDA context, or a child
+    that dies, sends the rest to fresh children (run_attempts), so no outcome is lost to a neighbour.
+    """
+    cpu = [a for a in items if a.device != "cuda"]
+    cuda = [a for a in items if a.device == "cuda"]
+    n = max(1, min(cuda_children, len(cuda)))
+    return ([cpu] if cpu else []) + [g for g in (cuda[i::n] for i in range(n)) if g]
+
+
+def run_attempts(batch: list[Attempt], timeout: float) -> list[tuple[Attempt, isolate.Outcome, dict[str, Any]]]:
+    """Run a batch in isolated children: (attempt, the child's outcome, the attempt's result) for every attempt.
+
+    A child that returns early (CUDA context broken) gets a fresh child for the rest; one that dies or hangs
+    is re-run one attempt per child, so each attempt's own end is recorded.
+    """
+    if batch[0].device == "cuda" and not env.cuda_available():
+        o = isolate.skipped(batch[0].formulation, "no CUDA device in this run")
+        return [(a, o, {}) for a in batch]
+    done: list[tuple[Attempt, isolate.Outcome, dict[str, Any]]] = []
+    todo = list(batch)
+    while todo:
+        o = isolate.run_step(attempt_batch, todo, timeout=timeout * len(todo),
+                             step=f"{todo[0].device} assert attempts ({len(todo)})", env={"CUDA_LAUNCH_BLOCKING": "1"})
+        if o.ok and isinstance(o.value, list) and o.value:
+            done += [(a, o, v) for a, v in zip(todo, o.value)]
+            todo = todo[len(o.value):]
+        elif len(todo) == 1:
+            done.append((todo[0], o, {}))
+            todo = []
+        else:
+            done += [r for a in todo for r in run_attempts([a], timeout)]
+            todo = []
+    return done
 
 
 def try_triggers(shapes: list[str], full_percents: list[int], heads: int = 8, seed: int = 0, device: str = "auto",
                  timeout: float = 120) -> pd.DataFrame:
-    """Run the attempts in isolated children (isolate.run_step): outcome, assert numbers, and the rules' predictions."""
+    """Run the attempts in isolated children, side by side: outcome, assert numbers, and the rules' predictions."""
+    groups = batches(attempts(shapes, full_percents, heads, seed, device))
+    with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool:
+        results = [r for group in pool.map(lambda g: run_attempts(g, timeout), groups) for r in group]
     rows = []
-    for batch in batches(attempts(shapes, full_percents, heads, seed, device)):
-        if batch[0].device == "cuda" and not env.cuda_available():
-            o = isolate.skipped(batch[0].formulation, "no CUDA device in this run")
-        else:
-            o = isolate.run_step(attempt_batch, batch, timeout=timeout * len(batch), step=batch[0].formulation,
-                                 env={"CUDA_LAUNCH_BLOCKING": "1"})
-        values = o.value if o.ok and isinstance(o.value, list) else [{}] * len(batch)
-        for a, value in zip(batch, values):
-            n_full = full_rows(make_mask(a.shape, a.full_percent, a.seed, a.heads))  # the child's mask, rebuilt here
-            rows.append({"device": a.device, "formulation": a.formulation, "shape": shape_label(a.shape),
-                         "full %": a.full_percent, "deterministic": a.deterministic, "accumulate": a.accumulate,
-                         "sort path": a.sort_path, "expected": FORMULATIONS[a.formulation].expected, **predictions(a, n_full),
-                         "status": o.status, "outcome": value.get("outcome", o.status),
-                         "full rows": value.get("full rows", n_full), "lhs": value.get("lhs"), "rhs": value.get("rhs"),
-                         "message": value.get("message", o.error), "torch": value.get("torch", ""),
-                         "child seconds": round(o.seconds, 2), "attempts in child": len(batch)})
+    for a, o, value in results:
+        n_full = full_rows(make_mask(a.shape, a.full_percent, a.seed, a.heads))  # the child's mask, rebuilt here
+        rows.append({"device": a.device, "formulation": a.formulation, "shape": shape_label(a.shape),
+                     "full %": a.full_percent, "deterministic": a.deterministic, "accumulate": a.accumulate,
+                     "sort path": a.sort_path, "expected": FORMULATIONS[a.formulation].expected, **predictions(a, n_full),
+                     "status": o.status, "outcome": value.get("outcome", o.status),
+                     "full rows": value.get("full rows", n_full), "lhs": value.get("lhs"), "rhs": value.get("rhs"),
+                     "message": value.get("message", o.error), "torch": value.get("torch", ""),
+                     "context": value.get("context", ""), "child seconds": round(o.seconds, 2),
+                     "attempts in child": len(o.value) if o.ok and isinstance(o.value, list) else 1})
     return pd.DataFrame(rows)
 
 
 # --- verdicts --------------------------------------------------------------------------------------
+
+Verdict = tuple[str, str, dict[str, Any]]
+
+
+@dataclass
+class Results:
+    """What the notebook measured, for the judges: equivalence, bandwidth, benchmark, memory/ops and assert attempts."""
+
+    eq: pd.DataFrame
+    bandwidth: pd.DataFrame
+    bench: pd.DataFrame
+    memory: pd.DataFrame
+    trig: pd.DataFrame
+    full_percent: int = 25
+
 
 def _impl_all_true(eq: pd.DataFrame, name: str) -> tuple[int, int]:
     if name not in eq:
@@ -825,26 +1004,21 @@ def _impl_all_true(eq: pd.DataFrame, name: str) -> tuple[int, int]:
     return int(sum(v is True for v in col)), len(col)
 
 
-def judge_equivalence(found: findings.Findings, eq: pd.DataFrame) -> None:
-    """mask.equivalent from the equivalence table."""
+def judge_equivalent(res: Results) -> Verdict:
+    """mask.equivalent: confirmed when masked_fill and bool_index_put equal the reference in every case."""
+    eq = res.eq
     if eq.empty:
-        found.verdict("mask.equivalent", "error", "no equivalence cases ran")
-        return
+        return "error", "no equivalence cases ran", {}
     mf, n = _impl_all_true(eq, "masked_fill")
     bi, _ = _impl_all_true(eq, "bool_index_put")
     others = {c: _impl_all_true(eq, c)[0] for c in IMPLEMENTATIONS if c in eq}
     devs = sorted(set(eq["device"]))
-    detail = (f"over {n} cases on {', '.join(devs)} ({eq['case'].nunique()} kinds incl. no/all full rows, H·W = 49, "
-              f"a single query, an empty batch): equal to the NumPy reference — "
-              + ", ".join(f"{k} {v}/{n}" for k, v in others.items())
+    detail = (f"masked_fill equals the NumPy reference in {mf}/{n} cases and bool_index_put in {bi}/{n} "
+              f"on {', '.join(devs)} ({eq['case'].nunique()} kinds incl. no/all full rows, H·W = 49, a single query, "
+              "an empty batch) — " + ", ".join(f"{k} {v}/{n}" for k, v in others.items())
               + "; masked_fill returns a new tensor where the original writes in place")
-    if mf == n and bi == n:
-        verdict = "confirmed"
-    elif mf == n:
-        verdict = "partly"
-    else:
-        verdict = "refuted"
-    found.verdict("mask.equivalent", verdict, detail, equal=others, cases=n)
+    verdict = "confirmed" if mf == n and bi == n else "partly" if mf == n else "refuted"
+    return verdict, detail, {"equal": others, "cases": n}
 
 
 def _speed_row(bench: pd.DataFrame, dev: str, shape: Shape, name: str) -> pd.Series | None:
@@ -876,26 +1050,128 @@ def _speed_text(bench: pd.DataFrame, dev: str, shape: Shape) -> tuple[str, float
         d = det.set_index("implementation")["net_ms"]
         if ORIGINAL in d and "masked_fill" in d:
             det_txt = f"; with deterministic algorithms on: {d[ORIGINAL]:.4g} vs {d['masked_fill']:.4g} ms"
-    return (f"{dev}: {ORIGINAL} {orig['net_ms']:.4g} ms (first call {orig['first_ms']:.3g} ms) vs masked_fill "
-            f"{fix['net_ms']:.4g} ms net of the {orig['restore_ms']:.3g} ms input copy → {s:.2f}×{det_txt}"), s
+    return (f"{dev}: masked_fill {s:.2f}× faster ({ORIGINAL} {orig['net_ms']:.4g} ms, first call {orig['first_ms']:.3g} ms, "
+            f"vs masked_fill {fix['net_ms']:.4g} ms net of the {orig['restore_ms']:.3g} ms input copy){det_txt}"), s
 
 
-def judge_speed(found: findings.Findings, bench: pd.DataFrame, full_percent: int) -> None:
-    """mask.speedup_small_20x and mask.speedup_medium_3_5x from the benchmark (CUDA decides)."""
+def _judge_speed(res: Results, claim_id: str) -> Verdict:
+    """A speed claim of SEED_BENCH from the benchmark: CUDA decides, a CPU-only run gives needs_cuda."""
+    bench = res.bench
+    shape, seed_fix, seed_orig, factor = SEED_BENCH[claim_id]
     has_cuda = "net_ms" in bench and bool(bench.loc[bench["device"] == "cuda", "net_ms"].notna().any())
-    for claim_id, (shape, seed_fix, seed_orig, factor) in SEED_BENCH.items():
-        seed_txt = f"seed: {seed_orig} vs {seed_fix} ms = {seed_orig / seed_fix:.1f}×"
-        cpu_txt, cpu_s = _speed_text(bench, "cpu", shape)
-        common = f"{shape_label(shape)}, {full_percent}% of (image, query) rows all True"
-        if not has_cuda:
-            found.verdict(claim_id, "needs_cuda", f"{common}. {cpu_txt}; {seed_txt} on a GPU — the claim is about CUDA",
-                          cpu_speedup=cpu_s)
-            continue
-        cuda_txt, s = _speed_text(bench, "cuda", shape)
-        verdict = speedup_verdict(s, factor)  # 'error' when the seed's shape was not benchmarked
-        found.verdict(claim_id, verdict, f"{common}. {cuda_txt}; {seed_txt}; claimed ~{factor:g}× (confirmed within "
-                      f"×{SPEEDUP_BAND:g}, partly if ≥{FASTER}×). {cpu_txt}",
-                      cuda_speedup=s, cpu_speedup=cpu_s, claimed=factor)
+    seed_txt = f"seed: {seed_orig} vs {seed_fix} ms = {seed_orig / seed_fix:.1f}×"
+    cpu_txt, cpu_s = _speed_text(bench, "cpu", shape)
+    common = f"{shape_label(shape)}, {res.full_percent}% of (image, query) rows all True"
+    if not has_cuda:
+        return ("needs_cuda", f"{cpu_txt} ({common}); {seed_txt} on a GPU — the claim is about CUDA",
+                {"cpu_speedup": cpu_s})
+    cuda_txt, s = _speed_text(bench, "cuda", shape)
+    verdict = speedup_verdict(s, factor)  # 'error' when the seed's shape was not benchmarked
+    return verdict, (f"{cuda_txt} ({common}); {seed_txt}; claimed ~{factor:g}× (confirmed within ×{SPEEDUP_BAND:g}, "
+                     f"partly if ≥{FASTER}×). {cpu_txt}"), {"cuda_speedup": s, "cpu_speedup": cpu_s, "claimed": factor}
+
+
+def judge_speedup_small(res: Results) -> Verdict:
+    """mask.speedup_small_20x: ~20× at 32x5x1024 on CUDA."""
+    return _judge_speed(res, "mask.speedup_small_20x")
+
+
+def judge_speedup_medium(res: Results) -> Verdict:
+    """mask.speedup_medium_3_5x: ~3.5× at 32x100x4096 on CUDA."""
+    return _judge_speed(res, "mask.speedup_medium_3_5x")
+
+
+def _peaks(mem: pd.DataFrame, dev: str, name: str, column: str) -> dict[str, int]:
+    sub = mem[(mem["device"] == dev) & (mem["implementation"] == name)] if column in mem else mem.iloc[0:0]
+    return {r["shape"]: int(r[column]) for _, r in sub.iterrows() if pd.notna(r[column])}
+
+
+def judge_memory_lower(res: Results) -> Verdict:
+    """mask.memory_lower: masked_fill's peak extra memory against the original's, per shape and device.
+
+    CUDA: the caching allocator's peak above the start; CPU: the op-level peak of new tensors. confirmed when
+    masked_fill's peak is lower everywhere, refuted when it is higher everywhere, partly otherwise.
+    """
+    mem = res.memory
+    if mem.empty:
+        return "error", "no memory measurements ran", {}
+    lower = higher = 0
+    parts, data = [], {}
+    for dev, column in (("cuda", "cuda peak bytes"), ("cpu", "peak new bytes")):
+        orig, fix = _peaks(mem, dev, ORIGINAL, column), _peaks(mem, dev, "masked_fill", column)
+        inplace = _peaks(mem, dev, "masked_fill_inplace", column)
+        for shape in [s for s in orig if s in fix]:
+            lower += fix[shape] < orig[shape]
+            higher += fix[shape] > orig[shape]
+            extra = f", masked_fill_ in place {inplace[shape]:,} B" if shape in inplace else ""
+            parts.append(f"{dev} {shape}: masked_fill {fix[shape]:,} B vs {ORIGINAL} {orig[shape]:,} B{extra}")
+            data[f"{dev} {shape}"] = {"masked_fill": fix[shape], ORIGINAL: orig[shape]}
+    if not parts:
+        return "error", "the memory table lacks masked_fill or the original", {}
+    totals = mem.set_index(["device", "shape", "implementation"])["new bytes (total)"]
+    index_bytes = [int(totals[(d, sh, ORIGINAL)] - totals[(d, sh, "masked_fill_inplace")])
+                   for d, sh, name in totals.index if name == ORIGINAL and (d, sh, "masked_fill_inplace") in totals.index]
+    verdict = "confirmed" if higher == 0 and lower else "refuted" if lower == 0 and higher else "partly"
+    note = (" — the out-of-place masked_fill allocates a whole new mask, while torch.where's index tensors add "
+            f"{max(index_bytes, default=0):,} B at most over masked_fill_ in place (new tensors, ATen level)")
+    return verdict, (f"masked_fill's peak extra memory is lower in {lower} and higher in {higher} of {len(parts)} "
+                     f"shape×device cases: " + "; ".join(parts) + note), {"peaks": data}
+
+
+def _kernels_of(mem: pd.DataFrame, name: str) -> list[str]:
+    sub = mem[(mem["device"] == "cuda") & (mem["implementation"] == name)] if "cuda kernels" in mem else mem.iloc[0:0]
+    return list(dict.fromkeys(k for ks in sub["cuda kernels"] for k in (ks or [])))
+
+
+INDEX_KERNEL_WORDS = ("index", "nonzero", "sort")
+
+
+def _index_kernels(kernels: list[str]) -> list[str]:
+    return [k for k in kernels if any(w in k.lower() for w in INDEX_KERNEL_WORDS)]
+
+
+def _ops_text(mem: pd.DataFrame, name: str) -> str:
+    sub = mem[mem["implementation"] == name]
+    ops = list(dict.fromkeys(o for ops in sub["index ops"] for o in (ops or []))) if len(sub) else []
+    return f"{name} dispatches {', '.join(ops) or 'no index ops'}"
+
+
+def judge_different_kernels(res: Results) -> Verdict:
+    """mask.different_kernels: on CUDA, masked_fill launches none of the original's indexing kernels."""
+    mem = res.memory
+    if mem.empty:
+        return "error", "no op/kernel profile ran", {}
+    ops = f"{_ops_text(mem, ORIGINAL)}; {_ops_text(mem, 'masked_fill')}"
+    if "cuda kernels" not in mem or not (mem["device"] == "cuda").any():
+        return "needs_cuda", f"the claim is about CUDA kernels; at the ATen level {ops}", {}
+    orig, fix = _kernels_of(mem, ORIGINAL), _kernels_of(mem, "masked_fill")
+    orig_idx, fix_idx = _index_kernels(orig), _index_kernels(fix)
+    shared = [k for k in fix if k in orig_idx]
+    verdict = ("confirmed" if orig_idx and not fix_idx and not shared else
+               "refuted" if shared else "partly")
+    return verdict, (f"masked_fill launches {len(fix_idx)} indexing kernels ({', '.join(k[:60] for k in fix_idx) or 'none'}) "
+                     f"against the original's {len(orig_idx)} ({', '.join(k[:60] for k in orig_idx[:4]) or 'none'}); "
+                     f"{len(shared)} shared; {ops}"), {"original": orig, "masked_fill": fix}
+
+
+def judge_bool_index_alternative(res: Results) -> Verdict:
+    """mask.bool_index_alternative: identical results, but does `m[mask] = False` leave the original's index_put_?"""
+    eq, mem = res.eq, res.memory
+    if eq.empty or mem.empty:
+        return "error", "the equivalence or op profile did not run", {}
+    bi, n = _impl_all_true(eq, "bool_index_put")
+    sub = mem[mem["implementation"] == "bool_index_put"]
+    same_op = bool(len(sub)) and all(any(o.startswith("aten::index_put") for o in (ops or [])) for ops in sub["index ops"])
+    seed = assert_numbers((32, 5, 49), 2, (160,), (), "expand_to_index")
+    text = (f"bool_index_put equals the reference in {bi}/{n} cases, and {_ops_text(mem, 'bool_index_put')} like the "
+            f"original ({_ops_text(mem, ORIGINAL)})")
+    if bi != n:
+        return "refuted", text, {"equal": bi, "cases": n}
+    if same_op:
+        return "partly", (f"{text}: identical results, but the same aten.index_put_ the seed's assert came from; under "
+                          f"deterministic algorithms on 1.11–2.0 the kernel arithmetic gives it the same "
+                          f"{seed[0]} vs {seed[1]} for the seed's mask (index [160] either way)"), {"same_op": True}
+    return "confirmed", f"{text}: identical results without index_put", {"same_op": False}
 
 
 def _pair(row: pd.Series) -> str:
@@ -906,80 +1182,160 @@ def _pair(row: pd.Series) -> str:
         return ""
 
 
-def judge_triggers(found: findings.Findings, trig: pd.DataFrame) -> None:
-    """mask.not_reproducible_synthetic and mask.assert_trigger from the isolated attempts."""
+def _model_text() -> tuple[str, int]:
     model = model_check()
     matched = int(model["match"].sum())
     seed_row = model.iloc[0]
-    model_txt = (f"the kernel arithmetic (assert_numbers) reproduces {matched}/{len(model)} 'N vs M' pairs (the seed's "
-                 f"and {len(model) - 1} PyTorch reports'), incl. the seed's {seed_row['model']} for a synthetic "
-                 "[32, 5, 49] mask with all 160 rows full and deterministic algorithms on (1.11–2.0 rule)")
-    cpu = trig[trig["device"] == "cpu"]
-    cpu_txt = "no CPU attempts"
-    if len(cpu):
-        parts = [f"{n} {outcome} ({', '.join(sorted(set(cpu.loc[cpu['outcome'] == outcome, 'formulation'])))})"
-                 for outcome, n in cpu["outcome"].value_counts().items()]
-        cpu_txt = f"CPU, same {len(cpu)} attempts: " + "; ".join(parts)
-    cuda = trig[(trig["device"] == "cuda") & (trig["status"] != "skipped")]
+    return (f"the kernel arithmetic (assert_numbers) reproduces {matched}/{len(model)} 'N vs M' pairs (the seed's "
+            f"and {len(model) - 1} PyTorch reports'), incl. the seed's {seed_row['model']} for a synthetic "
+            "[32, 5, 49] mask with all 160 rows full and deterministic algorithms on (1.11–2.0 rule)"), matched
+
+
+def _cpu_attempts(trig: pd.DataFrame) -> str:
+    cpu = trig[trig["device"] == "cpu"] if len(trig) else trig
+    if not len(cpu):
+        return "no CPU attempts"
+    parts = [f"{n} {outcome} ({', '.join(sorted(set(cpu.loc[cpu['outcome'] == outcome, 'formulation'])))})"
+             for outcome, n in cpu["outcome"].value_counts().items()]
+    return f"CPU, same {len(cpu)} attempts: " + "; ".join(parts)
+
+
+def _cuda_attempts(trig: pd.DataFrame) -> pd.DataFrame:
+    return trig[(trig["device"] == "cuda") & (trig["status"] != "skipped")] if len(trig) else trig
+
+
+def _fired_text(fired: pd.DataFrame) -> str:
+    return "; ".join(f"{r['formulation']} {r['shape']} {r['full %']}% det={r['deterministic']}: {_pair(r)}"
+                     for _, r in fired.head(6).iterrows())
+
+
+def judge_not_reproducible(res: Results) -> Verdict:
+    """mask.not_reproducible_synthetic: refuted when a synthetic mask makes the seed's line assert on CUDA."""
+    model_txt, matched = _model_text()
+    cuda = _cuda_attempts(res.trig)
     if cuda.empty:
-        found.verdict("mask.not_reproducible_synthetic", "needs_cuda",
-                      f"the assert is CUDA-only; {cpu_txt}. On an affected torch {model_txt}", model_matches=matched)
-        found.verdict("mask.assert_trigger", "needs_cuda",
-                      f"{cpu_txt} (the CPU never runs the CUDA kernel that holds the assert). Model: {model_txt}",
-                      model_matches=matched)
-        return
+        return ("needs_cuda", f"the assert is CUDA-only; {_cpu_attempts(res.trig)}. On an affected torch {model_txt}",
+                {"model_matches": matched})
     version = next((v for v in cuda["torch"] if v), "")
     fired = cuda[cuda["outcome"] == "internal_assert"]
     seed_forms = fired[fired["formulation"].isin(["where_index_put", "bool_index_put"])]
-    fired_txt = "; ".join(f"{r['formulation']} {r['shape']} {r['full %']}% det={r['deterministic']}: {_pair(r)}"
-                          for _, r in fired.head(6).iterrows())
-    n_sort = int(cuda["sort path"].sum())
     if len(seed_forms):
-        found.verdict("mask.not_reproducible_synthetic", "refuted",
-                      f"torch {version}: synthetic masks reproduce it — {fired_txt}", fired=len(fired))
-    elif len(fired):
-        found.verdict("mask.not_reproducible_synthetic", "partly",
-                      f"torch {version}: the seed's line does not assert on synthetic masks, but neighbouring "
-                      f"formulations do ({fired_txt}); {model_txt}", fired=len(fired))
-    else:
-        found.verdict("mask.not_reproducible_synthetic", "partly",
-                      f"on torch {version} none of {len(cuda)} CUDA attempts ({n_sort} on the sort path) asserts, "
-                      f"synthetic or not — this torch has the fixes; but the error is not data-independent: {model_txt}; "
-                      "random masks almost never hold an all-True row", attempts=len(cuda))
+        return "refuted", f"{len(seed_forms)} synthetic-mask attempts of the seed's line assert on torch {version} — " \
+                          f"{_fired_text(fired)}", {"fired": len(fired)}
+    if len(fired):
+        return "partly", (f"0 attempts of the seed's line assert on torch {version}, but {len(fired)} of neighbouring "
+                          f"formulations do ({_fired_text(fired)}); {model_txt}"), {"fired": len(fired)}
+    n_sort = int(cuda["sort path"].sum())
+    return "partly", (f"0 of {len(cuda)} CUDA attempts ({n_sort} on the sort path) assert on torch {version}, synthetic "
+                      f"or not — this torch has the fixes; but the error is not data-independent: {model_txt}; random "
+                      "masks almost never hold an all-True row"), {"attempts": len(cuda)}
+
+
+def judge_data_independent(res: Results) -> Verdict:
+    """mask.data_independent: the kernel arithmetic (checked against the reports) at 0 vs ≥1 all-True rows, same shape."""
+    model_txt, matched = _model_text()
+    total = len(model_check())
+    lhs0, rhs0 = assert_numbers((32, 5, 49), 2, (0,), (), "expand_to_index")
+    lhs1, rhs1 = assert_numbers((32, 5, 49), 2, (1,), (), "expand_to_index")
+    fired = _cuda_attempts(res.trig)
+    fired = fired[fired["outcome"] == "internal_assert"] if len(fired) else fired
+    seen = f"; on this run's CUDA attempts {len(fired)} asserts" if len(_cuda_attempts(res.trig)) else ""
+    text = (f"same [32, 5, 49] shape, 1.11–2.0 kernel: 0 all-True rows → {lhs0} vs {rhs0} "
+            f"({'assert' if fires(lhs0, rhs0) else 'no assert'}), 1 all-True row → {lhs1} vs {rhs1} "
+            f"({'assert' if fires(lhs1, rhs1) else 'no assert'}): the contents decide; {model_txt}{seen}")
+    if matched != total:
+        return "error", f"the kernel arithmetic misses {total - matched} reported pairs, so it cannot decide: {text}", {}
+    depends = fires(lhs1, rhs1) and not fires(lhs0, rhs0)
+    return ("refuted" if depends else "confirmed"), text, {"model_matches": matched}
+
+
+def judge_ratio_spatial(res: Results) -> Verdict:
+    """mask.ratio_spatial: is 7840/160 = 49 the H·W of a 7×7 level in the kernel arithmetic?"""
+    facts = explain_seed_assert().set_index("quantity")["value"]
+    lhs, rhs = parse_assert(SEED_ASSERT_MESSAGE)
+    slice_size = facts["sliceSize = H·W"]
+    matches = bool(facts["model matches the seed"])
+    text = (f"7840 / 160 = {lhs // rhs}, and in the kernel arithmetic that factor is sliceSize = H·W = {slice_size} "
+            f"(side {facts['H = W (if square)']}): 160 indexed rows × {slice_size} elements each vs the value expanded "
+            f"to the 160 rows only; the model {'reproduces' if matches else 'does not reproduce'} 7840 vs 160 — a "
+            "value not expanded over each row's H·W elements, not a layout mismatch of the mask")
+    if not matches:
+        return "error", text, {}
+    return ("confirmed" if slice_size == lhs // rhs else "refuted"), text, {"slice_size": int(slice_size)}
+
+
+def judge_assert_trigger(res: Results) -> Verdict:
+    """mask.assert_trigger (kit): confirmed when asserts fire only on the sort path with numbers a rule predicts."""
+    model_txt, matched = _model_text()
+    cuda = _cuda_attempts(res.trig)
+    if cuda.empty:
+        return ("needs_cuda", f"{_cpu_attempts(res.trig)} (the CPU never runs the CUDA kernel that holds the assert). "
+                              f"Model: {model_txt}", {"model_matches": matched})
+    version = next((v for v in cuda["torch"] if v), "")
+    fired = cuda[cuda["outcome"] == "internal_assert"]
+    n_sort = int(cuda["sort path"].sum())
     if fired.empty:
         wrong = cuda[cuda["outcome"] == "wrong_result"]
-        found.verdict("mask.assert_trigger", "not_reproduced",
-                      f"torch {version}: 0 of {len(cuda)} CUDA attempts assert ({n_sort} took the sort kernel: deterministic "
-                      f"on or accumulate=True; {len(wrong)} gave a wrong result). Consistent with PR #105833 (scalar values) "
-                      f"and #154296 (broadcast tensors) being in this torch; on 1.11–2.0 {model_txt}",
-                      attempts=len(cuda), sort_path=n_sort)
-        return
+        return "not_reproduced", (f"0 of {len(cuda)} CUDA attempts assert on torch {version} ({n_sort} took the sort "
+                                  f"kernel: deterministic on or accumulate=True; {len(wrong)} gave a wrong result). "
+                                  f"Consistent with PR #105833 (scalar values) and #154296 (broadcast tensors) being in "
+                                  f"this torch; on 1.11–2.0 {model_txt}"), {"attempts": len(cuda), "sort_path": n_sort}
     off_path = fired[~fired["sort path"]]
     explained = [bool(_pair(r)) and any(r[f"predicted {rule}"] == _pair(r) for rule in RULES) for _, r in fired.iterrows()]
-    if len(off_path):
-        verdict = "refuted"
-    elif all(explained):
-        verdict = "confirmed"
-    else:
-        verdict = "partly"
-    found.verdict("mask.assert_trigger", verdict,
-                  f"torch {version}: {len(fired)} of {len(cuda)} CUDA attempts assert, {len(off_path)} of them off the sort "
-                  f"path, {sum(explained)} with numbers a kernel rule predicts — {fired_txt}", fired=len(fired))
+    verdict = "refuted" if len(off_path) else "confirmed" if all(explained) else "partly"
+    return verdict, (f"{len(fired)} of {len(cuda)} CUDA attempts assert on torch {version}, {len(off_path)} of them off "
+                     f"the sort path, {sum(explained)} with numbers a kernel rule predicts — {_fired_text(fired)}"), \
+        {"fired": len(fired)}
 
 
-def judge(found: findings.Findings, eq: pd.DataFrame, bandwidth: pd.DataFrame, bench: pd.DataFrame,
-          trig: pd.DataFrame, full_percent: int) -> None:
-    """Record every claim's verdict and the run's tables."""
-    judge_equivalence(found, eq)
-    judge_speed(found, bench, full_percent)
-    judge_triggers(found, trig)
-    found.table("equivalence", eq)
-    found.table("copy_bandwidth", bandwidth)
-    found.table("benchmark", bench)
-    found.table("triggers", trig)
+def judge_updates_fix(res: Results) -> Verdict:
+    """mask.updates_fix: of the attempts the 1.11–2.0 kernel would fail, how many still fail on this torch (CUDA)."""
+    cuda = _cuda_attempts(res.trig)
+    if cuda.empty:
+        return "needs_cuda", f"whether this torch still asserts needs CUDA; {_cpu_attempts(res.trig)}", {}
+    version = next((v for v in cuda["torch"] if v), "")
+    predicted = cuda[(cuda["predicted expand_to_index"] != "") & cuda["sort path"]]
+    still = predicted[predicted["outcome"] == "internal_assert"]
+    if predicted.empty:
+        return "error", "no attempt this run made is one the 1.11–2.0 kernel would fail (see trigger_full_percent)", {}
+    verdict = "confirmed" if still.empty else "refuted" if len(still) == len(predicted) else "partly"
+    return verdict, (f"{len(still)} of {len(predicted)} CUDA attempts that the 1.11–2.0 kernel fails (the seed's torch "
+                     f"was built {build_date(SEED_ASSERT_MESSAGE)}) still assert on torch {version}"), \
+        {"predicted": len(predicted), "still": len(still)}
+
+
+JUDGES: dict[str, Callable[[Results], Verdict]] = {
+    "mask.equivalent": judge_equivalent,
+    "mask.speedup_small_20x": judge_speedup_small,
+    "mask.speedup_medium_3_5x": judge_speedup_medium,
+    "mask.memory_lower": judge_memory_lower,
+    "mask.different_kernels": judge_different_kernels,
+    "mask.bool_index_alternative": judge_bool_index_alternative,
+    "mask.not_reproducible_synthetic": judge_not_reproducible,
+    "mask.data_independent": judge_data_independent,
+    "mask.ratio_spatial": judge_ratio_spatial,
+    "mask.assert_trigger": judge_assert_trigger,
+    "mask.updates_fix": judge_updates_fix,
+}
+
+
+def judge(found: findings.Findings, res: Results) -> pd.DataFrame:
+    """Record every claim's verdict (a judge that breaks records `error`) and the run's tables."""
+    for claim_id, fn in JUDGES.items():
+        try:
+            verdict, evidence, data = fn(res)
+        except Exception as exc:  # a bug in one judge must not hide the other verdicts
+            verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
+        found.verdict(claim_id, verdict, evidence, **data)
+    found.table("equivalence", res.eq)
+    found.table("copy_bandwidth", res.bandwidth)
+    found.table("benchmark", res.bench)
+    found.table("memory", res.memory)
+    found.table("triggers", res.trig)
     found.table("seed_assert", explain_seed_assert().astype({"value": str}))
     found.table("model_check", model_check())
     found.table("issues", issues_frame())
+    return found.frame()
 
 
 # --- interactive extra -----------------------------------------------------------------------------
@@ -1043,4 +1399,5 @@ catalog.register(catalog.Investigation(
         "cpu_threads": lambda v: None if v >= 0 else "must be 0 (torch's default) or more",
         "equivalence_seeds": lambda v: None if v >= 1 else "must be at least 1",
     },
+    judges=JUDGES,
 ))
