@@ -110,7 +110,7 @@ def test_run_matrix_skips_reduce_overhead_without_cuda(monkeypatch):
     monkeypatch.setattr(cg.env, "cuda_available", lambda: False)
     calls = []
 
-    def in_process(fn, *args, timeout, step, **kwargs):  # the child's work, here, without a child
+    def in_process(fn, *args, timeout, step, phase="", **kwargs):  # the child's work, here, without a child
         calls.append(step)
         return cg.isolate.Outcome(step, "ok", value=fn(*args, **kwargs))
 
@@ -122,6 +122,33 @@ def test_run_matrix_skips_reduce_overhead_without_cuda(monkeypatch):
     assert len(ro) == 2 and all(r["status"] == "skipped" and "CUDA" in r["error"] for r in ro)
     eager = res.ok(mode="eager")
     assert [r["variant"] for r in eager] == ["item", "python"] and eager[0]["outputs"] == eager[1]["outputs"]
+
+
+def test_groups_of_puts_each_variant_in_one_child_reduce_overhead_first():
+    cases = cg.plan(["item", "tensor"], list(cg.MODES), [False, True], [True])
+    groups = cg.groups_of(cases, "auto", on_cuda=True)
+    assert [{c.variant for c in g} for g in groups] == [{"item"}, {"tensor"}]
+    assert [c.mode for c in groups[0]] == ["eager", "reduce-overhead", "reduce-overhead", "default", "default"]
+    assert cg.groups_of(cases, "auto", on_cuda=False) == [cases]
+    assert all(len(g) == 1 for g in cg.groups_of(cases, "case", on_cuda=True))
+
+
+def test_a_dead_group_child_is_rerun_one_case_per_child(monkeypatch):
+    group = cg.groups_of(cg.plan(["item"], ["default"], [True], [True]), "variant", on_cuda=True)[0]
+    steps = []
+
+    def fake(fn, specs, *args, timeout, step, phase="", **kwargs):
+        steps.append(step)
+        if len(specs) > 1:
+            return cg.isolate.Outcome(step, "crash", error="SIGSEGV")
+        if specs[0][1] == "default":
+            return cg.isolate.Outcome(step, "timeout", error="no result")
+        return cg.isolate.Outcome(step, "ok", value=[{"status": "ok", "error": ""}])
+
+    monkeypatch.setattr(cg.isolate, "run_step", fake)
+    done = cg._run_group(group, TINY, "cuda", 10.0, warmup=0)
+    assert steps == ["item: 2 cases", "item eager", "item default capture=on"]
+    assert [done[id(c)]["status"] for c in group] == ["ok", "timeout"]
 
 
 def test_cuda_asked_without_cuda_is_a_clear_error(monkeypatch):
@@ -300,8 +327,81 @@ def test_cpu_rows_give_needs_cuda():
     rows = [_row(v, "eager") for v in cg.VARIANTS]
     rows += [_row("item", "reduce-overhead", True, True, status="skipped", error=cg.SKIPPED_ON_CPU)]
     res = _results(rows)
-    for judge in (cg.judge_item_skips, cg.judge_int_enables, cg.judge_speedup, cg.judge_tensor_position):
-        assert judge(res)[0] == "needs_cuda", judge.__name__
+    for judge in (cg.judge_item_skips, cg.judge_int_enables, cg.judge_speedup, cg.judge_tensor_position,
+                  cg.judge_item_capture_scalar, cg.judge_partition_non_gpu_ops, cg.judge_mutated_inputs,
+                  cg.judge_first_inference, cg.judge_memory, cg.judge_consistent_latency):
+        assert judge(_results_on(rows, "cpu"))[0] == "needs_cuda", judge.__name__
+
+
+def _results_on(rows, device, probe=None):
+    return cg.Results(rows, TINY, device, {}, 1e-4, probe or [])
+
+
+def test_item_lowering_and_sync_judges():
+    rows = [_row("item", "default", True, aten_scalar_reads=1, breaks_1call=0, stream_syncs=1),
+            _row("item", "default", False, scalar_reads=1, breaks_1call=1, stream_syncs=1),
+            _row("item", "eager", stream_syncs=1), _row("tensor", "eager")]
+    verdict, evidence, _ = cg.judge_item_local_scalar_dense(_results_on(rows, "cpu"))
+    assert verdict == "confirmed" and evidence.startswith("item with capture on: 1 aten._local_scalar_dense")
+    assert cg.judge_item_syncs(_results_on(rows, "cpu"))[0] == "needs_cuda"
+    assert cg.judge_item_syncs(_results_on(rows, "cuda"))[0] == "confirmed"
+    rows[0]["aten_scalar_reads"] = rows[1]["scalar_reads"] = 0
+    assert cg.judge_item_local_scalar_dense(_results_on(rows, "cpu"))[0] == "refuted"
+
+
+def test_item_capture_scalar_and_int_no_sync():
+    rows = [_row(v, "eager") for v in ("item", "int")]
+    rows += [_row(v, "default", True, aten_scalar_reads=1, breaks_1call=0, stream_syncs=1) for v in ("item", "int")]
+    rows += [_row(v, "reduce-overhead", True, False, **NONE, stream_syncs=1) for v in ("item", "int")]
+    verdict, evidence, _ = cg.judge_item_capture_scalar(_results_on(rows, "cuda"))
+    assert verdict == "partly" and "Dynamo does capture it" in evidence  # traced by Dynamo, no CUDA graph
+    verdict, evidence, _ = cg.judge_int_no_sync(_results_on(rows, "cuda"))
+    assert verdict == "refuted" and evidence.startswith("2/2 compiled int()+capture cases synchronise")
+    assert cg.judge_int_no_sync(_results_on(rows, "cpu"))[0] == "needs_cuda"
+
+
+def test_partition_judge():
+    base = [_row("item", "eager")]
+    split = _row("item", "reduce-overhead", True, True, **SPLIT, partitions=[[3, 2, 1]], non_cudagraphable={"cpu op": 1})
+    assert cg.judge_partition_non_gpu_ops(_results_on(base + [split], "cuda"))[0] == "partly"
+    split["non_gpu_partition_logs"] = 1
+    assert cg.judge_partition_non_gpu_ops(_results_on(base + [split], "cuda"))[0] == "confirmed"
+    plain = _row("item", "reduce-overhead", True, True, **NONE)
+    assert cg.judge_partition_non_gpu_ops(_results_on(base + [plain], "cuda"))[0] == "not_reproduced"
+
+
+def test_mutated_inputs_judge():
+    rows = [_row("tensor", "eager"), _row("tensor", "reduce-overhead", True, True, **FULL)]
+    buffer = {"cache": "buffer", "status": "ok", "mutated-input skips": 0, "graph_launches": 1, "kernel_launches": 1}
+    argument = {"cache": "argument", "status": "ok", "mutated-input skips": 1, "graph_launches": 0, "kernel_launches": 3}
+    verdict, evidence, _ = cg.judge_mutated_inputs(_results_on(rows, "cuda", [buffer, argument]))
+    assert verdict == "partly" and "not harmless" in evidence
+    assert cg.judge_mutated_inputs(_results_on(rows, "cuda", [buffer]))[0] == "not_reproduced"
+    assert cg.judge_mutated_inputs(_results_on(rows, "cuda", [{**argument, "graph_launches": 1}]))[0] == "confirmed"
+    assert cg.judge_mutated_inputs(_results_on(rows, "cuda", [{"status": "crash", "error": "x"}]))[0] == "error"
+
+
+def test_cost_judges():
+    def ro(first_s, peak, iqr, before=0):
+        return _row("tensor", "reduce-overhead", True, True, **FULL, first_ms=first_s * 1e3, peak_mem_bytes=peak,
+                    iqr_ms=iqr, compiled_before_in_child=before)
+    default = _row("tensor", "default", True, peak_mem_bytes=1000, iqr_ms=2.0, median_ms=20.0)
+    res = _results_on([_row("tensor", "eager"), default, ro(50.0, 1200, 0.1)], "cuda")
+    assert cg.judge_first_inference(res)[0] == "confirmed"
+    assert cg.judge_memory(res)[0] == "confirmed"
+    verdict, evidence, _ = cg.judge_consistent_latency(res)
+    assert verdict == "confirmed" and evidence.startswith("1/1 full-CUDA-graph cases")
+    res = _results_on([_row("tensor", "eager"), default, ro(5.0, 3000, 1.0), ro(500.0, 3000, 1.0, before=2)], "cuda")
+    verdict, evidence, _ = cg.judge_first_inference(res)  # the warm-process case is left out
+    assert verdict == "partly" and evidence.startswith("first forecast with CUDA graphs 5.0 s")
+    assert cg.judge_memory(res)[0] == "partly"  # 3x: more, not slightly
+    assert cg.judge_consistent_latency(res)[0] == "refuted"
+    res = _results_on([_row("tensor", "eager"), default, ro(50.0, 900, 0.1)], "cuda")
+    assert cg.judge_memory(res)[0] == "refuted"
+
+
+def test_every_ledger_claim_has_one_judge():
+    assert {c["id"] for c in findings.judged_claims_of("cuda_graphs")} == set(cg.JUDGES)
 
 
 # --------------------------------------------------------------------------- the notebook
@@ -312,16 +412,21 @@ def test_notebook_tiny(run_notebook):
     res = run_notebook("cuda_graphs", d_model=8, n_layers=1, n_heads=1, patch_len=4, max_seq=8, batch=1,
                        context_patches=2, steps=3, warmup=1, min_run_time=0.02)
     verdicts = {c["id"]: c["verdict"] for c in res["claims"]}
-    assert set(verdicts) == {c["id"] for c in findings.claims_of("cuda_graphs")} and not res["missing_claims"]
+    assert set(verdicts) == {c["id"] for c in findings.judged_claims_of("cuda_graphs")} and not res["missing_claims"]
     on_cuda = res["environment"]["device_type"] == "cuda"
     if not on_cuda:
         assert verdicts["cuda_graphs.item_skips"] == "needs_cuda"
         assert verdicts["cuda_graphs.int_enables"] == "needs_cuda"
         assert verdicts["cuda_graphs.speedup_2_5x"] == "needs_cuda"
         assert verdicts["cuda_graphs.tensor_position"] == "needs_cuda"
+        for cid in ("item_syncs", "item_capture_scalar", "int_no_sync", "mutated_inputs_expected",
+                    "first_inference_60s", "memory_slightly_more", "consistent_latency", "partition_non_gpu_ops"):
+            assert verdicts[f"cuda_graphs.{cid}"] == "needs_cuda", cid
+        assert verdicts["cuda_graphs.item_local_scalar_dense"] == "confirmed"  # the traced graph, on any device
     assert verdicts["cuda_graphs.accuracy_unchanged"] == "confirmed"
     tables = res["tables"]
-    for name in ("stack", "status", "cudagraphs", "graph_breaks", "latency", "eager_agreement", "accuracy", "logs"):
+    for name in ("stack", "status", "cudagraphs", "graph_breaks", "latency", "eager_agreement", "accuracy", "logs",
+                 "mutation_probe"):
         assert name in tables, name
     assert all(r["bitwise equal"] for r in tables["eager_agreement"])
     breaks = {r["case"]: r for r in tables["graph_breaks"]}

@@ -163,7 +163,7 @@ def _res(bench: pd.DataFrame | None = None, trig: pd.DataFrame | None = None, me
 def test_judge_speed_cpu_only_needs_cuda():
     verdict, evidence, data = mf.judge_speedup_small(_res(_bench("cpu", 1.0, 0.5)))
     assert verdict == "needs_cuda"
-    assert evidence.startswith("cpu: masked_fill 2.00× faster")
+    assert evidence.startswith("cpu: masked_fill speed-up 2.00×")
 
 
 def test_judge_speed_cuda_decides():

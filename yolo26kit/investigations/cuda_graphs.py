@@ -9,8 +9,9 @@ import re
 import time
 import traceback
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 import pandas as pd
@@ -297,8 +298,11 @@ def summarize_logs(records: list[LogRecord]) -> dict[str, Any]:
     """Classify captured log records into the counts and messages the report shows."""
     skips, partitions, non_cg, perf, recompiles, breaks, rerecords = [], [], Counter(), [], [], [], 0
     recordings = symint_recordings = 0
+    non_gpu: list[str] = []
     for r in records:
         m = r.message
+        if "non gpu ops" in m or "cudagraph partition due to" in m:
+            non_gpu.append(_short(m))
         if (hit := _SKIP.search(m)) and "cudagraph" in r.logger + m:
             skips.append(_short(hit.group(1)))
         if hit := _PARTITIONS.search(m):
@@ -329,6 +333,8 @@ def summarize_logs(records: list[LogRecord]) -> dict[str, Any]:
         "recompile_messages": recompiles[:MESSAGES_KEPT],
         "graph_break_messages": list(dict.fromkeys(breaks))[:MESSAGES_KEPT],
         "perf_hints": list(dict.fromkeys(perf))[:MESSAGES_KEPT],
+        "non_gpu_partition_logs": len(non_gpu),
+        "non_gpu_partition_messages": list(dict.fromkeys(non_gpu))[:MESSAGES_KEPT],
         "messages": len(records),
     }
 
@@ -509,6 +515,24 @@ def _guarded(what: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         return {f"{what}_error": f"{type(exc).__name__}: {first}"[:MESSAGE_CHARS]}
 
 
+def _cuda_memory_start(device: str) -> int | None:
+    """Reset the CUDA allocator's peak and return the bytes allocated now (None off CUDA)."""
+    if torch.device(device).type != "cuda":
+        return None
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    return torch.cuda.memory_allocated(device)
+
+
+def _cuda_memory_rows(device: str, start: int | None) -> dict[str, int]:
+    """Peak bytes allocated above `start` since _cuda_memory_start, and the bytes reserved by the allocator."""
+    if start is None:
+        return {}
+    torch.cuda.synchronize(device)
+    return {"peak_mem_bytes": int(torch.cuda.max_memory_allocated(device) - start),
+            "reserved_bytes": int(torch.cuda.memory_reserved(device))}
+
+
 def run_case(variant: str, mode: str, capture: bool | None, partition: bool | None, cfg: dict[str, Any],
              device: str, warmup: int = 3, min_run_time: float = 0.3, compile_cache: bool = True,
              light_cpu: bool = True) -> dict[str, Any]:
@@ -528,6 +552,7 @@ def run_case(variant: str, mode: str, capture: bool | None, partition: bool | No
     reference = forecast(model, model, context, config.steps)
     first_patch = _fresh(context[:, :1])
     scalar = light_cpu and torch.device(device).type == "cpu"
+    mem_start = _cuda_memory_start(device)  # after the model and its eager reference: what compiling and running add
     with compile_settings(capture, partition, compile_cache, scalar):
         step: Callable = model
         if mode != "eager":
@@ -547,6 +572,7 @@ def run_case(variant: str, mode: str, capture: bool | None, partition: bool | No
             row.update(_guarded("profile", lambda: _profile_last_call(model, step, context, config.steps, device)))
         if mode != "eager":
             row.update(counter_snapshot())
+    row.update(_cuda_memory_rows(device, mem_start))
     row.update(logs.summary())
     row.update({
         "first_ms": t.first_ms, "median_ms": t.median_ms, "iqr_ms": t.iqr_ms, "p10_ms": t.p10_ms,
@@ -623,6 +649,7 @@ class Results:
     device: str
     stack: dict[str, Any]
     atol: float
+    probe: list[dict[str, Any]] = field(default_factory=list)  # mutation_probe rows (CUDA), or one skipped row
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows)
@@ -661,6 +688,7 @@ def run_cases(cases: list[tuple[str, str, bool | None, bool | None]], cfg: dict[
         if light_cpu:
             torch.set_num_threads(1)
     rows = []
+    compiled_before = 0
     try:
         for variant, mode, capture, partition in cases:
             torch._dynamo.reset()
@@ -675,6 +703,9 @@ def run_cases(cases: list[tuple[str, str, bool | None, bool | None]], cfg: dict[
                 row = {"status": "oom" if "out of memory" in str(exc).lower() else "error",
                        "error": f"{type(exc).__name__}: {first}".strip(), "log_tail": traceback.format_exc()[-2000:]}
             row["seconds"] = round(time.perf_counter() - t0, 2)
+            # 0: this case compiled first in its process (its first call pays the compiler's cold start too)
+            row["compiled_before_in_child"] = compiled_before if mode != "eager" else None
+            compiled_before += mode != "eager"
             rows.append(row)
     finally:  # in-process callers (tests) get their settings back
         torch._dynamo.reset()
@@ -684,49 +715,146 @@ def run_cases(cases: list[tuple[str, str, bool | None, bool | None]], cfg: dict[
     return rows
 
 
-ISOLATION = ("auto", "case", "batch")
+ISOLATION = ("auto", "case", "batch", "variant")
+MODE_ORDER = {"eager": 0, "reduce-overhead": 1, "default": 2}  # in a variant's child: reduce-overhead compiles first
+
+
+def groups_of(cases: list[Case], isolation: str, on_cuda: bool) -> list[list[Case]]:
+    """The cases each child process runs, in order (see run_matrix for the isolation modes)."""
+    if isolation == "case":
+        return [[c] for c in cases]
+    if isolation == "batch" or (isolation == "auto" and not on_cuda):
+        return [cases] if cases else []
+    by_variant: dict[str, list[Case]] = {}
+    for c in cases:
+        by_variant.setdefault(c.variant, []).append(c)
+    return [sorted(g, key=lambda c: MODE_ORDER[c.mode]) for g in by_variant.values()]
+
+
+def _group_name(group: list[Case]) -> str:
+    """'item: 7 cases' for one variant's child, '12 cases' for a mixed batch."""
+    variants = {c.variant for c in group}
+    return f"{group[0].variant}: {len(group)} cases" if len(variants) == 1 else f"{len(group)} cases"
+
+
+def _run_group(group: list[Case], cfg: Config, device: str, case_timeout: float, **kwargs: Any) -> dict[int, dict]:
+    """One child for the group's cases; if it dies or hangs, each case again in a child of its own."""
+    specs = [(c.variant, c.mode, c.capture, c.partition) for c in group]
+    outcome = isolate.run_step(run_cases, specs, asdict(cfg), device, **kwargs, timeout=case_timeout * len(group),
+                               step=group[0].step if len(group) == 1 else _group_name(group),
+                               phase="compile")
+    if outcome.ok:
+        return {id(c): {**v, "cases_in_child": len(group)} for c, v in zip(group, outcome.value)}
+    if len(group) > 1:  # a crash or hang takes the whole child: find out which case it was
+        out: dict[int, dict] = {}
+        for c in group:
+            out.update(_run_group([c], cfg, device, case_timeout, **kwargs))
+        return out
+    return {id(group[0]): {"status": outcome.status, "error": outcome.error, "seconds": round(outcome.seconds, 2),
+                           "log_tail": outcome.log[-2000:], "cases_in_child": 1}}
 
 
 def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: list[Any], graph_partition: list[Any],
                cfg: Config, device: str = "auto", warmup: int = 3, min_run_time: float = 0.3, atol: float = 1e-4,
                compile_cache: bool = True, case_timeout: float = 300.0, isolation: str = "auto",
-               light_cpu: bool = True) -> Results:
+               light_cpu: bool = True, workers: int = 4, probe: bool = True) -> Results:
     """Run every planned case in child processes; CUDA-only cases are skipped on CPU.
 
-    isolation "case": a fresh child per case (a crash or hang is that case's row); "batch": one child runs
-    all cases with torch._dynamo.reset() between them (cheaper: one import, one warm compiler);
-    "auto": "case" on CUDA, "batch" on CPU. light_cpu: on CPU, one thread and scalar (non-SIMD) Inductor
-    C++ kernels (see run_cases).
+    isolation "case": a fresh child per case; "batch": one child runs all cases with torch._dynamo.reset()
+    between them (one import, one warm compiler); "variant": one child per cache variant, eager first, then
+    reduce-overhead (so its first call compiles in a cold process, as the seed's first inference did), then
+    default; "auto": "variant" on CUDA, "batch" on CPU. Up to `workers` children run side by side (their
+    steady-state timing is serialised by timing.measure's device lock). A child that dies or hangs is re-run
+    one case per child, so a crash stays that case's row. light_cpu: see run_cases. `probe`: also run
+    mutation_probe (a cache as a graph input), beside the cases.
     """
     cfg.check()
     device = resolve(device)
     on_cuda = torch.device(device).type == "cuda"
     if isolation not in ISOLATION:
         raise BadParameter(f"{NAME}: isolation={isolation!r}; choose from {list(ISOLATION)}")
-    per_case = isolation == "case" or (isolation == "auto" and on_cuda)
     cases = plan(variants, modes, capture_scalar_outputs, graph_partition, graph_partition_supported())
     runnable = [c for c in cases if on_cuda or c.mode != "reduce-overhead"]
-    groups = [[c] for c in runnable] if per_case else ([runnable] if runnable else [])
+    groups = groups_of(runnable, isolation, on_cuda)
     done: dict[int, dict[str, Any]] = {}
-    for group in groups:
-        specs = [(c.variant, c.mode, c.capture, c.partition) for c in group]
-        outcome = isolate.run_step(run_cases, specs, asdict(cfg), device, warmup=warmup, min_run_time=min_run_time,
-                                   compile_cache=compile_cache, light_cpu=light_cpu,
-                                   timeout=case_timeout * len(group),
-                                   step=group[0].step if len(group) == 1 else f"{len(group)} cases")
-        for i, case in enumerate(group):
-            if outcome.ok:
-                done[id(case)] = outcome.value[i]
-            else:  # the child died or hung: every case it held gets its outcome
-                done[id(case)] = {"status": outcome.status, "error": outcome.error,
-                                  "seconds": round(outcome.seconds, 2), "log_tail": outcome.log[-2000:]}
+    kwargs = {"warmup": warmup, "min_run_time": min_run_time, "compile_cache": compile_cache, "light_cpu": light_cpu}
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(groups) + probe))) as pool:
+        probed = pool.submit(run_mutation_probe, device, case_timeout) if probe else None
+        for got in pool.map(lambda g: _run_group(g, cfg, device, case_timeout, **kwargs), groups):
+            done.update(got)
+        probe_rows = probed.result().to_dict(orient="records") if probed else []
     rows = []
     for case in cases:
         base = {"variant": case.variant, "mode": case.mode, "capture_scalar_outputs": case.capture,
                 "graph_partition": case.partition, "device": device}
         got = done.get(id(case), {"status": "skipped", "error": SKIPPED_ON_CPU, "seconds": 0.0})
         rows.append({**base, **got})
-    return Results(rows, cfg, device, stack_info(), atol)
+    return Results(rows, cfg, device, stack_info(), atol, probe_rows)
+
+
+# --------------------------------------------------------------------------- a cache as a graph input
+
+
+class CacheWriter(nn.Module):
+    """One cache update and a read, the cache a module buffer (what compiled graphs treat as a static input)."""
+
+    def __init__(self, n: int = 16, d: int = 8) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(n, d), persistent=False)
+
+    def forward(self, pos: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return write_cache(self.cache, pos, x)
+
+
+def write_cache(cache: torch.Tensor, pos: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Write x at row `pos` of the cache, in place, and return the cache's column sums."""
+    cache.index_copy_(0, pos, x)
+    return cache.sum(0)
+
+
+def mutation_probe(device: str, calls: int = 6) -> list[dict[str, Any]]:
+    """Child body: the same cache update under reduce-overhead, cache as a module buffer vs a function argument.
+
+    Per placement: cudagraph skip messages (those about mutated inputs counted apart), graph and kernel
+    launches of the last call, and whether the cache holds what was written.
+    """
+    rows = []
+    for where in ("buffer", "argument"):
+        torch._dynamo.reset()
+        module = CacheWriter().to(device)
+        cache = torch.zeros(16, 8, device=device)
+        step = (torch.compile(module, mode="reduce-overhead") if where == "buffer"
+                else torch.compile(write_cache, mode="reduce-overhead"))
+        target = module.cache if where == "buffer" else cache
+
+        def call(i: int) -> torch.Tensor:
+            pos = torch.tensor([i], device=device)
+            x = torch.full((1, 8), float(i + 1), device=device)
+            return step(pos, x) if where == "buffer" else step(cache, pos, x)
+
+        with LogCapture() as logs:
+            for i in range(calls - 1):
+                call(i)
+            counts = profile_call(lambda: call(calls - 1), device)
+        summary = logs.summary()
+        expected = torch.arange(1, calls + 1, dtype=torch.float32, device=device)
+        rows.append({"cache": where, **counts,
+                     "mutated-input skips": sum("mutated inputs" in m for m in summary["skip_messages"]),
+                     "skip messages": summary["skip_messages"],
+                     "cache correct": bool(torch.equal(target[:calls, 0], expected))})
+    torch._dynamo.reset()
+    return rows
+
+
+def run_mutation_probe(device: str, timeout: float = 300.0) -> pd.DataFrame:
+    """The mutation probe in a child process on CUDA; on CPU one `skipped` row (reduce-overhead needs CUDA)."""
+    device = resolve(device)
+    if torch.device(device).type != "cuda":
+        return pd.DataFrame([{"cache": "buffer / argument", "status": "skipped", "error": SKIPPED_ON_CPU}])
+    o = isolate.run_step(mutation_probe, device, timeout=timeout, step="mutation probe compile", phase="compile")
+    if not o.ok:
+        return pd.DataFrame([{"cache": "buffer / argument", "status": o.status, "error": o.error}])
+    return pd.DataFrame([{**r, "status": "ok", "error": ""} for r in o.value])
 
 
 # --------------------------------------------------------------------------- tables
@@ -847,6 +975,8 @@ def latency_table(res: Results) -> pd.DataFrame:
                                            if default and r["mode"] == "reduce-overhead" else None),
             "fx cache hit/miss": (f"{r['fxgraph_cache_hit']}/{r['fxgraph_cache_miss']}"
                                   if "fxgraph_cache_hit" in r else ""),
+            "compiled first in its process": r.get("compiled_before_in_child") == 0,
+            "peak CUDA MiB": r["peak_mem_bytes"] / 2**20 if "peak_mem_bytes" in r else None,
         })
     return pd.DataFrame(out)
 
@@ -908,6 +1038,12 @@ def accuracy_table(res: Results) -> pd.DataFrame:
                     "bitwise equal to eager": r["outputs"] == r["reference"],
                     f"within atol={res.atol:g}": max(r["max_abs_first"], r["max_abs_last"]) <= res.atol})
     return pd.DataFrame(out)
+
+
+def probe_table(res: Results) -> pd.DataFrame:
+    """The mutation probe: the same cache update, cache as a module buffer vs a function argument, reduce-overhead."""
+    rows = [{k: (" | ".join(v) if isinstance(v, list) else v) for k, v in p.items()} for p in res.probe]
+    return pd.DataFrame(rows)
 
 
 def log_table(res: Results) -> pd.DataFrame:
@@ -1103,10 +1239,219 @@ def judge_tensor_position(res: Results) -> tuple[str, str, dict[str, Any]]:
     return verdict, f"tensor position with reduce-overhead: {details}", {"full": good}
 
 
+def _captured(res: Results, row: dict[str, Any]) -> str:
+    return capture_class(row, _eager_launches(res, row["variant"]))
+
+
+def _traced(res: Results, variant: str, capture: bool) -> list[dict[str, Any]]:
+    """Compiled default-mode rows of a variant with one capture setting (their one-call trace is device-independent)."""
+    return res.ok(variant=variant, mode="default", capture_scalar_outputs=capture)
+
+
+def judge_item_local_scalar_dense(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """`.item()` becomes aten._local_scalar_dense: in the traced graph (capture on) or in the profiled step (capture off)."""
+    on = [r for r in _traced(res, "item", True) if "aten_scalar_reads" in r]
+    off = [r for r in _traced(res, "item", False) if "scalar_reads" in r]
+    if not on and not off:
+        return "error", "no compiled item case ran (see variants/modes/capture_scalar_outputs)", {}
+    in_graph = [r["aten_scalar_reads"] for r in on]
+    eager_reads = [r["scalar_reads"] for r in off]
+    text = (f"item with capture on: {', '.join(map(str, in_graph)) or 'not run'} aten._local_scalar_dense in the "
+            f"traced ATen graph ({', '.join(str(r.get('breaks_1call')) for r in on) or '-'} graph breaks); "
+            f"capture off: {', '.join(str(r.get('breaks_1call')) for r in off) or '-'} graph breaks, "
+            f"{', '.join(map(str, eager_reads)) or '-'} aten::_local_scalar_dense calls in a profiled step ({res.device})")
+    seen = [n > 0 for n in in_graph + eager_reads]
+    verdict = "confirmed" if all(seen) else "refuted" if not any(seen) else "partly"
+    return verdict, text, {"in_graph": in_graph, "profiled": eager_reads}
+
+
+def _syncs(rows: list[dict[str, Any]]) -> list[int]:
+    return [int(r.get("stream_syncs", 0) or 0) for r in rows if "stream_syncs" in r]
+
+
+def judge_item_syncs(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """`.item()` forces a host sync: every item row (eager and compiled) syncs the stream in a decode step (CUDA)."""
+    rows = [r for r in res.ok(variant="item") if "stream_syncs" in r]
+    if res.device == "cpu" or not rows:
+        reads = [r.get("scalar_reads") for r in res.ok(variant="item")]
+        return "needs_cuda", (f"a host sync needs a CUDA stream; on CPU the item cases make {reads} scalar reads "
+                              "per profiled step"), {}
+    syncs = _syncs(rows)
+    ref = _syncs([r for r in res.ok(variant="tensor") + res.ok(variant="python") if r["mode"] != "reduce-overhead"])
+    text = (f"{sum(s > 0 for s in syncs)}/{len(syncs)} item cases synchronise the stream in a decode step "
+            f"({', '.join(f'{_label(r)}: {s}' for r, s in zip(rows, syncs))}); the tensor/python eager and default "
+            f"cases: {ref}")
+    verdict = "confirmed" if all(s > 0 for s in syncs) else "refuted" if not any(syncs) else "partly"
+    return verdict, text, {"syncs": syncs}
+
+
+def judge_item_capture_scalar(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """.item() under capture_scalar_outputs: does Dynamo trace it (no break), and do CUDA graphs capture it?"""
+    traced = [r for r in _traced(res, "item", True) if "breaks_1call" in r]
+    dynamo = (f"Dynamo traces .item() into the graph with capture on: "
+              f"{', '.join(str(r['breaks_1call']) for r in traced) or 'not run'} graph breaks, "
+              f"{', '.join(str(r.get('aten_scalar_reads')) for r in traced) or '-'} aten._local_scalar_dense")
+    rows = _ro_rows(res, variant="item", capture_scalar_outputs=True)
+    if not rows:
+        verdict, why, data = _no_graph_rows(res, dynamo, variant="item", capture_scalar_outputs=True)
+        return verdict, why, data
+    classes = [_captured(res, r) for r in rows]
+    failed = _failed(res, mode="reduce-overhead", variant="item", capture_scalar_outputs=True)
+    int_classes = [_captured(res, r) for r in _ro_rows(res, variant="int", capture_scalar_outputs=True)]
+    dynamo_breaks = any(r["breaks_1call"] for r in traced)
+    text = (f"CUDA graphs with .item() and capture on: {', '.join(f'{_setting(r)} {c}' for r, c in zip(rows, classes))}"
+            f"{f' ({len(failed)} more ended ' + failed[0]['status'] + ')' if failed else ''}; int() the same way: "
+            f"{int_classes}; {dynamo}")
+    if all(c == "full" for c in classes):
+        return "refuted", text, {"classes": classes}
+    if all(c == "none" for c in classes) and dynamo_breaks:
+        return "confirmed", text, {"classes": classes}
+    return "partly", text + (" — Dynamo does capture it, CUDA graphs do not" if not dynamo_breaks else ""), \
+        {"classes": classes, "int": int_classes}
+
+
+def judge_partition_non_gpu_ops(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Before the fix (item, reduce-overhead): a logged graph partition around a non-GPU op."""
+    rows = _ro_rows(res, variant="item")
+    if not rows:
+        return _no_graph_rows(res, "partitions are a CUDA-graph matter", variant="item")
+    literal = sum(r.get("non_gpu_partition_logs", 0) for r in rows)
+    split = [r for r in rows if any(p[2] > 0 for p in r.get("partitions") or [])]
+    reasons = sorted({k for r in rows for k in (r.get("non_cudagraphable") or {})})
+    text = (f"{literal} 'non gpu ops' partition messages and {len(split)}/{len(rows)} item reduce-overhead cases with a "
+            f"non-cudagraphable partition (reasons: {', '.join(reasons) or 'none'}; "
+            + ", ".join(f"{_setting(r)}: {r.get('partitions')}" for r in rows) + ")")
+    if literal:
+        return "confirmed", text, {"messages": literal}
+    if split:
+        return "partly", text + " — a partition, under another message on this torch", {"split": len(split)}
+    return "not_reproduced", text, {}
+
+
+def judge_int_no_sync(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """int() under capture_scalar_outputs forces no host sync: stream syncs in its compiled decode steps (CUDA)."""
+    rows = [r for r in res.ok(variant="int", capture_scalar_outputs=True) if r["mode"] != "eager"]
+    traced = [r.get("aten_scalar_reads") for r in _traced(res, "int", True)]
+    if res.device == "cpu" or not any("stream_syncs" in r for r in rows):
+        return "needs_cuda", (f"int() with capture on leaves {traced} aten._local_scalar_dense (a device-to-host read "
+                              "on CUDA) in the traced graph; whether it syncs needs a CUDA stream"), {"traced": traced}
+    syncs = _syncs(rows)
+    text = (f"{sum(s > 0 for s in syncs)}/{len(syncs)} compiled int()+capture cases synchronise the stream in a decode "
+            f"step ({', '.join(f'{_label(r)}: {s}' for r, s in zip(rows, syncs))}); the traced graph holds {traced} "
+            "aten._local_scalar_dense, as .item()'s does")
+    verdict = "refuted" if all(s > 0 for s in syncs) else "confirmed" if not any(syncs) else "partly"
+    return verdict, text, {"syncs": syncs, "traced": traced}
+
+
+def judge_mutated_inputs(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """'skipping cudagraphs due to mutated inputs': seen for cache updates, and is the step then still graphed?"""
+    probe = [p for p in res.probe if p.get("status") == "ok"]
+    if res.device == "cpu" or not probe:
+        return _no_graph_rows(res, "the message comes from CUDA graph trees") if res.device == "cpu" else (
+            "error", f"the mutation probe did not run: {res.probe[0].get('error') if res.probe else 'not asked for'}", {})
+    in_model = [r for r in _ro_rows(res) if any("mutated inputs" in m for m in r.get("skip_messages") or [])]
+    hits = [p for p in probe if p.get("mutated-input skips")]
+    parts = "; ".join(f"cache as a {p['cache']}: {p.get('mutated-input skips')} mutated-input skips, "
+                      f"{p.get('graph_launches')} graph / {p.get('kernel_launches')} kernel launches"
+                      for p in probe)
+    text = (f"{len(in_model)} of {len(_ro_rows(res))} model cases (cache in module buffers) log it; probe: {parts}")
+    if not in_model and not hits:
+        return "not_reproduced", text, {}
+    graphed = [p.get("graph_launches", 0) > 0 for p in hits] + [r.get("graph_launches", 0) > 0 for r in in_model]
+    if all(graphed):
+        return "confirmed", text + " — the step is still replayed from CUDA graphs", {}
+    return "partly", text + (" — it does come from cache updates (a cache passed in as an input, not a buffer), but the "
+                             "step that logs it runs with no CUDA graph at all: not harmless"), {}
+
+
+FIRST_CALL_S = 60.0  # the seed's first inference
+FIRST_CALL_BAND = 2.0  # confirmed within this factor
+
+
+def judge_first_inference(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """First call with CUDA graphs (compile included) against ~60 s; cold-process cases preferred."""
+    rows = [r for r in _ro_rows(res) if r.get("graph_launches", 0) > 0]
+    if not rows:
+        cpu = [r["first_ms"] / 1e3 for r in res.ok(mode="default")]
+        verdict, why, data = _no_graph_rows(res, f"default-compile first calls {', '.join(f'{s:.1f}' for s in cpu)} s")
+        return (verdict, why, data) if verdict != "error" else ("not_reproduced", "no case ran with CUDA graphs", {})
+    cold = [r for r in rows if r.get("compiled_before_in_child") == 0] or rows
+    firsts = sorted(r["first_ms"] / 1e3 for r in cold)
+    mid = firsts[len(firsts) // 2]
+    steady = min(r["median_ms"] for r in cold) / 1e3
+    cfg = res.config
+    text = (f"first forecast with CUDA graphs {mid:.1f} s (median of {len(firsts)} cases whose compile came first in "
+            f"their process: {', '.join(f'{s:.1f}' for s in firsts)} s) vs a steady {steady * 1e3:.2f} ms; seed: "
+            f"~{FIRST_CALL_S:g} s for Toto, this model has d_model={cfg.d_model}, n_layers={cfg.n_layers}")
+    if FIRST_CALL_S / FIRST_CALL_BAND <= mid <= FIRST_CALL_S * FIRST_CALL_BAND:
+        return "confirmed", text, {"first_s": firsts}
+    if mid >= 10 * steady:
+        return "partly", text + " — compilation dominates the first inference, but not ~60 s here", {"first_s": firsts}
+    return "refuted", text, {"first_s": firsts}
+
+
+SLIGHT = 1.5  # "slightly more memory": at most this ratio
+
+
+def judge_memory(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Peak CUDA memory of reduce-overhead (graphs replayed) against the default compile of the same variant/setting."""
+    rows = [r for r in _ro_rows(res) if r.get("graph_launches", 0) > 0 and "peak_mem_bytes" in r]
+    if not rows:
+        verdict, why, data = _no_graph_rows(res, "peak memory of CUDA graphs needs CUDA")
+        return (verdict, why, data) if verdict != "error" else ("not_reproduced", "no case ran with CUDA graphs", {})
+    pairs = []
+    for r in rows:
+        base = [d for d in res.ok(variant=r["variant"], mode="default", capture_scalar_outputs=r["capture_scalar_outputs"])
+                if "peak_mem_bytes" in d]
+        if base:
+            pairs.append((r, base[0]["peak_mem_bytes"], r["peak_mem_bytes"]))
+    if not pairs:
+        return "error", "no default-compile case to compare the CUDA-graph cases with", {}
+    ratios = [ro / max(1, d) for _, d, ro in pairs]
+    more = [ro > d for _, d, ro in pairs]
+    text = (f"reduce-overhead peaks at {min(ratios):.2f}–{max(ratios):.2f}× the default compile's memory "
+            f"({'; '.join(f'{_label(r)}: {ro / 2**20:.2f} vs {d / 2**20:.2f} MiB' for r, d, ro in pairs)}); "
+            f"'slightly' = at most {SLIGHT:g}×")
+    if not any(more):
+        return "refuted", text, {"ratios": ratios}
+    if all(more) and max(ratios) <= SLIGHT:
+        return "confirmed", text, {"ratios": ratios}
+    return "partly", text, {"ratios": ratios}
+
+
+def judge_consistent_latency(res: Results) -> tuple[str, str, dict[str, Any]]:
+    """Relative spread (IQR / median) of forecasts with full CUDA graphs against the default compile's."""
+    rows = [r for r in _ro_rows(res) if _captured(res, r) == "full"]
+    if not rows:
+        verdict, why, data = _no_graph_rows(res, "no CUDA graphs to time")
+        return (verdict, why, data) if verdict != "error" else ("not_reproduced", "no case captured full CUDA graphs", {})
+    pairs = []
+    for r in rows:
+        base = res.ok(variant=r["variant"], mode="default", capture_scalar_outputs=r["capture_scalar_outputs"])
+        if base:
+            pairs.append((r, base[0]["iqr_ms"] / base[0]["median_ms"], r["iqr_ms"] / r["median_ms"]))
+    if not pairs:
+        return "error", "no default-compile case to compare with", {}
+    tighter = [ro < d for _, d, ro in pairs]
+    text = (f"{sum(tighter)}/{len(pairs)} full-CUDA-graph cases have a smaller relative spread (IQR/median) than the "
+            f"default compile: " + "; ".join(f"{_label(r)}: {ro:.1%} vs {d:.1%}" for r, d, ro in pairs))
+    verdict = "confirmed" if all(tighter) else "refuted" if not any(tighter) else "partly"
+    return verdict, text, {"relative_iqr": [(ro, d) for _, d, ro in pairs]}
+
+
 JUDGES = {
     "cuda_graphs.item_skips": judge_item_skips,
+    "cuda_graphs.item_local_scalar_dense": judge_item_local_scalar_dense,
+    "cuda_graphs.item_syncs": judge_item_syncs,
+    "cuda_graphs.item_capture_scalar": judge_item_capture_scalar,
+    "cuda_graphs.partition_non_gpu_ops": judge_partition_non_gpu_ops,
     "cuda_graphs.int_enables": judge_int_enables,
+    "cuda_graphs.int_no_sync": judge_int_no_sync,
+    "cuda_graphs.mutated_inputs_expected": judge_mutated_inputs,
     "cuda_graphs.speedup_2_5x": judge_speedup,
+    "cuda_graphs.first_inference_60s": judge_first_inference,
+    "cuda_graphs.memory_slightly_more": judge_memory,
+    "cuda_graphs.consistent_latency": judge_consistent_latency,
     "cuda_graphs.accuracy_unchanged": judge_accuracy,
     "cuda_graphs.tensor_position": judge_tensor_position,
 }
@@ -1127,7 +1472,8 @@ def record_tables(found: Any, res: Results) -> list[str]:
     """Keep every table in results.json (rows without the raw output vectors)."""
     tables = {"stack": stack_table(res), "status": status_table(res), "cudagraphs": cudagraph_table(res),
               "graph_breaks": graph_break_table(res), "latency": latency_table(res),
-              "eager_agreement": eager_agreement(res), "accuracy": accuracy_table(res), "logs": log_table(res)}
+              "eager_agreement": eager_agreement(res), "accuracy": accuracy_table(res), "logs": log_table(res),
+              "mutation_probe": probe_table(res)}
     for name, df in tables.items():
         found.table(name, df)
     return list(tables)
@@ -1183,6 +1529,7 @@ catalog.register(catalog.Investigation(
         "device": catalog.one_of("auto", "cpu", "cuda"),
         "isolation": catalog.one_of(*ISOLATION),
         "max_seq": catalog.positive_multiple_of(8),
+        "workers": lambda v: None if v >= 1 else "must be at least 1",
     },
     judges=JUDGES,
 ))

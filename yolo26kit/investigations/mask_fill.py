@@ -1050,7 +1050,7 @@ def _speed_text(bench: pd.DataFrame, dev: str, shape: Shape) -> tuple[str, float
         d = det.set_index("implementation")["net_ms"]
         if ORIGINAL in d and "masked_fill" in d:
             det_txt = f"; with deterministic algorithms on: {d[ORIGINAL]:.4g} vs {d['masked_fill']:.4g} ms"
-    return (f"{dev}: masked_fill {s:.2f}× faster ({ORIGINAL} {orig['net_ms']:.4g} ms, first call {orig['first_ms']:.3g} ms, "
+    return (f"{dev}: masked_fill speed-up {s:.2f}× ({ORIGINAL} {orig['net_ms']:.4g} ms, first call {orig['first_ms']:.3g} ms, "
             f"vs masked_fill {fix['net_ms']:.4g} ms net of the {orig['restore_ms']:.3g} ms input copy){det_txt}"), s
 
 
