@@ -1382,7 +1382,8 @@ def judge_first_inference(res: Results) -> tuple[str, str, dict[str, Any]]:
     cfg = res.config
     text = (f"first forecast with CUDA graphs {mid:.1f} s (median of {len(firsts)} cases whose compile came first in "
             f"their process: {', '.join(f'{s:.1f}' for s in firsts)} s) vs a steady {steady * 1e3:.2f} ms; seed: "
-            f"~{FIRST_CALL_S:g} s for Toto, this model has d_model={cfg.d_model}, n_layers={cfg.n_layers}")
+            f"~{FIRST_CALL_S:g} s for Toto, this model has d_model={cfg.d_model}, n_layers={cfg.n_layers}; "
+            f"{sum(bool(r.get('fxgraph_cache_hit')) for r in cold)}/{len(cold)} of them hit the FX graph cache")
     if FIRST_CALL_S / FIRST_CALL_BAND <= mid <= FIRST_CALL_S * FIRST_CALL_BAND:
         return "confirmed", text, {"first_s": firsts}
     if mid >= 10 * steady:

@@ -947,7 +947,8 @@ def run_attempts(batch: list[Attempt], timeout: float) -> list[tuple[Attempt, is
     todo = list(batch)
     while todo:
         o = isolate.run_step(attempt_batch, todo, timeout=timeout * len(todo),
-                             step=f"{todo[0].device} assert attempts ({len(todo)})", env={"CUDA_LAUNCH_BLOCKING": "1"})
+                             step=f"{todo[0].device} assert attempts ({len(todo)})", env={"CUDA_LAUNCH_BLOCKING": "1"},
+                             phase="other")
         if o.ok and isinstance(o.value, list) and o.value:
             done += [(a, o, v) for a, v in zip(todo, o.value)]
             todo = todo[len(o.value):]
