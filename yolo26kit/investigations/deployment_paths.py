@@ -17,6 +17,7 @@ back-ends are compared on distinct detections, not on how they break ties.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import resource
 import tempfile
@@ -149,10 +150,20 @@ def step_prepare(case: Case) -> dict[str, Any]:
         program = to_edge_transform_and_lower(export(case), partitioner=[XnnpackPartitioner()]).to_executorch()
         path = str(work / f"{case.tag}.pte")
         Path(path).write_bytes(program.buffer)
-    elif case.backend == "et_cuda":  # index_dtype's lowering step, max-autotune off (its helper), upstream head
-        spec = index_dtype.Spec(variant="upstream", scope="full", model=case.model, imgsz=case.imgsz, seed=case.seed,
-                                device=case.device, workdir=str(work))
-        path = index_dtype.step_et_cuda_lower(spec, autotune=False)["pte"]
+    elif case.backend == "et_cuda":
+        from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
+        from executorch.exir import to_edge_transform_and_lower
+
+        # index_dtype's helpers: max-autotune off (this child only); the back-end's default takes many minutes
+        index_dtype._force_autotune_off()
+        partitioner = CudaPartitioner(index_dtype._cuda_compile_specs(False))
+        program = to_edge_transform_and_lower(export(case), partitioner=[partitioner]).to_executorch()
+        folder = work / f"{case.tag}.cuda"  # its own folder: the weights go to a .ptd file beside the .pte
+        folder.mkdir(parents=True, exist_ok=True)
+        path = str(folder / f"{case.tag}.pte")
+        Path(path).write_bytes(program.buffer)
+        if hasattr(program, "write_tensor_data_to_file"):
+            program.write_tensor_data_to_file(str(folder))
     elif case.backend == "onnxruntime":
         path = str(work / f"{case.tag}.onnx")
         with torch.no_grad():
@@ -195,7 +206,11 @@ def _runner(case: Case, artifact: str) -> tuple[Callable[[], Any], dict[str, Any
 
         if hasattr(portable_lib, "_unsafe_reset_threadpool"):  # XNNPACK with as many threads as torch
             portable_lib._unsafe_reset_threadpool(threads)
-        method = Runtime.get().load_program(Path(artifact)).load_method("forward")
+        runtime = Runtime.get()
+        data = sorted(Path(artifact).parent.glob("*.ptd")) if case.backend == "et_cuda" else []
+        takes_data = "data_path" in inspect.signature(runtime.load_program).parameters
+        program = runtime.load_program(Path(artifact), **({"data_path": str(data[0])} if data and takes_data else {}))
+        method = program.load_method("forward")
         x = example(replace(case, device="cpu"))
         return (lambda: method.execute([x])), info
     if case.backend == "onnxruntime":
@@ -763,9 +778,12 @@ def judge_torch_compile_alternative(run: Run) -> tuple[str, str, dict[str, Any]]
     modes = {b: _pick(run, b, model) for b in ("compile", "compile_cudagraphs")}
     eager = _pick(run, "eager", model, run.device)
     if not run.on_cuda:
-        return "needs_cuda", (f"No CUDA device in this run; on CPU torch.compile (default) of the whole {model}: "
-                              f"{_state(modes['compile'])}, {_ms(modes['compile'].median_ms if modes['compile'] else None)}"
-                              f" vs eager {_ms(eager.median_ms if eager else None)}."), {}
+        cpu = modes["compile"]
+        part = (f"torch.compile (default) of the whole {model}: {_state(cpu)}, {_ms(cpu.median_ms)} vs eager "
+                f"{_ms(eager.median_ms if eager else None)}" if cpu is not None and cpu.ok else
+                f"torch.compile: {_state(cpu)}" if cpu is not None else
+                "torch.compile was not among this CPU run's back-ends (the full profile has it)")
+        return "needs_cuda", f"No CUDA device in this run; on CPU {part}.", {}
     parts, data = [], {}
     for backend, row in modes.items():
         speed = (f", {_ms(row.median_ms)} = {eager.median_ms / row.median_ms:.2f}× eager fp32's {_ms(eager.median_ms)}, "
@@ -810,6 +828,10 @@ def _ratio_band(table: dict[str, tuple[float, float]], small: str, big: str) -> 
     return lo_b / hi_a, hi_b / lo_a
 
 
+_CPU_ON_CUDA = ("; on a CUDA run the CPU rows are timed while other steps (and notebooks) compile beside them: "
+                "the CPU run is the cleaner measurement")
+
+
 def judge_xnnpack_vs_eager(run: Run) -> tuple[str, str, dict[str, Any]]:
     """Seed 000: XNNPACK gives good CPU performance (15–20 ms for yolo26n at 640 on the seed's CPU): judged as
     XNNPACK vs eager PyTorch on the same CPU, the part that transfers across machines."""
@@ -826,7 +848,7 @@ def judge_xnnpack_vs_eager(run: Run) -> tuple[str, str, dict[str, Any]]:
     faster = [p for p in pairs if p[1] < p[2]]
     evidence = (f"{len(faster)} of {len(pairs)} sizes faster on XNNPACK than eager PyTorch fp32 on the same CPU at "
                 f"{pairs[0][3]} px: {text} ({cpu}, {os.cpu_count()} cores); the seed's 15–20 ms is yolo26n at 640 px "
-                "on an Intel Core i7, not comparable in absolute terms")
+                f"on an Intel Core i7, not comparable in absolute terms{_CPU_ON_CUDA if run.on_cuda else ''}")
     data = {"pairs": [{"model": m, "xnnpack_ms": x, "eager_ms": e, "imgsz": s} for m, x, e, s in pairs]}
     if len(faster) == len(pairs):
         return "confirmed", evidence, data
@@ -852,7 +874,8 @@ def judge_xnnpack_scaling(run: Run) -> tuple[str, str, dict[str, Any]]:
     evidence = (f"{len(inside)} of {len(checks)} size steps grow as the seed's XNNPACK column allows: " +
                 "; ".join(f"{c['from']}→{c['to']} ×{c['ratio']} (seed ×{c['seed_band'][0]}–{c['seed_band'][1]})"
                           for c in checks) +
-                f"; measured at {timed[0].case.imgsz} px on this CPU, the seed's at 640 px on an Intel Core i7")
+                f"; measured at {timed[0].case.imgsz} px on this CPU, the seed's at 640 px on an Intel Core i7"
+                + (_CPU_ON_CUDA if run.on_cuda else ""))
     if len(inside) == len(checks):
         return "confirmed", evidence, {"steps": checks}
     return ("partly" if inside else "refuted"), evidence, {"steps": checks}
