@@ -613,8 +613,8 @@ def plot_latency(rows: list[Row]) -> Any:
         ax.set_xticks(range(len(yolo.SCALES)), [f"yolo26{s}" for s in yolo.SCALES])
         ax.set_yscale("log")
         sizes = sorted({r.case.imgsz for r in mine})
-        ax.set_title(f"{device}: {env.fingerprint()['device'] if device.startswith('cuda') else 'CPU'}"
-                     f" ({', '.join(map(str, sizes))} px)", fontsize=9)
+        name = env.fingerprint()["device"] if device.startswith("cuda") else env._cpu_name()
+        ax.set_title(f"{device}: {name} ({', '.join(map(str, sizes))} px)", fontsize=9)
         ax.set_ylabel("latency, ms (median, IQR)")
         ax.legend(fontsize=7)
     fig.tight_layout()
