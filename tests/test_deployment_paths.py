@@ -82,9 +82,9 @@ def test_skip_reasons(monkeypatch):
     assert "compile_models" in inv.skip_reason(case, ["yolo26n"])
     assert inv.skip_reason(case, ["yolo26s"]) == ""
     assert inv.skip_reason(replace(case, backend="compile_cudagraphs"), ["yolo26s"]) == "needs a CUDA device"
-    monkeypatch.setattr(inv, "installed", lambda module: module != "torch_tensorrt")
+    monkeypatch.setattr(inv.measure, "installed", lambda module: module != "torch_tensorrt")
     assert "torch_tensorrt" in inv.skip_reason(replace(case, backend="tensorrt", device="cuda"), ["yolo26s"])
-    monkeypatch.setattr(inv, "installed", lambda module: module != "onnxscript")
+    monkeypatch.setattr(inv.measure, "installed", lambda module: module != "onnxscript")
     assert "onnxscript" in inv.skip_reason(replace(case, backend="onnxruntime", provider="CPUExecutionProvider"), [])
 
 
@@ -101,7 +101,7 @@ def test_a_skipped_case_runs_no_step():
 def test_task_models_are_end_to_end_with_spread_scores(task, shape):
     net = inv.build_task(task, "yolo26n")
     with torch.no_grad():
-        out = inv._outputs(net(torch.rand(1, 3, 160, 160)))
+        out = inv.measure._outputs(net(torch.rand(1, 3, 160, 160)))
     assert tuple(out[0].shape) == shape
     if task != "classify":
         assert out[0][0, :, 4].unique().numel() > 250  # distinct scores: no tie-breaking in the comparison

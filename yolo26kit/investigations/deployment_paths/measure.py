@@ -1,0 +1,521 @@
+"""Deployment paths: the cases, the isolated steps that build, compile, lower, load, run and time them, and the
+comparison with eager."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import resource
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from ... import aoti, isolate, timing, yolo
+from .. import dynamic_shapes, index_dtype
+
+NAME = "deployment_paths"
+SEEDS = ("000_60ebd1ee51d51957.txt", "001_fda80f2472077657.txt")
+BACKENDS = ("eager", "compile", "compile_cudagraphs", "aoti", "et_xnnpack", "et_cuda", "onnxruntime", "tensorrt")
+CUDA_ONLY = ("compile_cudagraphs", "et_cuda", "tensorrt")
+COMPILE_HEAVY = ("compile", "compile_cudagraphs", "aoti", "et_cuda", "tensorrt")  # only for `compile_models`
+TORCH_NATIVE_CUDA = ("eager", "compile", "compile_cudagraphs", "aoti", "et_cuda")
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+# A reduced-precision row is correct when its sorted top-k scores are within this of eager fp32's.
+REDUCED_SCORE_TOL = {"fp16": 5e-3, "bf16": 3e-2}
+TASKS = ("detect", "segment", "pose", "obb", "classify")
+TASK_MODELS = {"segment": ("SegmentationModel", "-seg"), "pose": ("PoseModel", "-pose"),
+               "obb": ("OBBModel", "-obb"), "classify": ("ClassificationModel", "-cls")}
+ONNX_DYNAMIC_SIZES = (160, 224, 320)  # the dynamic ONNX program runs at each (dynamic_shapes' recommended spec)
+PRELOAD = ("yolo26kit.investigations.deployment_paths", "ultralytics.nn.tasks", "executorch.exir",
+           "executorch.runtime", "executorch.backends.xnnpack.partition.xnnpack_partitioner")
+
+# Seed 001's benchmark table (640x640): XNNPACK on an Intel Core i7; hybrid CUDA and TensorRT on an NVIDIA A100.
+# Shown beside the measured figures and used only for ratios (growth with size) and bands; never as "expected".
+SEED_LATENCY_MS: dict[str, dict[str, tuple[float, float]]] = {
+    "xnnpack_i7": {"n": (15, 20), "s": (30, 40), "m": (60, 80), "l": (120, 150), "x": (200, 250)},
+    "hybrid_cuda_a100": {"n": (2, 3), "s": (3, 5), "m": (6, 9), "l": (10, 15), "x": (18, 25)},
+    "tensorrt_a100": {"n": (1, 2), "s": (2, 3), "m": (4, 6), "l": (7, 10), "x": (12, 18)},
+}
+
+
+# --- models and inputs --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Case:
+    """One (task, model, back-end, device, dtype) row: everything a child needs to rebuild and run it."""
+
+    model: str
+    backend: str
+    device: str  # where the back-end runs: cuda or cpu
+    dtype: str = "fp32"
+    imgsz: int = 640
+    task: str = "detect"
+    provider: str = ""  # onnxruntime execution provider
+    seed: int = 0
+    workdir: str = ""
+    min_run_time: float = 0.5
+    timed: bool = True  # False: correctness only (the task-variant check)
+
+    @property
+    def tag(self) -> str:
+        extra = f"-{self.provider.replace('ExecutionProvider', '').lower()}" if self.provider else ""
+        return f"{self.task}-{self.model}-{self.backend}{extra}-{self.dtype}-{self.device}-{self.imgsz}"
+
+    @property
+    def key(self) -> tuple:
+        return (self.task, self.model, self.backend, self.provider, self.dtype, self.device, self.imgsz)
+
+    @property
+    def reference(self) -> tuple:
+        """The key of the eager fp32 case on the same device that this case is compared with."""
+        return (self.task, self.model, "eager", "", "fp32", self.device, self.imgsz)
+
+
+def build_task(task: str, model: str, seed: int = 0) -> torch.nn.Module:
+    """A fused, export-mode, end-to-end YOLO26 of any task with dynamic_shapes' live weights (seeded)."""
+    if task == "detect":
+        return dynamic_shapes.liven(yolo.build(model, seed=seed), seed)
+    if task not in TASK_MODELS:
+        raise ValueError(f"unknown task {task!r}; choose from {TASKS}")
+    yolo.offline_ultralytics()
+    from ultralytics.nn import tasks as ultralytics_tasks
+
+    cls_name, suffix = TASK_MODELS[task]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        net = getattr(ultralytics_tasks, cls_name)(f"yolo26{yolo.scale_of(model)}{suffix}.yaml", verbose=False)
+    head = net.model[-1]
+    if hasattr(head, "end2end"):
+        head.end2end = True  # NMS-free top-k postprocess included, as for detection
+    net = net.fuse().eval()
+    for module in net.modules():
+        if hasattr(module, "export"):
+            module.export = True
+    return dynamic_shapes.liven(net, seed).requires_grad_(False)
+
+
+def build_model(case: Case) -> torch.nn.Module:
+    """The case's model on its device in its dtype, eval mode."""
+    return build_task(case.task, case.model, case.seed).eval().to(case.device, DTYPES[case.dtype])
+
+
+def example(case: Case) -> torch.Tensor:
+    """The case's seeded input image [1, 3, imgsz, imgsz] on its device in its dtype."""
+    return yolo.example_input(1, case.imgsz, case.seed, case.device).to(DTYPES[case.dtype])
+
+
+def _outputs(value: Any) -> list[torch.Tensor]:
+    """A back-end's result as a list of CPU float tensors (tuples and lists flattened one level)."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [torch.as_tensor(t).detach().float().cpu().clone() for t in items]
+
+
+# --- steps (each runs in an isolated child) ------------------------------------------------------
+
+def export(case: Case) -> torch.export.ExportedProgram:
+    """torch.export of the case's model."""
+    with torch.no_grad():
+        return torch.export.export(build_model(case), (example(case),))
+
+
+def step_prepare(case: Case) -> dict[str, Any]:
+    """The back-end's ahead-of-time step: AOTI package, .pte lowering or ONNX export; returns the artifact path."""
+    work = Path(case.workdir)
+    if case.backend == "aoti":
+        path = aoti.compile_package(export(case), str(work / f"{case.tag}.pt2"))
+    elif case.backend == "et_xnnpack":
+        from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+        from executorch.exir import to_edge_transform_and_lower
+
+        program = to_edge_transform_and_lower(export(case), partitioner=[XnnpackPartitioner()]).to_executorch()
+        path = str(work / f"{case.tag}.pte")
+        Path(path).write_bytes(program.buffer)
+    elif case.backend == "et_cuda":
+        from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
+        from executorch.exir import to_edge_transform_and_lower
+
+        # index_dtype's helpers: max-autotune off (this child only); the back-end's default takes many minutes
+        index_dtype._force_autotune_off()
+        partitioner = CudaPartitioner(index_dtype._cuda_compile_specs(False))
+        program = to_edge_transform_and_lower(export(case), partitioner=[partitioner]).to_executorch()
+        folder = work / f"{case.tag}.cuda"  # its own folder: the weights go to a .ptd file beside the .pte
+        folder.mkdir(parents=True, exist_ok=True)
+        path = str(folder / f"{case.tag}.pte")
+        Path(path).write_bytes(program.buffer)
+        if hasattr(program, "write_tensor_data_to_file"):
+            program.write_tensor_data_to_file(str(folder))
+    elif case.backend == "onnxruntime":
+        path = str(work / f"{case.tag}.onnx")
+        with torch.no_grad():
+            torch.onnx.export(build_model(case), (example(case),), dynamo=True).save(path)
+    else:
+        raise ValueError(f"{case.backend} has no ahead-of-time step")
+    return {"artifact": path, "bytes": os.path.getsize(path)}
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def _runner(case: Case, artifact: str) -> tuple[Callable[[], Any], dict[str, Any]]:
+    """A zero-argument call that runs the case once, and facts about how it was set up."""
+    threads = torch.get_num_threads()
+    info: dict[str, Any] = {"threads": threads}
+    if case.backend in ("eager", "compile", "compile_cudagraphs", "tensorrt"):
+        model, x = build_model(case), example(case)
+        if case.backend != "eager":
+            # One eager call first, as a predictor's warm-up does: compiled fresh, the head's anchor cache changes
+            # under Dynamo (graph breaks, a recompilation per call).
+            model(x)
+        if case.backend == "compile":
+            model = torch.compile(model)
+        elif case.backend == "compile_cudagraphs":
+            model = torch.compile(model, mode="reduce-overhead")
+        elif case.backend == "tensorrt":
+            import torch_tensorrt
+
+            model = torch_tensorrt.compile(model, ir="dynamo", inputs=[x], enabled_precisions={DTYPES[case.dtype]})
+        return (lambda: model(x)), info
+    if case.backend == "aoti":
+        runner, x = aoti.load(artifact), example(case)
+        return (lambda: runner(x)), info
+    if case.backend in ("et_xnnpack", "et_cuda"):
+        from executorch.extension.pybindings import portable_lib
+        from executorch.runtime import Runtime
+
+        if hasattr(portable_lib, "_unsafe_reset_threadpool"):  # XNNPACK with as many threads as torch
+            portable_lib._unsafe_reset_threadpool(threads)
+        runtime = Runtime.get()
+        data = sorted(Path(artifact).parent.glob("*.ptd")) if case.backend == "et_cuda" else []
+        takes_data = "data_path" in inspect.signature(runtime.load_program).parameters
+        program = runtime.load_program(Path(artifact), **({"data_path": str(data[0])} if data and takes_data else {}))
+        method = program.load_method("forward")
+        x = example(replace(case, device="cpu"))
+        return (lambda: method.execute([x])), info
+    if case.backend == "onnxruntime":
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        session = ort.InferenceSession(artifact, options, providers=[case.provider])
+        info["providers"] = session.get_providers()
+        feed = {session.get_inputs()[0].name: example(replace(case, device="cpu")).numpy()}
+        return (lambda: session.run(None, feed)), info
+    raise ValueError(f"unknown back-end {case.backend!r}; choose from {BACKENDS}")
+
+
+def step_run(case: Case, artifact: str = "") -> dict[str, Any]:
+    """Set the back-end up (build / compile / load), run it, time it; output, first call, latency, peak memory.
+
+    Peak memory: on CUDA torch.cuda.max_memory_allocated over the whole step (ONNX Runtime's CUDA EP allocates
+    outside torch: not measured); on CPU the step's peak RSS (ru_maxrss) above its RSS at the start.
+    """
+    from torch._dynamo.utils import counters
+
+    torch.set_grad_enabled(False)  # this child only
+    on_cuda = case.device.startswith("cuda")
+    if on_cuda:
+        torch.cuda.reset_peak_memory_stats()
+    rss0 = _rss_kib()
+    counters.clear()
+    t0 = time.perf_counter()
+    fn, info = _runner(case, artifact)
+    setup_s = time.perf_counter() - t0
+    if case.timed:
+        t = timing.measure(fn, label=case.tag, device=case.device, min_run_time=case.min_run_time)
+        first_s = t.first_ms / 1e3
+        stats = {"median_ms": t.median_ms, "iqr_ms": t.iqr_ms, "p10_ms": t.p10_ms, "p90_ms": t.p90_ms, "runs": t.runs}
+    else:
+        first_s = timing.first_call_ms(fn, case.device) / 1e3
+        stats = {}
+    outputs = _outputs(fn())
+    if on_cuda and not (case.backend == "onnxruntime"):
+        peak, kind = torch.cuda.max_memory_allocated() / 2**20, "cuda_max_allocated"
+    elif on_cuda:
+        peak, kind = None, "not measured (ONNX Runtime's own CUDA allocator)"
+    else:
+        peak, kind = max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024, "cpu_rss_delta"
+    inductor = counters["inductor"]
+    return {"outputs": outputs, "setup_s": setup_s, "first_call_s": setup_s + first_s, **stats,
+            "peak_mib": peak, "mem_kind": kind, **info,
+            "graph_breaks": int(sum(counters["graph_break"].values())),
+            "cudagraph_skips": int(inductor.get("cudagraph_skips", 0))}
+
+
+def step_onnx_dynamic(model: str, sizes: tuple[int, ...], seed: int = 0) -> list[dict[str, Any]]:
+    """ONNX Runtime (CPU EP) with dynamic H/W: dynamic_shapes' recommended export spec, run at each size vs eager."""
+    import onnxruntime as ort
+
+    exported = dynamic_shapes.export_spec(dynamic_shapes.RECOMMENDED, model=model, min_size=min(sizes),
+                                          max_size=max(sizes), seed=seed)
+    if not exported.ok:
+        raise RuntimeError(f"dynamic torch.export ({dynamic_shapes.RECOMMENDED}) failed: {exported.error}")
+    path = os.path.join(tempfile.mkdtemp(prefix="yolo26kit-onnx-dynamic-"), "dynamic.onnx")
+    torch.onnx.export(exported.program, dynamo=True).save(path)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    net = dynamic_shapes.build_model(model, seed, "cpu")
+    rows = []
+    for size in sizes:
+        x = dynamic_shapes.image(1, size, size)
+        with torch.no_grad():
+            ref = net(x)
+        out = torch.from_numpy(session.run(None, {session.get_inputs()[0].name: x.numpy()})[0])
+        delta = index_dtype.compare(out, ref)
+        rows.append({"size": size, "matched": delta.get("match_rate"), "score_max_abs": delta.get("score_max_abs"),
+                     "correct": index_dtype.agrees(delta)})
+    return rows
+
+
+# --- comparing ------------------------------------------------------------------------------------
+
+def compare(task: str, outputs: list[torch.Tensor] | None, reference: list[torch.Tensor] | None) -> dict[str, Any]:
+    """How far a case's outputs are from eager fp32: detections via index_dtype.compare, class scores via top-5."""
+    if not outputs or not reference:
+        return {}
+    out, ref = outputs[0], reference[0]
+    if task == "classify":
+        if out.shape != ref.shape:
+            return {"match_rate": 0.0, "exact": False, "close": False}
+        top_out, top_ref = out.topk(5, dim=-1).indices, ref.topk(5, dim=-1).indices
+        max_abs = (out - ref).abs().max().item()
+        same = torch.equal(top_out, top_ref)
+        return {"max_abs": max_abs, "match_rate": float(same), "exact": torch.equal(out, ref), "score_max_abs": max_abs,
+                "close": same and max_abs <= 1e-2 * ref.abs().max().item()}
+    delta = index_dtype.compare(out[..., :6] if out.ndim == 3 else out, ref[..., :6] if ref.ndim == 3 else ref)
+    if len(outputs) > 1 and len(reference) > 1 and outputs[1].shape == reference[1].shape:
+        delta["aux_max_abs"] = (outputs[1] - reference[1]).abs().max().item()  # e.g. segmentation prototypes
+    return delta
+
+
+def correct(delta: dict[str, Any], dtype: str = "fp32") -> bool:
+    """Same detections as eager fp32: index_dtype.agrees for fp32; sorted scores within REDUCED_SCORE_TOL otherwise."""
+    if not delta:
+        return False
+    if dtype == "fp32":
+        return index_dtype.agrees(delta)
+    score = delta.get("score_max_abs")
+    return score is not None and score <= REDUCED_SCORE_TOL[dtype]
+
+
+# --- planning and running -----------------------------------------------------------------------
+
+def installed(module: str) -> bool:
+    """Whether a module can be imported here (without importing it)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def ort_providers() -> list[str]:
+    """ONNX Runtime's available execution providers ([] when onnxruntime is missing)."""
+    if not installed("onnxruntime"):
+        return []
+    import onnxruntime
+
+    return list(onnxruntime.get_available_providers())
+
+
+def skip_reason(case: Case, compile_models: list[str]) -> str:
+    """Why a case is not attempted on this run ('' when it is)."""
+    if case.backend in CUDA_ONLY and not case.device.startswith("cuda"):
+        return "needs a CUDA device"
+    if case.backend in COMPILE_HEAVY and case.model not in compile_models:
+        return "compile-heavy back-ends run only for `compile_models` (this profile's are " \
+               f"{', '.join(compile_models) or 'none'})"
+    if case.backend == "onnxruntime":
+        missing = [m for m in ("onnx", "onnxscript", "onnxruntime") if not installed(m)]
+        if missing:
+            return f"not installed: {', '.join(missing)} (optional; pinned in pyproject.toml, not on the GPU runner)"
+        if case.provider not in ort_providers():
+            return f"onnxruntime here has no {case.provider} (available: {', '.join(ort_providers())})"
+    if case.backend == "tensorrt" and not installed("torch_tensorrt"):
+        return "not installed: torch_tensorrt (optional extra)"
+    return ""
+
+
+def plan(models: list[str], compile_models: list[str], imgsz: int, device: str, backends: list[str],
+         dtypes: list[str], tasks: list[str], task_models: list[str], task_imgsz: int, seed: int = 0,
+         workdir: str = "", min_run_time: float = 0.5) -> list[Case]:
+    """Every case of the run: each model × back-end (+ the eager references they need) and the task variants.
+
+    On a CUDA run the CPU back-ends (et_xnnpack, ONNX Runtime's CPU EP) get an eager fp32 CPU reference row too.
+    """
+    cases: dict[tuple, Case] = {}
+    base = Case(model="", backend="eager", device=device, imgsz=imgsz, seed=seed, workdir=workdir,
+                min_run_time=min_run_time)
+
+    def add(case: Case) -> None:
+        old = cases.get(case.key)
+        if old is None or (case.timed and not old.timed):
+            cases[case.key] = case
+
+    for model in models:
+        add(replace(base, model=model))
+        for dtype in dtypes:
+            if dtype != "fp32" and device.startswith("cuda"):
+                add(replace(base, model=model, dtype=dtype))
+        for backend in backends:
+            if backend == "eager":
+                continue
+            if backend == "et_xnnpack":
+                add(replace(base, model=model, backend=backend, device="cpu"))
+            elif backend == "onnxruntime":
+                add(replace(base, model=model, backend=backend, device="cpu", provider="CPUExecutionProvider"))
+                if device.startswith("cuda"):
+                    add(replace(base, model=model, backend=backend, provider="CUDAExecutionProvider"))
+            else:
+                add(replace(base, model=model, backend=backend))
+        if device.startswith("cuda") and {"et_xnnpack", "onnxruntime"} & set(backends):
+            add(replace(base, model=model, device="cpu"))  # the CPU back-ends' reference (and eager CPU latency)
+    for task in tasks:
+        for model in task_models:
+            check = replace(base, model=model, task=task, device="cpu", imgsz=task_imgsz, timed=False)
+            add(replace(check, backend="et_xnnpack"))
+            add(check)
+    return list(cases.values())
+
+
+@dataclass
+class Row:
+    """One case's outcomes (prepare, then one run, or two AOTI load attempts) and its comparison with eager."""
+
+    case: Case
+    outcomes: list[isolate.Outcome]
+    delta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def run(self) -> isolate.Outcome | None:
+        """The outcome whose numbers count: the last ok run (the workaround's for a crashed AOTI load)."""
+        runs = [o for o in self.outcomes if isinstance(o.value, dict) and "outputs" in o.value]
+        return runs[-1] if runs else None
+
+    @property
+    def final(self) -> isolate.Outcome:
+        """The run that counts, else the first failure."""
+        return self.run or next((o for o in self.outcomes if not o.ok), self.outcomes[-1])
+
+    @property
+    def ok(self) -> bool:
+        return self.run is not None
+
+    @property
+    def correct(self) -> bool:
+        return self.ok and correct(self.delta, self.case.dtype)
+
+    @property
+    def median_ms(self) -> float | None:
+        return self.run.value.get("median_ms") if self.run else None
+
+    @property
+    def prepare(self) -> isolate.Outcome | None:
+        return next((o for o in self.outcomes if o.step.endswith(":prepare")), None)
+
+
+# Rough cold seconds of a case on a GPU runner (yolo26n), only to start the longest chains first.
+EXPECTED_SECONDS = {"aoti": 150.0, "et_cuda": 70.0, "compile_cudagraphs": 40.0, "et_xnnpack": 30.0,
+                    "compile": 20.0, "tensorrt": 60.0, "onnxruntime": 15.0, "eager": 5.0}
+
+
+def run_case(case: Case, timeout: float, compile_models: list[str]) -> Row:
+    """Run one case's chain of isolated steps; never raises for a step's own failure."""
+    reason = skip_reason(case, compile_models)
+    if reason:
+        return Row(case, [isolate.skipped(case.tag, reason)])
+    steps: list[isolate.Outcome] = []
+    artifact = ""
+    if case.backend in ("aoti", "et_xnnpack", "et_cuda", "onnxruntime"):
+        prepared = isolate.run_step(step_prepare, case, timeout=timeout, step=f"{case.tag}:prepare", phase="compile")
+        steps.append(prepared)
+        if not prepared.ok:
+            return Row(case, steps)
+        artifact = prepared.value["artifact"]
+    if case.backend == "et_cuda":
+        backends = isolate.run_step(index_dtype.runtime_backends, timeout=120, step=f"{case.tag}:backends")
+        if not (backends.ok and "CudaBackend" in (backends.value or [])):
+            registered = backends.value if backends.ok else backends.error
+            return Row(case, steps + [isolate.skipped(f"{case.tag}:run", "this executorch runtime has no "
+                                                      f"CudaBackend (registered: {registered})")])
+    if case.backend == "aoti":
+        steps += aoti.run_step(step_run, case, artifact, timeout=timeout, step=f"{case.tag}:load+run")
+    else:
+        jit = case.backend in ("compile", "compile_cudagraphs", "tensorrt")
+        steps.append(isolate.run_step(step_run, case, artifact, timeout=timeout, step=f"{case.tag}:run",
+                                      phase="compile" if jit else "measure"))
+    return Row(case, steps)
+
+
+def run_all(cases: list[Case], timeout: float, compile_models: list[str], workers: int = 1) -> list[Row]:
+    """Every case's chain, `workers` chains at a time (longest first), then each compared with its eager reference.
+
+    Chains are independent child processes; their timed parts take the run's device lock (timing.measure), so
+    no two measurements overlap, while compiles and lowerings do.
+    """
+    order = sorted(range(len(cases)), key=lambda i: -EXPECTED_SECONDS.get(cases[i].backend, 5.0))
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        done = dict(zip(order, pool.map(lambda i: run_case(cases[i], timeout, compile_models), order)))
+    rows = [done[i] for i in range(len(cases))]
+    refs = {r.case.key: r.run.value["outputs"] for r in rows if r.case.backend == "eager" and r.case.dtype == "fp32"
+            and r.run is not None}
+    for r in rows:
+        if r.run is not None:
+            r.delta = compare(r.case.task, r.run.value["outputs"], refs.get(r.case.reference))
+    return rows
+
+
+def task_rows(rows: list[Row], task_models: list[str], task_imgsz: int, tasks: list[str]) -> list[Row]:
+    """The rows of the task-variant check (a timed detect row stands in when the sizes coincide)."""
+    return [r for r in rows if r.case.backend == "et_xnnpack" and r.case.task in tasks
+            and r.case.model in task_models and r.case.imgsz == task_imgsz]
+
+
+# --- the notebook's driver ----------------------------------------------------------------------
+
+@dataclass
+class Run:
+    """What the notebook computed, kept together for tables and verdicts."""
+
+    device: str
+    rows: list[Row]
+    task_rows: list[Row]
+    onnx_dynamic: isolate.Outcome | None
+    models: list[str]
+    imgsz: int
+
+    @property
+    def on_cuda(self) -> bool:
+        return self.device.startswith("cuda")
+
+
+def investigate(device: str, models: list[str], compile_models: list[str], imgsz: int, backends: list[str],
+                tasks: list[str], cpu_models: list[str], cpu_compile_models: list[str], cpu_imgsz: int,
+                cpu_backends: list[str], cpu_tasks: list[str], dtypes: list[str], task_models: list[str],
+                task_imgsz: int, step_timeout: float, min_run_time: float = 0.5, onnx_dynamic: bool = True,
+                seed: int = 0, workers: int = 0) -> Run:
+    """Plan every case for this device (a CPU run takes the cpu_* parameters) and run them isolated."""
+    yolo.offline_ultralytics()
+    isolate.preload(*PRELOAD)
+    on_cuda = device.startswith("cuda")
+    if not on_cuda:
+        models, compile_models, imgsz, backends, tasks = cpu_models, cpu_compile_models, cpu_imgsz, cpu_backends, cpu_tasks
+    workers = workers or max(1, min(6, (os.cpu_count() or 2) // 2))
+    workdir = tempfile.mkdtemp(prefix="yolo26kit-deployment-")
+    cases = plan(models, compile_models, imgsz, device, backends, dtypes, tasks, task_models, task_imgsz, seed,
+                 workdir, min_run_time)
+    want_dynamic = onnx_dynamic and "onnxruntime" in backends and bool(models) and installed("onnxruntime") \
+        and installed("onnxscript")
+    dynamic_step = lambda: isolate.run_step(step_onnx_dynamic, models[0], ONNX_DYNAMIC_SIZES, seed,  # noqa: E731
+                                            timeout=step_timeout, step="onnxruntime dynamic H/W", phase="compile")
+    # Beside the cases on CUDA; after them on CPU, where a second busy process would disturb the CPU timings.
+    with ThreadPoolExecutor(max_workers=1) as side:
+        dynamic = side.submit(dynamic_step) if want_dynamic and on_cuda else None
+        rows = run_all(cases, step_timeout, compile_models, workers)
+        dynamic_outcome = dynamic.result() if dynamic else (dynamic_step() if want_dynamic else None)
+    return Run(device, rows, task_rows(rows, task_models, task_imgsz, tasks), dynamic_outcome, list(models), imgsz)
