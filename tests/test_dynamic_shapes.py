@@ -337,7 +337,7 @@ def test_notebook_tiny(run_notebook):
         specs=["static", "dim", "derived", "derived_warm", "derived_kit", "auto_bounded", "batch_from1"],
         sweep=[128, 160, 192, 200, 186], paths=["export"], et_static_sizes=[], device="cpu")
     verdicts = {c["id"]: c["verdict"] for c in results["claims"]}
-    assert set(verdicts) == {c["id"] for c in findings.claims_of("dynamic_shapes")}
+    assert set(verdicts) == {c["id"] for c in findings.judged_claims_of("dynamic_shapes")}
     assert all(v in findings.VERDICTS for v in verdicts.values())
     assert not results["missing_claims"]
     assert verdicts["dynamic_shapes.plain_dim_guard_violation"] == "confirmed"

@@ -48,7 +48,7 @@ def test_save_and_read_round_trip(tmp_path):
 
 def test_failed_results_give_every_claim_an_error():
     data = findings.failed_results("index_dtype", "r", {}, "CellExecutionError: boom", 3.0)
-    ids = {c["id"] for c in findings.claims_of("index_dtype")}
+    ids = {c["id"] for c in findings.judged_claims_of("index_dtype")}
     assert {c["id"] for c in data["claims"]} == ids
     assert all(c["verdict"] == "error" and "boom" in c["evidence"] for c in data["claims"])
     json.dumps(data, allow_nan=False)
