@@ -64,9 +64,9 @@ def test_other_weights_miss_the_cache(package, monkeypatch):
     a = torch.export.export(torch.nn.Linear(3, 3), (torch.randn(2, 3),))
     torch.manual_seed(1)
     b = torch.export.export(torch.nn.Linear(3, 3), (torch.randn(2, 3),))
-    assert aoti._program_key(a, None) != aoti._program_key(b, None)
-    assert aoti._program_key(a, None) == aoti._program_key(a, None)
-    assert aoti._program_key(a, None) != aoti._program_key(a, {"max_autotune": True})
+    assert aoti.program_key(a, None) != aoti.program_key(b, None)
+    assert aoti.program_key(a, None) == aoti.program_key(a, None)
+    assert aoti.program_key(a, None) != aoti.program_key(a, {"max_autotune": True})
 
 
 def segfault() -> None:
@@ -94,4 +94,4 @@ class WithScalarConstant(torch.nn.Module):
 
 def test_program_key_takes_zero_dim_constants():
     program = torch.export.export(WithScalarConstant(), (torch.randn(2),))
-    assert len(aoti._program_key(program, None)) == 32
+    assert len(aoti.program_key(program, None)) == 32

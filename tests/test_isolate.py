@@ -150,6 +150,26 @@ def test_a_second_crash_at_the_same_site_reuses_the_diagnosis(tmp_path, monkeypa
     assert "same crash site as" in second.details["native"]
     assert second.details["frames"] == first.details["frames"]
     assert os.path.basename(first.details["trace_file"]) in second.details["native"]
+    assert "== native backtrace" in open(second.details["trace_file"]).read()  # each trace file carries it
+
+
+def test_a_later_run_reuses_the_diagnosis_kept_in_the_compile_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("YOLO26KIT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(isolate.FORENSICS_TIMEOUT_ENV, "120")
+    monkeypatch.setenv(isolate.FORENSICS_DIR_ENV, str(tmp_path / "run1"))
+    first = isolate.run_step(segfault, timeout=60, step="first run")
+    if first.details["native"].startswith("no native"):  # no debugger here: nothing is kept
+        assert not (tmp_path / "cache" / "crash-sites").exists()
+        return
+    assert not first.details.get("diagnosis_cached")
+    monkeypatch.setenv(isolate.FORENSICS_DIR_ENV, str(tmp_path / "run2"))  # a new run folder, the same cache
+    second = isolate.run_step(segfault, timeout=60, step="second run")
+    assert second.details["diagnosis_cached"] is True
+    assert "earlier run on this machine" in second.details["native"]
+    assert second.details["frames"] == first.details["frames"]
+    # The new run's own trace file still holds the native backtrace, copied from the cache.
+    assert "== native backtrace" in open(second.details["trace_file"]).read()
+    assert second.details["trace_file"].startswith(str(tmp_path / "run2"))
 
 
 def test_crash_site_ignores_thread_ids_but_not_lines():

@@ -8,8 +8,6 @@ again with the libstdc++ the process maps loaded globally first, and returns bot
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -17,38 +15,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import forensics, isolate
+from .artifacts import CACHE_ENV, cache_root, program_key  # noqa: F401 (CACHE_ENV: the tests set it)
 
-CACHE_ENV = "YOLO26KIT_CACHE"  # the kit's compile-cache root; packages go to <root>/aoti/
 WORKAROUNDS = {"system_libstdcxx": "system libstdc++ loaded globally first"}
-
-
-def _program_key(program: Any, inductor_configs: dict[str, Any] | None) -> str:
-    """A digest of what decides the package: graph code, signature, ranges, weights, configs, torch version."""
-    import torch
-
-    h = hashlib.sha256()
-    for part in (torch.__version__, str(program.graph_module.code), str(program.graph_signature),
-                 str(program.range_constraints), json.dumps(inductor_configs or {}, sort_keys=True, default=str)):
-        h.update(part.encode())
-    tensors = {**program.state_dict, **program.constants}
-    for name in sorted(tensors):
-        value = tensors[name]
-        h.update(name.encode())
-        if isinstance(value, torch.Tensor):
-            t = value.detach().to("cpu").contiguous()
-            h.update(f"{t.dtype}{tuple(t.shape)}{value.device.type}".encode())
-            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
-    for node in program.graph.nodes:  # the device the inputs live on decides CPU vs CUDA code
-        val = node.meta.get("val")
-        if node.op == "placeholder" and hasattr(val, "device"):
-            h.update(f"{node.name}:{val.device.type}:{val.dtype}".encode())
-    return h.hexdigest()[:32]
 
 
 def cache_dir() -> Path | None:
     """Where packages are cached (None when the run has no compile cache)."""
-    root = os.environ.get(CACHE_ENV, "")
-    return Path(root) / "aoti" if root else None
+    root = cache_root()
+    return root / "aoti" if root else None
 
 
 def compile_package(program: Any, package_path: str, inductor_configs: dict[str, Any] | None = None) -> str:
@@ -56,7 +31,7 @@ def compile_package(program: Any, package_path: str, inductor_configs: dict[str,
     import torch
 
     folder = cache_dir()
-    cached = folder / f"{_program_key(program, inductor_configs)}.pt2" if folder else None
+    cached = folder / f"{program_key(program, inductor_configs)}.pt2" if folder else None
     if cached and cached.exists():
         shutil.copyfile(cached, package_path)
         return package_path

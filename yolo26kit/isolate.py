@@ -372,18 +372,31 @@ def crash_site(signal_name: str, stack: str) -> str:
 
 
 def _known_site(folder: str, site: str) -> dict[str, Any] | None:
-    try:
-        with open(os.path.join(folder, ".crash-sites", f"{site}.json")) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+    """A diagnosis of this crash site made earlier in this run, else one kept in the compile cache by an earlier run."""
+    from .artifacts import crash_site_file
+
+    cached = crash_site_file(site)
+    for path, earlier_run in ((os.path.join(folder, ".crash-sites", f"{site}.json"), False), (cached, True)):
+        try:
+            with open(path or "") as f:
+                return {**json.load(f), "earlier_run": earlier_run}
+        except (OSError, ValueError):
+            continue
+    return None
 
 
-def _remember_site(folder: str, site: str, details: dict[str, Any]) -> None:
-    os.makedirs(os.path.join(folder, ".crash-sites"), exist_ok=True)
+def _remember_site(folder: str, site: str, details: dict[str, Any], native_report: list[str]) -> None:
+    """Keep a diagnosis for later crashes at the same site: in the run folder, and in the compile cache if any."""
+    from .artifacts import crash_site_file, write_atomic
+
     keep = {k: details[k] for k in ("native", "frames", "cause", "cause_detail", "trace_file") if k in details}
+    keep.update(native_report=native_report, recorded=time.strftime("%Y-%m-%d %H:%M:%S"))
+    os.makedirs(os.path.join(folder, ".crash-sites"), exist_ok=True)
     with open(os.path.join(folder, ".crash-sites", f"{site}.json"), "w") as f:
         json.dump(keep, f)
+    cached = crash_site_file(site)
+    if cached:
+        write_atomic(cached, json.dumps(keep).encode())
 
 
 def _investigate(out: Outcome, call: tuple, native: bool) -> None:
@@ -415,12 +428,16 @@ def _diagnose(out: Outcome, call: tuple, native: bool, folder: str, site: str, s
     from . import forensics as fx
 
     seen = _known_site(folder, site) if site else None
+    native_report: list[str] = []
     if seen:
-        out.details.update({k: v for k, v in seen.items() if k != "trace_file"})
-        out.details["native"] = (f"same crash site as {os.path.basename(seen.get('trace_file', ''))} (identical "
-                                 f"signal and Python frames): its native backtrace and cause apply, not re-run")
+        out.details.update({k: v for k, v in seen.items() if k in ("native", "frames", "cause", "cause_detail")})
+        where = (f"a crash diagnosed by an earlier run on this machine ({seen.get('recorded', '?')}, kept in the "
+                 f"compile cache)" if seen["earlier_run"] else os.path.basename(seen.get("trace_file", "")))
+        out.details["native"] = (f"same crash site as {where} (identical signal and Python frames): its native "
+                                 f"backtrace and cause apply, not re-run")
+        out.details["diagnosis_cached"] = seen["earlier_run"]
         frames = seen.get("frames", "").split(" | ") if seen.get("frames") else frames
-        report += [f"native: {out.details['native']}"]
+        report += seen.get("native_report", []) + [f"native: {out.details['native']}"]
         if seen.get("cause_detail"):
             report += [f"cause: {seen['cause']}", repr(seen["cause_detail"])]
     elif native:
@@ -440,7 +457,8 @@ def _diagnose(out: Outcome, call: tuple, native: bool, folder: str, site: str, s
                 if cause:
                     out.details["cause"] = cause.rule
                     out.details["cause_detail"] = cause.to_dict()
-                report += [f"== native backtrace ({trace.debugger}) ==", trace.text, ""]
+                native_report = [f"== native backtrace ({trace.debugger}) ==", trace.text, ""]
+                report += native_report
         os.unlink(f.name)
         report += [f"native: {out.details['native']}"]
         if out.details.get("cause_detail"):
@@ -452,7 +470,7 @@ def _diagnose(out: Outcome, call: tuple, native: bool, folder: str, site: str, s
         f.write("\n".join(report) + "\n\n== step log (tail) ==\n" + out.log)
     out.details["trace_file"] = path
     if site and not seen and out.details.get("frames") and not out.details["native"].startswith("no native"):
-        _remember_site(folder, site, out.details)
+        _remember_site(folder, site, out.details, native_report)
 
 
 def replay(path: str) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import aoti as aoti_pkg, catalog, env, isolate, timing, yolo
+from .. import aoti as aoti_pkg, artifacts, catalog, env, isolate, timing, yolo
 
 NAME = "dynamic_shapes"
 STRIDE = 32  # the largest stride of YOLO26's feature pyramid (P5)
@@ -770,23 +770,28 @@ def lower_xnnpack(spec_name: str, path: str, *, model: str, batch: int, min_size
         ep = r.program
     t1 = time.perf_counter()
     calls = _python_calls(ep)
-    try:
-        edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()],
-                                           compile_config=EdgeCompileConfig(_check_ir_validity=spec.edge_check))
-        t2 = time.perf_counter()
-        program = edge.to_executorch()
-    except Exception as exc:
-        text = _first_line(str(exc)) or "(no message)"
-        raise LoweringFailed(f"{type(exc).__name__}: {text} [graph calls Python functions: {', '.join(calls) or 'none'}]") from exc
-    t3 = time.perf_counter()
-    buffer = program.buffer
+
+    def lower(ep: Any) -> tuple[bytes, dict[str, Any]]:
+        try:
+            t1 = time.perf_counter()
+            edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()],
+                                               compile_config=EdgeCompileConfig(_check_ir_validity=spec.edge_check))
+            t2 = time.perf_counter()
+            program = edge.to_executorch()
+        except Exception as exc:
+            text = _first_line(str(exc)) or "(no message)"
+            raise LoweringFailed(f"{type(exc).__name__}: {text} [graph calls Python functions: "
+                                 f"{', '.join(calls) or 'none'}]") from exc
+        ops = Counter(str(getattr(n.target, "__name__", n.target)) for n in edge.exported_program().graph.nodes
+                      if n.op == "call_function")
+        delegates = ops.pop("executorch_call_delegate", 0)
+        return program.buffer, {"lower_s": t2 - t1, "to_executorch_s": time.perf_counter() - t2,
+                                "delegates": delegates,
+                                "outside_xnnpack": ", ".join(sorted(k for k in ops if k not in ("getitem", "alloc", "view")))}
+
+    buffer, facts = artifacts.lowered_program(ep, f"xnnpack-check{int(spec.edge_check)}", lower)
     Path(path).write_bytes(buffer)
-    ops = Counter(str(getattr(n.target, "__name__", n.target)) for n in edge.exported_program().graph.nodes
-                  if n.op == "call_function")
-    delegates = ops.pop("executorch_call_delegate", 0)
-    return {"export_s": t1 - t0, "lower_s": t2 - t1, "to_executorch_s": t3 - t2, "bytes": len(buffer),
-            "delegates": delegates, "python_calls": calls,
-            "outside_xnnpack": ", ".join(sorted(k for k in ops if k not in ("getitem", "alloc", "view")))}
+    return {"export_s": t1 - t0, **facts, "bytes": len(buffer), "python_calls": calls}
 
 
 def _load_pte(path: str) -> tuple[Any, Any, bytes]:

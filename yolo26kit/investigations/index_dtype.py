@@ -35,7 +35,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from .. import aoti, catalog, findings, graphs, isolate, yolo
+from .. import aoti, artifacts, catalog, findings, graphs, isolate, yolo
 
 VARIANTS = ("legacy", "gather", "upstream", "legacy_cast")
 PATHS = ("eager", "export", "aoti", "compile", "et_xnnpack", "et_cuda")
@@ -276,12 +276,14 @@ def step_et_xnnpack_lower(spec: Spec) -> dict[str, Any]:
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import to_edge_transform_and_lower
 
+    def lower(ep: Any) -> tuple[bytes, dict[str, Any]]:
+        return to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer, {}
+
     ep = export(replace(spec, device="cpu"))  # XNNPACK is a CPU back-end
-    program = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()
+    data, facts = artifacts.lowered_program(ep, "xnnpack", lower)
     pte = Path(spec.workdir) / f"{spec.tag}.xnnpack.pte"
-    pte.write_bytes(program.buffer)
-    delegated = program.buffer.count(b"XnnpackBackend")
-    return {"pte": str(pte), "bytes": pte.stat().st_size, "delegated": delegated > 0}
+    pte.write_bytes(data)
+    return {"pte": str(pte), "bytes": len(data), "delegated": b"XnnpackBackend" in data, "cached": facts["cached"]}
 
 
 def _cuda_compile_specs(autotune: bool) -> list:

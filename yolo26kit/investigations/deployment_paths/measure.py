@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from ... import aoti, isolate, timing, yolo
+from ... import aoti, artifacts, isolate, timing, yolo
 from .. import dynamic_shapes, index_dtype
 
 NAME = "deployment_paths"
@@ -127,15 +127,18 @@ def export(case: Case) -> torch.export.ExportedProgram:
 def step_prepare(case: Case) -> dict[str, Any]:
     """The back-end's ahead-of-time step: AOTI package, .pte lowering or ONNX export; returns the artifact path."""
     work = Path(case.workdir)
+    cached = False  # True: the lowered program came from the run's compile cache
     if case.backend == "aoti":
         path = aoti.compile_package(export(case), str(work / f"{case.tag}.pt2"))
     elif case.backend == "et_xnnpack":
         from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
         from executorch.exir import to_edge_transform_and_lower
 
-        program = to_edge_transform_and_lower(export(case), partitioner=[XnnpackPartitioner()]).to_executorch()
+        data, facts = artifacts.lowered_program(export(case), "xnnpack", lambda ep: (
+            to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer, {}))
         path = str(work / f"{case.tag}.pte")
-        Path(path).write_bytes(program.buffer)
+        Path(path).write_bytes(data)
+        cached = facts["cached"]
     elif case.backend == "et_cuda":
         from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
         from executorch.exir import to_edge_transform_and_lower
@@ -156,7 +159,7 @@ def step_prepare(case: Case) -> dict[str, Any]:
             torch.onnx.export(build_model(case), (example(case),), dynamo=True).save(path)
     else:
         raise ValueError(f"{case.backend} has no ahead-of-time step")
-    return {"artifact": path, "bytes": os.path.getsize(path)}
+    return {"artifact": path, "bytes": os.path.getsize(path), "cached": cached}
 
 
 def _rss_kib() -> int:

@@ -1,0 +1,90 @@
+"""Artifacts kept in the run's compile cache ($YOLO26KIT_CACHE), keyed by what decides them, so a warm run reuses them.
+
+Inductor and Triton cache their own work; what they do not cover is cached here: ExecuTorch programs lowered to
+XNNPACK (`lowered_program`; lowering is pure Python and costs 10–100 s per program) and crash diagnoses
+(`crash_site_file`: a native backtrace under a debugger costs minutes on a GPU runner). Only successes are kept:
+a failing lowering is repeated every run, so its error is always this run's. A result served from the cache says
+so (`cached: True`), and `run.json` marks the whole run `warm`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+CACHE_ENV = "YOLO26KIT_CACHE"  # the kit's compile-cache root (set by the runner for every notebook child)
+
+
+def cache_root() -> Path | None:
+    """The run's compile-cache root, None when the run has none."""
+    root = os.environ.get(CACHE_ENV, "")
+    return Path(root) if root else None
+
+
+def program_key(program: Any, options: dict[str, Any] | None = None) -> str:
+    """A digest of what decides a compiled program: graph code, signature, ranges, weights, options, torch version."""
+    import torch
+
+    h = hashlib.sha256()
+    for part in (torch.__version__, str(program.graph_module.code), str(program.graph_signature),
+                 str(program.range_constraints), json.dumps(options or {}, sort_keys=True, default=str)):
+        h.update(part.encode())
+    tensors = {**program.state_dict, **program.constants}
+    for name in sorted(tensors):
+        value = tensors[name]
+        h.update(name.encode())
+        if isinstance(value, torch.Tensor):
+            t = value.detach().to("cpu").contiguous()
+            h.update(f"{t.dtype}{tuple(t.shape)}{value.device.type}".encode())
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    for node in program.graph.nodes:  # the device the inputs live on decides CPU vs CUDA code
+        val = node.meta.get("val")
+        if node.op == "placeholder" and hasattr(val, "device"):
+            h.update(f"{node.name}:{val.device.type}:{val.dtype}".encode())
+    return h.hexdigest()[:32]
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder: concurrent notebooks never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def lowered_program(program: Any, backend: str, lower: Callable[[Any], tuple[bytes, dict[str, Any]]]
+                    ) -> tuple[bytes, dict[str, Any]]:
+    """`lower(program)` → (.pte bytes, facts), or both from the cache when this program was lowered before.
+
+    The key adds the back-end name and the executorch version to `program_key`; the facts come back with
+    `cached` set (True: from the cache, with the facts the lowering that made it recorded).
+    """
+    from importlib import metadata
+
+    root = cache_root()
+    key = program_key(program, {"backend": backend, "executorch": metadata.version("executorch")})
+    stem = root / "executorch" / f"{backend}-{key}" if root else None
+    if stem and stem.with_suffix(".pte").exists() and stem.with_suffix(".json").exists():
+        facts = json.loads(stem.with_suffix(".json").read_text())
+        return stem.with_suffix(".pte").read_bytes(), {**facts, "cached": True}
+    data, facts = lower(program)
+    if stem:
+        write_atomic(stem.with_suffix(".pte"), data)
+        write_atomic(stem.with_suffix(".json"), json.dumps(facts, default=str).encode())
+    return data, {**facts, "cached": False}
+
+
+def crash_site_file(site: str) -> Path | None:
+    """Where a diagnosed crash site is kept across runs: per Python executable and torch build, None without a cache."""
+    root = cache_root()
+    if root is None or not site:
+        return None
+    torch_version = sys.modules["torch"].__version__ if "torch" in sys.modules else ""
+    stack = hashlib.sha256(f"{sys.executable}|{torch_version}".encode()).hexdigest()[:12]
+    return root / "crash-sites" / f"{stack}-{site}.json"
