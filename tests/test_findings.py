@@ -94,6 +94,20 @@ def test_untestable_claims_are_never_asked_for(small_ledger):
     assert {c["id"] for c in failed["claims"]} == {"index_dtype.a", "index_dtype.b", "index_dtype.c"}
 
 
+def test_judge_all_records_each_verdict_and_a_broken_judge_only_breaks_its_claim(small_ledger):
+    def broken(measured):
+        raise ZeroDivisionError("no rows")
+
+    found = findings.Findings("index_dtype", {})
+    frame = found.judge_all({"index_dtype.a": lambda m: ("confirmed", f"{m} of {m} matched", {"n": m}),
+                             "index_dtype.b": broken,
+                             "index_dtype.c": lambda m: ("refuted", "slower", {})}, 3)
+    assert {c.id: c.verdict for c in found.claims.values()} == {
+        "index_dtype.a": "confirmed", "index_dtype.b": "error", "index_dtype.c": "refuted"}
+    assert "ZeroDivisionError: no rows" in found.claims["index_dtype.b"].evidence
+    assert found.claims["index_dtype.a"].data == {"n": 3} and len(frame) == 3
+
+
 def test_verdicts_and_tables_are_saved_as_recorded(small_ledger, tmp_path):
     path = tmp_path / "run" / "index_dtype.results.json"
     found = findings.Findings("index_dtype", {"imgsz": 64}, run_id="r")

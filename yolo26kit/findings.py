@@ -7,6 +7,7 @@ import math
 import os
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from functools import cache
@@ -147,6 +148,18 @@ class Findings:
         self.claims[claim_id] = claim
         self._persist()
         return claim
+
+    def judge_all(self, judges: Mapping[str, Callable[[Any], tuple[str, str, dict[str, Any]]]], measured: Any
+                  ) -> pd.DataFrame:
+        """Record each claim's verdict from `judges[claim_id](measured)`; a judge that breaks records `error` for its
+        claim only (one bug must not hide the other verdicts). Returns the claims frame."""
+        for claim_id, judge in judges.items():
+            try:
+                verdict, evidence, data = judge(measured)
+            except Exception as exc:
+                verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
+            self.verdict(claim_id, verdict, evidence, **data)
+        return self.frame()
 
     def table(self, name: str, rows: pd.DataFrame | list[dict[str, Any]]) -> pd.DataFrame:
         """Keep a table for results.json and return it as a DataFrame (so a notebook cell shows it)."""

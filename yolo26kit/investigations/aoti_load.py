@@ -178,10 +178,7 @@ JUDGES = {CLAIM: judge_load_crash_cause}
 def judge(found: Any, rows: pd.DataFrame) -> pd.DataFrame:
     """Record the tables and every claim's verdict; returns the claims frame."""
     found.table("aoti_load", rows)
-    for claim_id, fn in JUDGES.items():
-        verdict, evidence, data = fn(rows)
-        found.verdict(claim_id, verdict, evidence, **data)
-    return found.frame()
+    return found.judge_all(JUDGES, rows)
 
 
 catalog.register(catalog.Investigation(
@@ -194,5 +191,5 @@ catalog.register(catalog.Investigation(
         "full": {"models": list(MODELS), "cuda_packages": True},
     },
     checks={"models": catalog.one_of(*MODELS)},
-    **({"judges": JUDGES} if "judges" in catalog.Investigation.__dataclass_fields__ else {}),
+    judges=JUDGES,
 ))

@@ -1460,13 +1460,7 @@ JUDGES = {
 
 def judge(found: Any, res: Results) -> pd.DataFrame:
     """Compute and record every claim's verdict from the measured rows; a judge that breaks records `error`."""
-    for claim_id, fn in JUDGES.items():
-        try:
-            verdict, evidence, data = fn(res)
-        except Exception as exc:  # a bug in one judge must not hide the other verdicts
-            verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
-        found.verdict(claim_id, verdict, evidence, **data)
-    return found.frame()
+    return found.judge_all(JUDGES, res)
 
 
 def record_tables(found: Any, res: Results) -> list[str]:

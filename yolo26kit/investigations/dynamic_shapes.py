@@ -1480,13 +1480,7 @@ def judge(found: Any, run: SpecRun, sweep: Sweep, scan: pd.DataFrame, et: EtRun,
                         ("executorch_runs", et.runs), ("aoti", aoti)):
         found.table(name, table)
     res = Results(run, sweep, scan, et, aoti)
-    for claim_id, fn in JUDGES.items():
-        try:
-            verdict, evidence, data = fn(res)
-        except Exception as exc:  # one broken judge must not hide the other verdicts
-            verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
-        found.verdict(claim_id, verdict, evidence, **data)
-    return found.frame()
+    return found.judge_all(JUDGES, res)
 
 
 catalog.register(catalog.Investigation(
@@ -1513,5 +1507,5 @@ catalog.register(catalog.Investigation(
         "et_specs": catalog.one_of(*SPECS),
         "aoti_specs": catalog.one_of(*SPECS),
     },
-    **({"judges": JUDGES} if "judges" in catalog.Investigation.__dataclass_fields__ else {}),
+    judges=JUDGES,
 ))

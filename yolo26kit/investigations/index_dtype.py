@@ -1190,13 +1190,7 @@ JUDGES = {
 def judge(found: findings.Findings, run: "Run", equiv: pd.DataFrame) -> pd.DataFrame:
     """Record every claim's verdict from the run; a judge that breaks records `error` for its claim only."""
     res = Results(run, equiv)
-    for claim_id, fn in JUDGES.items():
-        try:
-            verdict, evidence, data = fn(res)
-        except Exception as exc:  # one broken judge must not hide the other verdicts
-            verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
-        found.verdict(claim_id, verdict, evidence, **data)
-    return found.frame()
+    return found.judge_all(JUDGES, res)
 
 
 def probe_frame(run: "Run") -> pd.DataFrame:
@@ -1352,5 +1346,5 @@ catalog.register(catalog.Investigation(
         "workers": lambda v: None if v >= 0 else "must be 0 (automatic) or more",
         "probes": catalog.one_of(*PROBES),
     },
-    **({"judges": JUDGES} if "judges" in catalog.Investigation.__dataclass_fields__ else {}),
+    judges=JUDGES,
 ))

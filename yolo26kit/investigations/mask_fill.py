@@ -1322,12 +1322,7 @@ JUDGES: dict[str, Callable[[Results], Verdict]] = {
 
 def judge(found: findings.Findings, res: Results) -> pd.DataFrame:
     """Record every claim's verdict (a judge that breaks records `error`) and the run's tables."""
-    for claim_id, fn in JUDGES.items():
-        try:
-            verdict, evidence, data = fn(res)
-        except Exception as exc:  # a bug in one judge must not hide the other verdicts
-            verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
-        found.verdict(claim_id, verdict, evidence, **data)
+    found.judge_all(JUDGES, res)
     found.table("equivalence", res.eq)
     found.table("copy_bandwidth", res.bandwidth)
     found.table("benchmark", res.bench)

@@ -1033,13 +1033,7 @@ JUDGES: dict[str, Callable[[Results], Verdict]] = {
 
 def judge(found: Any, res: Results) -> pd.DataFrame:
     """Record every claim's verdict from the measured rows; a judge that breaks records `error`."""
-    for claim_id, fn in JUDGES.items():
-        try:
-            verdict, evidence, data = fn(res)
-        except Exception as exc:  # one broken judge must not hide the other verdicts
-            verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
-        found.verdict(claim_id, verdict, evidence, **data)
-    return found.frame()
+    return found.judge_all(JUDGES, res)
 
 
 catalog.register(catalog.Investigation(
@@ -1059,5 +1053,5 @@ catalog.register(catalog.Investigation(
         "decode_steps": lambda v: None if v >= 1 else "must be at least 1",
         "workers": lambda v: None if v >= 0 else "must be 0 (automatic) or more",
     },
-    **({"judges": JUDGES} if "judges" in catalog.Investigation.__dataclass_fields__ else {}),
+    judges=JUDGES,
 ))

@@ -66,5 +66,5 @@ catalog.register(catalog.Investigation(
         "device": catalog.one_of("auto", "cpu", "cuda"),
         "workers": lambda v: None if v >= 0 else "must be 0 (automatic) or more",
     },
-    **({"judges": JUDGES} if "judges" in catalog.Investigation.__dataclass_fields__ else {}),
+    judges=JUDGES,
 ))

@@ -271,10 +271,4 @@ JUDGES: dict[str, Callable[[Run], tuple[str, str, dict[str, Any]]]] = {
 
 def judge(found: findings.Findings, run: Run) -> pd.DataFrame:
     """Record every claim's verdict from the run; a judge that breaks records `error` for its claim only."""
-    for claim_id, fn in JUDGES.items():
-        try:
-            verdict, evidence, data = fn(run)
-        except Exception as exc:  # one broken judge must not hide the other verdicts
-            verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
-        found.verdict(claim_id, verdict, evidence, **data)
-    return found.frame()
+    return found.judge_all(JUDGES, run)
