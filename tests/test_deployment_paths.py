@@ -176,6 +176,29 @@ def test_xnnpack_scaling_against_the_seeds_ratio_band():
     assert inv.judge_xnnpack_scaling(_run([_row(backend="et_xnnpack")]))[0] == "error"  # one size: no growth
 
 
+def test_side_by_side_rounds_decide_the_cpu_ratios_over_the_rows_separate_timings():
+    rows = [_row(ms=20.0), _row(backend="et_xnnpack", ms=10.0, prepare="ok"),
+            _row("yolo26s", ms=50.0), _row("yolo26s", backend="et_xnnpack", ms=40.0, prepare="ok")]  # rows: ×4.0
+    rounds = {rows[1].case.tag: [10.0, 12.0, 11.0], rows[3].case.tag: [20.0, 25.0, 21.0],  # ×2.0, ×2.08, ×1.91
+              rows[0].case.tag: [30.0, 30.0, 30.0], rows[2].case.tag: [60.0, 60.0, 60.0]}
+    run = replace(_run(rows, models=("yolo26n", "yolo26s")),
+                  side_by_side=isolate.Outcome("CPU rows side by side", "ok", 3.0, value=rounds))
+    verdict, evidence, data = inv.judge_xnnpack_scaling(run)
+    assert verdict == "confirmed" and data["steps"][0]["rows_ratio"] == 4.0
+    assert data["steps"][0]["side_by_side"] == {"ratio": 2.0, "min": 1.91, "max": 2.08, "rounds": 3}
+    assert "side by side, 3 rounds" in evidence
+    verdict, evidence, data = inv.judge_xnnpack_vs_eager(run)
+    assert verdict == "confirmed" and "side by side" in evidence
+    assert inv.ratio_rounds(rounds, "missing", rows[0].case.tag) is None
+    without = _run(rows, models=("yolo26n", "yolo26s"))  # no side-by-side step: the rows' ratio decides
+    assert inv.judge_xnnpack_scaling(without)[0] == "refuted"
+
+
+def test_side_by_side_needs_two_correct_cpu_rows_and_tables_say_why():
+    assert inv.side_by_side([_row(backend="et_xnnpack", prepare="ok")], timeout=10) is None
+    assert inv.side_by_side_frame(_run([]))["status"].tolist() == ["skipped"]
+
+
 def test_cuda_aoti_judge():
     aoti_ok = _row(backend="aoti", device="cuda", prepare="ok")
     et_fails = _row(backend="et_cuda", device="cuda", prepare="error", error="NoValidChoicesError")
@@ -239,3 +262,7 @@ def test_notebook_end_to_end(run_notebook):
     assert eager["correct"] and eager["median_ms"] > 0 and eager["mem_kind"] == "cpu_rss_delta"
     assert {r["task"] for r in results["tables"]["xnnpack_tasks"]} == {"detect", "classify"}
     assert results["tables"]["fastest"][0]["model"] == "yolo26n"
+    side = {r["case"]: r for r in results["tables"]["cpu_side_by_side"]}  # eager and XNNPACK, timed in turn
+    assert len(side) == 2 and all(r["median of rounds ms"] > 0 for r in side.values())
+    xnn_vs_eager = next(c for c in results["claims"] if c["id"] == "deployment_paths.xnnpack_vs_eager")
+    assert xnn_vs_eager["data"]["pairs"][0]["side_by_side"]["rounds"] == inv.SIDE_BY_SIDE_ROUNDS

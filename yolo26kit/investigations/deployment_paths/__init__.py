@@ -23,19 +23,22 @@ from .judge import (JUDGES, judge, judge_cuda_aoti_backbone_only, judge_gpu_late
                     judge_recommend_xnnpack, judge_torch_compile_alternative, judge_xnnpack_all_variants,
                     judge_xnnpack_scaling, judge_xnnpack_vs_eager)
 from .measure import (BACKENDS, COMPILE_HEAVY, CUDA_ONLY, DTYPES, NAME, PRELOAD, REDUCED_SCORE_TOL,
-                      SEED_LATENCY_MS, SEEDS, TASKS, Case, Row, Run, build_model, build_task, compare, correct,
-                      example, installed, investigate, plan, run_all, run_case, skip_reason, step_onnx_dynamic,
-                      step_prepare, step_run, task_rows)
+                      SEED_LATENCY_MS, SEEDS, SIDE_BY_SIDE_ROUNDS, TASKS, Case, Row, Run, build_model, build_task,
+                      compare, correct, example, installed, investigate, plan, ratio_rounds, run_all, run_case,
+                      side_by_side, skip_reason, step_onnx_dynamic, step_prepare, step_run, step_side_by_side,
+                      task_rows)
 from .show import (dynamic_frame, fastest_frame, latency_frame, plot_latency, row_dicts, seed_frame,
-                   tasks_frame)
+                   side_by_side_frame, tasks_frame)
 
 __all__ = ["JUDGES", "judge", "judge_cuda_aoti_backbone_only", "judge_gpu_latency", "judge_onnxruntime",
            "judge_recommend_xnnpack", "judge_torch_compile_alternative", "judge_xnnpack_all_variants",
            "judge_xnnpack_scaling", "judge_xnnpack_vs_eager", "BACKENDS", "COMPILE_HEAVY", "CUDA_ONLY", "DTYPES",
-           "NAME", "PRELOAD", "REDUCED_SCORE_TOL", "SEED_LATENCY_MS", "SEEDS", "TASKS", "Case", "Row", "Run",
-           "build_model", "build_task", "compare", "correct", "example", "installed", "investigate", "plan", "run_all",
-           "run_case", "skip_reason", "step_onnx_dynamic", "step_prepare", "step_run", "task_rows", "dynamic_frame",
-           "fastest_frame", "latency_frame", "plot_latency", "row_dicts", "seed_frame", "tasks_frame", "ALL_MODELS"]
+           "NAME", "PRELOAD", "REDUCED_SCORE_TOL", "SEED_LATENCY_MS", "SEEDS", "SIDE_BY_SIDE_ROUNDS", "TASKS",
+           "Case", "Row", "Run", "build_model", "build_task", "compare", "correct", "example", "installed",
+           "investigate", "plan", "ratio_rounds", "run_all", "run_case", "side_by_side", "skip_reason",
+           "step_onnx_dynamic", "step_prepare", "step_run", "step_side_by_side", "task_rows", "dynamic_frame",
+           "fastest_frame", "latency_frame", "plot_latency", "row_dicts", "seed_frame", "side_by_side_frame",
+           "tasks_frame", "ALL_MODELS"]
 
 ALL_MODELS = [f"yolo26{s}" for s in yolo.SCALES]
 

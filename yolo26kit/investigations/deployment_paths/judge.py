@@ -175,17 +175,22 @@ def judge_xnnpack_vs_eager(run: Run) -> tuple[str, str, dict[str, Any]]:
     for model in sorted({r.case.model for r in run.rows}, key=lambda m: yolo.SCALES.index(yolo.scale_of(m))):
         xnn, eager = _pick(run, "et_xnnpack", model), _pick(run, "eager", model, "cpu")
         if xnn and eager and xnn.correct and xnn.median_ms and eager.median_ms:
-            pairs.append((model, xnn.median_ms, eager.median_ms, xnn.case.imgsz))
+            paired = run.cpu_ratio(xnn.case, eager.case)  # timed in turn in one process, when that step ran
+            ratio = paired["ratio"] if paired else xnn.median_ms / eager.median_ms
+            pairs.append((model, xnn.median_ms, eager.median_ms, xnn.case.imgsz, ratio, paired))
     if not pairs:
         first = _pick(run, "et_xnnpack", run.models[0]) if run.models else None
         return "error", f"no XNNPACK/eager CPU pair was timed: XNNPACK {_state(first)}", {}
     cpu = env._cpu_name()
-    text = "; ".join(f"{m}: XNNPACK {_ms(x)} vs eager {_ms(e)} ({x / e:.2f}×)" for m, x, e, _ in pairs)
-    faster = [p for p in pairs if p[1] < p[2]]
+    text = "; ".join(f"{m}: XNNPACK {_ms(x)} vs eager {_ms(e)}, {r:.2f}×" +
+                     (f" side by side ({p['rounds']} rounds: {p['min']:.2f}–{p['max']:.2f}×)" if p else "")
+                     for m, x, e, _, r, p in pairs)
+    faster = [p for p in pairs if p[4] < 1]
     evidence = (f"{len(faster)} of {len(pairs)} sizes faster on XNNPACK than eager PyTorch fp32 on the same CPU at "
                 f"{pairs[0][3]} px: {text} ({cpu}, {os.cpu_count()} cores); the seed's 15–20 ms is yolo26n at 640 px "
                 f"on an Intel Core i7, not comparable in absolute terms{_CPU_ON_CUDA if run.on_cuda else ''}")
-    data = {"pairs": [{"model": m, "xnnpack_ms": x, "eager_ms": e, "imgsz": s} for m, x, e, s in pairs]}
+    data = {"pairs": [{"model": m, "xnnpack_ms": x, "eager_ms": e, "imgsz": s, "ratio": r, "side_by_side": p}
+                      for m, x, e, s, r, p in pairs]}
     if len(faster) == len(pairs):
         return "confirmed", evidence, data
     return ("partly" if faster else "refuted"), evidence, data
@@ -203,13 +208,18 @@ def judge_xnnpack_scaling(run: Run) -> tuple[str, str, dict[str, Any]]:
     for a, b in zip(timed, timed[1:]):
         sa, sb = yolo.scale_of(a.case.model), yolo.scale_of(b.case.model)
         lo, hi = _ratio_band(SEED_LATENCY_MS["xnnpack_i7"], sa, sb)
-        ratio = b.median_ms / a.median_ms
+        paired = run.cpu_ratio(b.case, a.case)  # both sizes timed in turn in one process, when that step ran
+        ratio = paired["ratio"] if paired else b.median_ms / a.median_ms
         checks.append({"from": a.case.model, "to": b.case.model, "ratio": round(ratio, 2), "seed_band": [round(lo, 2),
-                       round(hi, 2)], "inside": lo <= ratio <= hi})
+                       round(hi, 2)], "inside": lo <= ratio <= hi, "rows_ratio": round(b.median_ms / a.median_ms, 2),
+                       **({"side_by_side": {k: round(v, 2) for k, v in paired.items()}} if paired else {})})
     inside = [c for c in checks if c["inside"]]
+    how = lambda c: (f" (side by side, {c['side_by_side']['rounds']} rounds: {c['side_by_side']['min']}–"  # noqa: E731
+                     f"{c['side_by_side']['max']}; the rows' separate timings give ×{c['rows_ratio']})"
+                     if "side_by_side" in c else " (from the rows' separate timings)")
     evidence = (f"{len(inside)} of {len(checks)} size steps grow as the seed's XNNPACK column allows: " +
-                "; ".join(f"{c['from']}→{c['to']} ×{c['ratio']} (seed ×{c['seed_band'][0]}–{c['seed_band'][1]})"
-                          for c in checks) +
+                "; ".join(f"{c['from']}→{c['to']} ×{c['ratio']}{how(c)} (seed ×{c['seed_band'][0]}–"
+                          f"{c['seed_band'][1]})" for c in checks) +
                 f"; measured at {timed[0].case.imgsz} px on this CPU, the seed's at 640 px on an Intel Core i7"
                 + (_CPU_ON_CUDA if run.on_cuda else ""))
     if len(inside) == len(checks):

@@ -252,6 +252,49 @@ def step_run(case: Case, artifact: str = "") -> dict[str, Any]:
             "cudagraph_skips": int(inductor.get("cudagraph_skips", 0))}
 
 
+SIDE_BY_SIDE_ROUNDS = 5  # rounds of the side-by-side CPU timing; each times every case once, in turn
+
+
+def step_side_by_side(cases: list[tuple[Case, str]], rounds: int = SIDE_BY_SIDE_ROUNDS,
+                      min_run_time: float = 0.2) -> dict[str, list[float]]:
+    """Time CPU cases in one process, in turn, `rounds` times: per case tag, the median ms of each round.
+
+    The rows' own timings come from separate processes minutes apart; on a shared or busy machine the speed drifts
+    between them (seen: the same yolo26n→yolo26s XNNPACK ratio measured 2.0 in one run and 3.4 in the next).
+    Ratios taken round by round here see the same machine state on both sides.
+    """
+    torch.set_grad_enabled(False)  # this child only
+    fns = {case.tag: _runner(case, artifact)[0] for case, artifact in cases}
+    medians: dict[str, list[float]] = {tag: [] for tag in fns}
+    for _ in range(rounds):
+        for tag, fn in fns.items():
+            timed = timing.measure(fn, label=tag, device="cpu", warmup=1, min_run_time=min_run_time)
+            medians[tag].append(timed.median_ms)
+    return medians
+
+
+def side_by_side(rows: list[Row], timeout: float) -> isolate.Outcome | None:
+    """The timed, correct CPU rows of XNNPACK and eager fp32 (detect) timed again side by side in one child; None
+    when fewer than two such rows exist."""
+    picked = [r for r in rows if r.case.device == "cpu" and r.case.timed and r.case.task == "detect" and r.correct
+              and (r.case.backend == "et_xnnpack" or (r.case.backend == "eager" and r.case.dtype == "fp32"))]
+    if len(picked) < 2:
+        return None
+    pairs = [(r.case, r.prepare.value["artifact"] if r.prepare else "") for r in picked]
+    return isolate.run_step(step_side_by_side, pairs, timeout=timeout, step="CPU rows side by side", phase="measure")
+
+
+def ratio_rounds(medians: dict[str, list[float]], numerator: str, denominator: str) -> dict[str, float] | None:
+    """numerator/denominator round by round: median, min and max of the per-round ratios (None if either is absent)."""
+    a, b = medians.get(numerator), medians.get(denominator)
+    if not a or not b:
+        return None
+    ratios = sorted(x / y for x, y in zip(a, b) if y)
+    if not ratios:
+        return None
+    return {"ratio": ratios[len(ratios) // 2], "min": ratios[0], "max": ratios[-1], "rounds": len(ratios)}
+
+
 def step_onnx_dynamic(model: str, sizes: tuple[int, ...], seed: int = 0) -> list[dict[str, Any]]:
     """ONNX Runtime (CPU EP) with dynamic H/W: dynamic_shapes' recommended export spec, run at each size vs eager."""
     import onnxruntime as ort
@@ -491,6 +534,13 @@ class Run:
     onnx_dynamic: isolate.Outcome | None
     models: list[str]
     imgsz: int
+    side_by_side: isolate.Outcome | None = None  # the CPU rows timed again in one process (step_side_by_side)
+
+    def cpu_ratio(self, numerator: Case, denominator: Case) -> dict[str, float] | None:
+        """The side-by-side ratio of two CPU cases' latencies, None without that step's result."""
+        if self.side_by_side is None or not self.side_by_side.ok:
+            return None
+        return ratio_rounds(self.side_by_side.value, numerator.tag, denominator.tag)
 
     @property
     def on_cuda(self) -> bool:
@@ -521,4 +571,5 @@ def investigate(device: str, models: list[str], compile_models: list[str], imgsz
         dynamic = side.submit(dynamic_step) if want_dynamic and on_cuda else None
         rows = run_all(cases, step_timeout, compile_models, workers)
         dynamic_outcome = dynamic.result() if dynamic else (dynamic_step() if want_dynamic else None)
-    return Run(device, rows, task_rows(rows, task_models, task_imgsz, tasks), dynamic_outcome, list(models), imgsz)
+    return Run(device, rows, task_rows(rows, task_models, task_imgsz, tasks), dynamic_outcome, list(models), imgsz,
+               side_by_side(rows, step_timeout))

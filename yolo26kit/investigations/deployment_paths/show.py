@@ -151,3 +151,15 @@ def dynamic_frame(run: Run) -> pd.DataFrame:
     if not o.ok:
         return pd.DataFrame([{"status": o.status, "error": o.error[:300]}])
     return pd.DataFrame([{"status": "ok", **r} for r in o.value])
+
+
+def side_by_side_frame(run: Run) -> pd.DataFrame:
+    """The CPU rows timed again in one process, in turn: each round's median per case (what the CPU ratios use)."""
+    step = run.side_by_side
+    if step is None:
+        return pd.DataFrame([{"status": "skipped", "reason": "fewer than two correct CPU rows (XNNPACK, eager fp32)"}])
+    if not step.ok:
+        return pd.DataFrame([step.row()])
+    return pd.DataFrame([{"case": tag, **{f"round {i + 1} ms": _round(ms) for i, ms in enumerate(medians)},
+                          "median of rounds ms": _round(sorted(medians)[len(medians) // 2])}
+                         for tag, medians in step.value.items()])
