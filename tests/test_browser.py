@@ -372,7 +372,7 @@ def test_committed_reports_index_opens_with_answers(page):
     _open(page, REPO / "reports" / "index.html")
     _assert_answers_for_every_investigation(page)
     _assert_badges_render(page.locator("table#claims .verdict"))
-    assert page.locator("table#runs tr").count() == 1 + len(runs)
+    assert page.locator("table#runs > tbody > tr").count() == 1 + len(runs)
     for run_dir in runs:
         if (run_dir / "index.html").exists():
             _open(page, run_dir / "index.html")

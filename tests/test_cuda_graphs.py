@@ -326,7 +326,6 @@ def test_accuracy_refuted_beyond_atol_and_errors_are_errors():
 def test_cpu_rows_give_needs_cuda():
     rows = [_row(v, "eager") for v in cg.VARIANTS]
     rows += [_row("item", "reduce-overhead", True, True, status="skipped", error=cg.SKIPPED_ON_CPU)]
-    res = _results(rows)
     for judge in (cg.judge_item_skips, cg.judge_int_enables, cg.judge_speedup, cg.judge_tensor_position,
                   cg.judge_item_capture_scalar, cg.judge_partition_non_gpu_ops, cg.judge_mutated_inputs,
                   cg.judge_first_inference, cg.judge_memory, cg.judge_consistent_latency):

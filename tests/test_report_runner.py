@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from yolo26kit import catalog, env, findings, report, runner
+from yolo26kit import catalog, env, findings, isolate, report, runner
 
 
 def test_run_dirs_never_overwrite(tmp_path):
@@ -196,19 +196,36 @@ def test_tagged_finds_a_process_by_its_environment(tmp_path):
 
 
 @pytest.mark.notebook
-def test_a_local_run_writes_only_ignored_files(tmp_path, monkeypatch):
-    """`make report` must leave a clean tree: the run and the index of local runs are ignored by git."""
+def _one_notebook(tmp_path, monkeypatch, code: str = "") -> catalog.Investigation:
+    """A one-cell investigation (named index_dtype) that runs `code`, then saves its results."""
     nb_dir = tmp_path / "notebooks"
     nb_dir.mkdir()
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell('results_path = ""\nrun_id = ""', metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell('from yolo26kit import findings\nf = findings.Findings("index_dtype", {}, run_id)\n'
+        nbformat.v4.new_code_cell(code + '\nfrom yolo26kit import findings\n'
+                                  'f = findings.Findings("index_dtype", {}, run_id)\n'
                                   'f.results_path = results_path\nf.save()'),
     ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
     nbformat.write(nb, nb_dir / "index_dtype.ipynb")
     monkeypatch.setattr(catalog, "NOTEBOOKS", nb_dir)
     inv = catalog.Investigation("index_dtype", "writes results", (), {"quick": {}})
     monkeypatch.setattr(catalog, "get", lambda name: inv)
+    return inv
+
+
+def test_a_crash_leaves_its_trace_file_and_no_crash_site_notes(tmp_path, monkeypatch):
+    inv = _one_notebook(tmp_path, monkeypatch, "import ctypes\nfrom yolo26kit import isolate\n"
+                        "out = isolate.run_step(ctypes.string_at, 0, timeout=60, step='reads address 0')\n"
+                        "assert out.status == 'crash', out.row()")
+    result = runner.run([(inv, {})], out=tmp_path / "runs", cache=tmp_path / "cache", render=False)
+    assert result.state == "complete" and result.exit_code == 0, runner.summary(result)
+    assert [p.name for p in result.run_dir.glob("reads_address_0.*.crash.txt")]
+    assert not (result.run_dir / isolate.CRASH_SITES).exists()
+
+
+def test_a_local_run_writes_only_ignored_files(tmp_path, monkeypatch):
+    """`make report` must leave a clean tree: the run and the index of local runs are ignored by git."""
+    inv = _one_notebook(tmp_path, monkeypatch)
     shared_index = runner.REPORTS / "index.html"
     before = shared_index.stat().st_mtime_ns if shared_index.exists() else None
     result = runner.run([(inv, {})], cache=tmp_path / "cache")

@@ -361,6 +361,7 @@ def python_stack(log: str) -> str:
     return log[m.start():].strip() if m else ""
 
 
+CRASH_SITES = ".crash-sites"  # in the forensics folder: this run's diagnosed sites and their locks
 CRASH_SITE_FRAMES = 5  # innermost Python frames that identify a crash site (callers further out may differ)
 
 
@@ -376,7 +377,7 @@ def _known_site(folder: str, site: str) -> dict[str, Any] | None:
     from .artifacts import crash_site_file
 
     cached = crash_site_file(site)
-    for path, earlier_run in ((os.path.join(folder, ".crash-sites", f"{site}.json"), False), (cached, True)):
+    for path, earlier_run in ((os.path.join(folder, CRASH_SITES, f"{site}.json"), False), (cached, True)):
         try:
             with open(path or "") as f:
                 return {**json.load(f), "earlier_run": earlier_run}
@@ -391,8 +392,8 @@ def _remember_site(folder: str, site: str, details: dict[str, Any], native_repor
 
     keep = {k: details[k] for k in ("native", "frames", "cause", "cause_detail", "trace_file") if k in details}
     keep.update(native_report=native_report, recorded=time.strftime("%Y-%m-%d %H:%M:%S"))
-    os.makedirs(os.path.join(folder, ".crash-sites"), exist_ok=True)
-    with open(os.path.join(folder, ".crash-sites", f"{site}.json"), "w") as f:
+    os.makedirs(os.path.join(folder, CRASH_SITES), exist_ok=True)
+    with open(os.path.join(folder, CRASH_SITES, f"{site}.json"), "w") as f:
         json.dump(keep, f)
     cached = crash_site_file(site)
     if cached:
@@ -417,8 +418,8 @@ def _investigate(out: Outcome, call: tuple, native: bool) -> None:
     site = crash_site(out.signal, stack) if native else ""
     with contextlib.ExitStack() as held:
         if site:  # one debugger re-run per site: concurrent crashes at the same site wait for its diagnosis
-            os.makedirs(os.path.join(folder, ".crash-sites"), exist_ok=True)
-            lock = held.enter_context(open(os.path.join(folder, ".crash-sites", f"{site}.lock"), "a"))
+            os.makedirs(os.path.join(folder, CRASH_SITES), exist_ok=True)
+            lock = held.enter_context(open(os.path.join(folder, CRASH_SITES, f"{site}.lock"), "a"))
             fcntl.flock(lock, fcntl.LOCK_EX)
         _diagnose(out, call, native, folder, site, stack, report, frames)
 

@@ -401,6 +401,8 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
         runs = _execute_all(batch, names, jobs, child_env(cache, batch.run_dir, jobs), stop)
     finally:
         cache.close()
+        # Notes shared by concurrent notebooks while they ran; every trace file keeps what they held.
+        shutil.rmtree(batch.run_dir / isolate.CRASH_SITES, ignore_errors=True)
 
     def finish(state: str) -> None:
         invocation.update(state=state, wall_seconds=round(time.perf_counter() - t0, 2))
