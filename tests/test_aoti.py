@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from yolo26kit import aoti, isolate
+from yolo26kit import aoti, artifacts, isolate
 
 
 class TwoOps(torch.nn.Module):
@@ -32,7 +32,7 @@ def package(tmp_path_factory):
     folder = tmp_path_factory.mktemp("aoti")
     cache = folder / "cache"
     built = isolate.run_step(build, str(folder / "p.pt2"), timeout=900, step="aoti compile",
-                             env={aoti.CACHE_ENV: str(cache)})
+                             env={artifacts.CACHE_ENV: str(cache)})
     assert built.ok, built.error + built.log[-2000:]
     return built.value, cache
 
@@ -48,7 +48,7 @@ def test_load_runs_as_is_where_it_does_not_crash(package):
 def test_cached_package_is_reused_without_compiling(package, tmp_path, monkeypatch):
     _, cache = package
     assert len(list((cache / "aoti").glob("*.pt2"))) == 1
-    monkeypatch.setenv(aoti.CACHE_ENV, str(cache))
+    monkeypatch.setenv(artifacts.CACHE_ENV, str(cache))
 
     def no_compile(*a, **k):
         raise AssertionError("compiled although the package was cached")
@@ -60,7 +60,7 @@ def test_cached_package_is_reused_without_compiling(package, tmp_path, monkeypat
 
 def test_other_weights_miss_the_cache(package, monkeypatch):
     _, cache = package
-    monkeypatch.setenv(aoti.CACHE_ENV, str(cache))
+    monkeypatch.setenv(artifacts.CACHE_ENV, str(cache))
     a = torch.export.export(torch.nn.Linear(3, 3), (torch.randn(2, 3),))
     torch.manual_seed(1)
     b = torch.export.export(torch.nn.Linear(3, 3), (torch.randn(2, 3),))

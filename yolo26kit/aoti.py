@@ -8,14 +8,12 @@ again with the libstdc++ the process maps loaded globally first, and returns bot
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 from . import forensics, isolate
-from .artifacts import CACHE_ENV, cache_root, program_key  # noqa: F401 (CACHE_ENV: the tests set it)
+from .artifacts import cache_root, program_key, write_atomic
 
 WORKAROUNDS = {"system_libstdcxx": "system libstdc++ loaded globally first"}
 
@@ -38,11 +36,7 @@ def compile_package(program: Any, package_path: str, inductor_configs: dict[str,
     path = torch._inductor.aoti_compile_and_package(program, package_path=package_path,
                                                     inductor_configs=inductor_configs)
     if cached:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cached.parent, suffix=".tmp")
-        os.close(fd)
-        shutil.copyfile(path, tmp)
-        os.replace(tmp, cached)  # atomic: concurrent notebooks never see half a package
+        write_atomic(cached, Path(path).read_bytes())  # concurrent notebooks never see half a package
     return path
 
 

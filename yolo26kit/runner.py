@@ -36,7 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from . import catalog, env, findings, isolate
+from . import artifacts, catalog, env, findings, isolate
 from .catalog import Investigation
 from .errors import KitError
 
@@ -45,7 +45,7 @@ DEFAULT_OUT = REPORTS / "runs"  # local runs and their index.html; ignored by gi
 DEFAULT_TIMEOUT = 1800.0  # seconds per notebook
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL when a run is stopped
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
-CACHE_ENV = "YOLO26KIT_CACHE"
+CACHE_ENV = artifacts.CACHE_ENV
 # Every notebook child carries a tag in its environment, inherited by its kernel and everything that starts:
 # a process that outlived its parent (e.g. a kernel's helper after the notebook step crashed) is found by it.
 TAG_ENV = "YOLO26KIT_NOTEBOOK_TAG"
