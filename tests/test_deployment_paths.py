@@ -194,6 +194,26 @@ def test_side_by_side_rounds_decide_the_cpu_ratios_over_the_rows_separate_timing
     assert inv.judge_xnnpack_scaling(without)[0] == "refuted"
 
 
+def test_rounds_on_both_sides_of_a_band_edge_give_partly_not_the_medians_verdict():
+    rows = [_row(ms=20.0), _row(backend="et_xnnpack", ms=10.0, prepare="ok"),
+            _row("yolo26s", ms=50.0), _row("yolo26s", backend="et_xnnpack", ms=40.0, prepare="ok")]
+    n, s, eager_n = rows[1].case.tag, rows[3].case.tag, rows[0].case.tag
+
+    def verdicts(xnn_n: list[float], xnn_s: list[float], eager: list[float]) -> tuple[str, str]:
+        rounds = {n: xnn_n, s: xnn_s, eager_n: eager, rows[2].case.tag: [100.0] * len(eager)}
+        run = replace(_run(rows, models=("yolo26n", "yolo26s")),
+                      side_by_side=isolate.Outcome("CPU rows side by side", "ok", 3.0, value=rounds))
+        return inv.judge_xnnpack_scaling(run)[0], inv.judge_xnnpack_vs_eager(run)[0]
+
+    # scaling band 1.5–2.67; median ×2.9 outside, but one round ×1.9 inside: the noise cannot decide
+    assert verdicts([10.0, 10.0, 10.0], [29.0, 19.0, 40.0], [20.0, 20.0, 20.0])[0] == "partly"
+    assert verdicts([10.0, 10.0, 10.0], [29.0, 28.0, 30.0], [20.0, 20.0, 20.0])[0] == "refuted"
+    assert verdicts([10.0, 10.0, 10.0], [20.0, 21.0, 19.0], [20.0, 20.0, 20.0])[0] == "confirmed"
+    # XNNPACK vs eager: median faster, one round slower → partly; every round faster (both sizes) → confirmed
+    assert verdicts([10.0, 25.0, 12.0], [20.0, 21.0, 19.0], [20.0, 20.0, 20.0])[1] == "partly"
+    assert verdicts([10.0, 11.0, 12.0], [20.0, 21.0, 19.0], [20.0, 20.0, 20.0])[1] == "confirmed"
+
+
 def test_side_by_side_needs_two_correct_cpu_rows_and_tables_say_why():
     assert inv.side_by_side([_row(backend="et_xnnpack", prepare="ok")], timeout=10) is None
     assert inv.side_by_side_frame(_run([]))["status"].tolist() == ["skipped"]

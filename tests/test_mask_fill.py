@@ -355,6 +355,14 @@ def test_judge_memory_lower(orig, fix, verdict):
     assert got == verdict and evidence.startswith("masked_fill's peak extra memory is lower in")
 
 
+def test_memory_equal_everywhere_is_partly_only_while_index_tensors_exist():
+    mem = _mem("cpu", 1000, 1000)
+    verdict, evidence, _ = mf.judge_memory_lower(_res(memory=mem))
+    assert verdict == "partly" and "equal in 1 of 1" in evidence and "do not raise it" in evidence
+    mem.loc[mem["implementation"] == "masked_fill_inplace", "new bytes (total)"] = 1000  # no index tensors at all
+    assert mf.judge_memory_lower(_res(memory=mem))[0] == "refuted"
+
+
 def test_judge_different_kernels():
     assert mf.judge_different_kernels(_res(memory=_mem("cpu", 1, 1)))[0] == "needs_cuda"
     kernels = {mf.ORIGINAL: ["reduce_kernel", "nonzero_kernel", "index_put_kernel"],

@@ -1091,7 +1091,8 @@ def judge_memory_lower(res: Results) -> Verdict:
     """mask.memory_lower: masked_fill's peak extra memory against the original's, per shape and device.
 
     CUDA: the caching allocator's peak above the start; CPU: the op-level peak of new tensors. confirmed when
-    masked_fill's peak is lower everywhere, refuted when it is higher everywhere, partly otherwise.
+    masked_fill's peak is lower everywhere, refuted when it is higher everywhere (or equal everywhere with no index
+    tensors saved), partly otherwise.
     """
     mem = res.memory
     if mem.empty:
@@ -1112,11 +1113,16 @@ def judge_memory_lower(res: Results) -> Verdict:
     totals = mem.set_index(["device", "shape", "implementation"])["new bytes (total)"]
     index_bytes = [int(totals[(d, sh, ORIGINAL)] - totals[(d, sh, "masked_fill_inplace")])
                    for d, sh, name in totals.index if name == ORIGINAL and (d, sh, "masked_fill_inplace") in totals.index]
+    equal = len(parts) - lower - higher
     verdict = "confirmed" if higher == 0 and lower else "refuted" if lower == 0 and higher else "partly"
+    if equal == len(parts) and not max(index_bytes, default=0):
+        verdict = "refuted"  # the same peak and no index tensors to save: nothing is lower
     note = (" — the out-of-place masked_fill allocates a whole new mask, while torch.where's index tensors add "
-            f"{max(index_bytes, default=0):,} B at most over masked_fill_ in place (new tensors, ATen level)")
-    return verdict, (f"masked_fill's peak extra memory is lower in {lower} and higher in {higher} of {len(parts)} "
-                     f"shape×device cases: " + "; ".join(parts) + note), {"peaks": data}
+            f"{max(index_bytes, default=0):,} B at most over masked_fill_ in place (new tensors, ATen level)"
+            + ("; the peak is the same everywhere: the index tensors exist but do not raise it" if equal == len(parts)
+               and verdict == "partly" else ""))
+    return verdict, (f"masked_fill's peak extra memory is lower in {lower}, higher in {higher} and equal in {equal} "
+                     f"of {len(parts)} shape×device cases: " + "; ".join(parts) + note), {"peaks": data}
 
 
 def _kernels_of(mem: pd.DataFrame, name: str) -> list[str]:

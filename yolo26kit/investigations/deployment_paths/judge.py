@@ -164,6 +164,25 @@ def _ratio_band(table: dict[str, tuple[float, float]], small: str, big: str) -> 
     return lo_b / hi_a, hi_b / lo_a
 
 
+def _placement(ratio: float, paired: dict[str, float] | None, lo: float, hi: float) -> str:
+    """Where a measured ratio sits against the band [lo, hi]: `inside` or `outside`, or `straddles` when the
+    side-by-side rounds fall on both sides of an edge, so this machine's noise cannot tell."""
+    if paired is None:
+        return "inside" if lo <= ratio <= hi else "outside"
+    if lo <= paired["min"] and paired["max"] <= hi:
+        return "inside"
+    return "outside" if paired["max"] < lo or paired["min"] > hi else "straddles"
+
+
+def _band_verdict(placements: list[str]) -> str:
+    """confirmed when every step is inside its band, refuted when every one is outside, else partly."""
+    if all(p == "inside" for p in placements):
+        return "confirmed"
+    return "refuted" if all(p == "outside" for p in placements) else "partly"
+
+
+_STRADDLE = " — the rounds fall on both sides of the band, so the measurement cannot decide"
+
 _CPU_ON_CUDA = ("; on a CUDA run the CPU rows are timed while other steps (and notebooks) compile beside them: "
                 "the CPU run is the cleaner measurement")
 
@@ -177,23 +196,23 @@ def judge_xnnpack_vs_eager(run: Run) -> tuple[str, str, dict[str, Any]]:
         if xnn and eager and xnn.correct and xnn.median_ms and eager.median_ms:
             paired = run.cpu_ratio(xnn.case, eager.case)  # timed in turn in one process, when that step ran
             ratio = paired["ratio"] if paired else xnn.median_ms / eager.median_ms
-            pairs.append((model, xnn.median_ms, eager.median_ms, xnn.case.imgsz, ratio, paired))
+            place = _placement(ratio, paired, 0.0, 1.0)  # faster: every round below 1
+            pairs.append((model, xnn.median_ms, eager.median_ms, xnn.case.imgsz, ratio, paired, place))
     if not pairs:
         first = _pick(run, "et_xnnpack", run.models[0]) if run.models else None
         return "error", f"no XNNPACK/eager CPU pair was timed: XNNPACK {_state(first)}", {}
     cpu = env._cpu_name()
     text = "; ".join(f"{m}: XNNPACK {_ms(x)} vs eager {_ms(e)}, {r:.2f}×" +
-                     (f" side by side ({p['rounds']} rounds: {p['min']:.2f}–{p['max']:.2f}×)" if p else "")
-                     for m, x, e, _, r, p in pairs)
-    faster = [p for p in pairs if p[4] < 1]
+                     (f" side by side ({p['rounds']} rounds: {p['min']:.2f}–{p['max']:.2f}×)" if p else "") +
+                     (", faster in some rounds and slower in others" if place == "straddles" else "")
+                     for m, x, e, _, r, p, place in pairs)
+    faster = [p for p in pairs if p[6] == "inside"]
     evidence = (f"{len(faster)} of {len(pairs)} sizes faster on XNNPACK than eager PyTorch fp32 on the same CPU at "
                 f"{pairs[0][3]} px: {text} ({cpu}, {os.cpu_count()} cores); the seed's 15–20 ms is yolo26n at 640 px "
                 f"on an Intel Core i7, not comparable in absolute terms{_CPU_ON_CUDA if run.on_cuda else ''}")
-    data = {"pairs": [{"model": m, "xnnpack_ms": x, "eager_ms": e, "imgsz": s, "ratio": r, "side_by_side": p}
-                      for m, x, e, s, r, p in pairs]}
-    if len(faster) == len(pairs):
-        return "confirmed", evidence, data
-    return ("partly" if faster else "refuted"), evidence, data
+    data = {"pairs": [{"model": m, "xnnpack_ms": x, "eager_ms": e, "imgsz": s, "ratio": r, "side_by_side": p,
+                       "faster": place} for m, x, e, s, r, p, place in pairs]}
+    return _band_verdict([p[6] for p in pairs]), evidence, data
 
 
 def judge_xnnpack_scaling(run: Run) -> tuple[str, str, dict[str, Any]]:
@@ -211,20 +230,20 @@ def judge_xnnpack_scaling(run: Run) -> tuple[str, str, dict[str, Any]]:
         paired = run.cpu_ratio(b.case, a.case)  # both sizes timed in turn in one process, when that step ran
         ratio = paired["ratio"] if paired else b.median_ms / a.median_ms
         checks.append({"from": a.case.model, "to": b.case.model, "ratio": round(ratio, 2), "seed_band": [round(lo, 2),
-                       round(hi, 2)], "inside": lo <= ratio <= hi, "rows_ratio": round(b.median_ms / a.median_ms, 2),
+                       round(hi, 2)], "placement": _placement(ratio, paired, lo, hi),
+                       "rows_ratio": round(b.median_ms / a.median_ms, 2),
                        **({"side_by_side": {k: round(v, 2) for k, v in paired.items()}} if paired else {})})
-    inside = [c for c in checks if c["inside"]]
+    inside = [c for c in checks if c["placement"] == "inside"]
     how = lambda c: (f" (side by side, {c['side_by_side']['rounds']} rounds: {c['side_by_side']['min']}–"  # noqa: E731
                      f"{c['side_by_side']['max']}; the rows' separate timings give ×{c['rows_ratio']})"
                      if "side_by_side" in c else " (from the rows' separate timings)")
     evidence = (f"{len(inside)} of {len(checks)} size steps grow as the seed's XNNPACK column allows: " +
                 "; ".join(f"{c['from']}→{c['to']} ×{c['ratio']}{how(c)} (seed ×{c['seed_band'][0]}–"
-                          f"{c['seed_band'][1]})" for c in checks) +
+                          f"{c['seed_band'][1]}){_STRADDLE if c['placement'] == 'straddles' else ''}"
+                          for c in checks) +
                 f"; measured at {timed[0].case.imgsz} px on this CPU, the seed's at 640 px on an Intel Core i7"
                 + (_CPU_ON_CUDA if run.on_cuda else ""))
-    if len(inside) == len(checks):
-        return "confirmed", evidence, {"steps": checks}
-    return ("partly" if inside else "refuted"), evidence, {"steps": checks}
+    return _band_verdict([c["placement"] for c in checks]), evidence, {"steps": checks}
 
 
 def judge_gpu_latency(run: Run) -> tuple[str, str, dict[str, Any]]:
