@@ -172,6 +172,39 @@ def test_judge_speed_cuda_decides():
     assert mf.judge_speedup_medium(res)[0] == "partly"
 
 
+def test_judge_speed_rounds_on_both_sides_of_a_band_edge_give_partly():
+    def medium(low: float, high: float) -> tuple[str, str]:
+        bench = _bench("cuda", 0.35, 0.1, "32x100x4096")  # ×3.5, the claim itself
+        bench["round_net_ms"] = [[0.35] * 3, [0.1] * 3]
+        bench["speedup_min"], bench["speedup_max"] = [1.0, low], [1.0, high]
+        verdict, evidence, _ = mf.judge_speedup_medium(_res(bench))
+        return verdict, evidence
+
+    assert medium(2.0, 5.0)[0] == "confirmed"  # every round within ×2 of 3.5
+    verdict, evidence = medium(1.3, 5.0)  # one round below 1.75
+    assert verdict == "partly" and "cannot decide" in evidence and "1.30–5.00×" in evidence
+
+
+def test_benchmark_takes_rounds_and_keeps_each_rounds_ratio():
+    bench = mf.benchmark(["8x2x7"], ["where_index_put", "masked_fill"], "cpu", deterministic_too=False,
+                         min_run_time=0.003, warmup=1, rounds=3, threads=1)
+    assert len(bench) == 2 and all(len(r) == 3 for r in bench["round_net_ms"])
+    fix = bench.set_index("implementation").loc["masked_fill"]
+    ratios = mf.round_ratios(bench.set_index("implementation").loc[mf.ORIGINAL, "round_net_ms"], fix["round_net_ms"])
+    assert fix["speedup_min"] == min(ratios) and fix["speedup_max"] == max(ratios)
+    assert mf.round_ratios([1.0, -0.1], [0.5, 0.5]) == [2.0]  # a round whose net time is not positive is left out
+
+
+def test_measure_rounds_times_every_callable_each_round():
+    from yolo26kit import timing
+    calls = {"a": 0, "b": 0}
+    fns = {k: (lambda k=k: calls.__setitem__(k, calls[k] + 1)) for k in calls}
+    timed = timing.measure_rounds(fns, "cpu", rounds=4, warmup=2, min_run_time=0.001)
+    assert set(timed) == {"a", "b"} and all(len(t.round_medians_ms) == 4 for t in timed.values())
+    assert all(t.median_ms == sorted(t.round_medians_ms)[2] for t in timed.values())
+    assert min(calls.values()) >= 4 + 2  # at least one timed call per round, after the warm-up
+
+
 def test_judge_speed_missing_shape_is_error_on_cuda():
     assert mf.judge_speedup_medium(_res(_bench("cuda", 2.0, 0.1)))[0] == "error"
 

@@ -103,3 +103,25 @@ def measure(fn: Callable[[], Any], label: str = "", device: str | torch.device =
     times = sorted(m.times)
     q = lambda p: times[min(len(times) - 1, int(p * (len(times) - 1) + 0.5))] * 1e3  # noqa: E731
     return Timing(label, first, m.median * 1e3, m.iqr * 1e3, q(0.1), q(0.9), len(times))
+
+
+@dataclass(frozen=True)
+class RoundTiming(Timing):
+    """A Timing over rounds: the median of the rounds' medians, the median IQR, the widest p10–p90."""
+
+    round_medians_ms: tuple[float, ...] = ()
+
+
+def measure_rounds(fns: dict[str, Callable[[], Any]], device: str | torch.device = "cpu", rounds: int = 5,
+                   warmup: int = 3, min_run_time: float = 0.1) -> dict[str, RoundTiming]:
+    """Time several callables in turn, `rounds` times (each round `measure`s every one), so that a change in the
+    machine's load between rounds affects all of them alike; ratios can then be taken round by round."""
+    per: dict[str, list[Timing]] = {name: [] for name in fns}
+    for r in range(rounds):
+        for name, fn in fns.items():
+            per[name].append(measure(fn, name, device, warmup if r == 0 else 0, min_run_time))
+    mid = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    return {name: RoundTiming(name, ts[0].first_ms, mid([t.median_ms for t in ts]), mid([t.iqr_ms for t in ts]),
+                              min(t.p10_ms for t in ts), max(t.p90_ms for t in ts), sum(t.runs for t in ts),
+                              tuple(t.median_ms for t in ts))
+            for name, ts in per.items() if ts}

@@ -265,12 +265,8 @@ def step_side_by_side(cases: list[tuple[Case, str]], rounds: int = SIDE_BY_SIDE_
     """
     torch.set_grad_enabled(False)  # this child only
     fns = {case.tag: _runner(case, artifact)[0] for case, artifact in cases}
-    medians: dict[str, list[float]] = {tag: [] for tag in fns}
-    for _ in range(rounds):
-        for tag, fn in fns.items():
-            timed = timing.measure(fn, label=tag, device="cpu", warmup=1, min_run_time=min_run_time)
-            medians[tag].append(timed.median_ms)
-    return medians
+    timed = timing.measure_rounds(fns, "cpu", rounds, warmup=1, min_run_time=min_run_time)
+    return {tag: list(t.round_medians_ms) for tag, t in timed.items()}
 
 
 def side_by_side(rows: list[Row], timeout: float) -> isolate.Outcome | None:
