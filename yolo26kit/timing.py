@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import statistics
 import time
 import timeit
 from collections import defaultdict
@@ -120,8 +121,14 @@ def measure_rounds(fns: dict[str, Callable[[], Any]], device: str | torch.device
     for r in range(rounds):
         for name, fn in fns.items():
             per[name].append(measure(fn, name, device, warmup if r == 0 else 0, min_run_time))
-    mid = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    mid = statistics.median_high  # a measured value, never an average of two
     return {name: RoundTiming(name, ts[0].first_ms, mid([t.median_ms for t in ts]), mid([t.iqr_ms for t in ts]),
                               min(t.p10_ms for t in ts), max(t.p90_ms for t in ts), sum(t.runs for t in ts),
                               tuple(t.median_ms for t in ts))
             for name, ts in per.items() if ts}
+
+
+def round_ratios(numerator: list[float], denominator: list[float]) -> list[float]:
+    """numerator/denominator round by round (per-round medians as measure_rounds gives them); a round where either
+    is not positive is left out."""
+    return [a / b for a, b in zip(numerator, denominator) if a > 0 and b > 0]

@@ -6,6 +6,7 @@ import logging
 import math
 import os
 import re
+import statistics
 import time
 import traceback
 from collections import Counter
@@ -1377,7 +1378,7 @@ def judge_first_inference(res: Results) -> tuple[str, str, dict[str, Any]]:
         return (verdict, why, data) if verdict != "error" else ("not_reproduced", "no case ran with CUDA graphs", {})
     cold = [r for r in rows if r.get("compiled_before_in_child") == 0] or rows
     firsts = sorted(r["first_ms"] / 1e3 for r in cold)
-    mid = firsts[len(firsts) // 2]
+    mid = statistics.median_high(firsts)
     steady = min(r["median_ms"] for r in cold) / 1e3
     cfg = res.config
     text = (f"first forecast with CUDA graphs {mid:.1f} s (median of {len(firsts)} cases whose compile came first in "

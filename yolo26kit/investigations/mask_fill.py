@@ -452,7 +452,7 @@ def round_ratios(original: Any, fix: Any) -> list[float]:
     """original/fix net time round by round (rounds whose net time is not positive are left out)."""
     if not isinstance(original, list) or not isinstance(fix, list):
         return []
-    return [round(a / b, 2) for a, b in zip(original, fix) if a > 0 and b > 0]
+    return [round(r, 2) for r in timing.round_ratios(original, fix)]
 
 
 def _bench_device(dev: str, shapes: list[str], names: list[str], full_percent: int, heads: int, seed: int,

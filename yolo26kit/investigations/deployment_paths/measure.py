@@ -7,6 +7,7 @@ import importlib.util
 import inspect
 import os
 import resource
+import statistics
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -282,13 +283,10 @@ def side_by_side(rows: list[Row], timeout: float) -> isolate.Outcome | None:
 
 def ratio_rounds(medians: dict[str, list[float]], numerator: str, denominator: str) -> dict[str, float] | None:
     """numerator/denominator round by round: median, min and max of the per-round ratios (None if either is absent)."""
-    a, b = medians.get(numerator), medians.get(denominator)
-    if not a or not b:
-        return None
-    ratios = sorted(x / y for x, y in zip(a, b) if y)
+    ratios = sorted(timing.round_ratios(medians.get(numerator) or [], medians.get(denominator) or []))
     if not ratios:
         return None
-    return {"ratio": ratios[len(ratios) // 2], "min": ratios[0], "max": ratios[-1], "rounds": len(ratios)}
+    return {"ratio": statistics.median_high(ratios), "min": ratios[0], "max": ratios[-1], "rounds": len(ratios)}
 
 
 def step_onnx_dynamic(model: str, sizes: tuple[int, ...], seed: int = 0) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@ ONNX) and the latency-vs-size plot."""
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 import pandas as pd
@@ -161,5 +162,5 @@ def side_by_side_frame(run: Run) -> pd.DataFrame:
     if not step.ok:
         return pd.DataFrame([step.row()])
     return pd.DataFrame([{"case": tag, **{f"round {i + 1} ms": _round(ms) for i, ms in enumerate(medians)},
-                          "median of rounds ms": _round(sorted(medians)[len(medians) // 2])}
+                          "median of rounds ms": _round(statistics.median_high(medians))}
                          for tag, medians in step.value.items()])
