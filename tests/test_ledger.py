@@ -51,6 +51,7 @@ def ledger_problems(book: Mapping[str, list[dict[str, Any]]], seeds: set[str],
                 problems.append(f"{where}: 'untestable' needs a reason")
             if name == UNTESTABLE_FILE and "untestable" not in e:
                 problems.append(f"{where}: every entry of untestable.json needs an 'untestable' reason")
+            problems += shape_problems(where, e)
             if e.get("id") in seen:
                 problems.append(f"{where}: id also in {seen[e['id']]}.json")
             seen.setdefault(e.get("id"), name)
@@ -62,6 +63,22 @@ def ledger_problems(book: Mapping[str, list[dict[str, Any]]], seeds: set[str],
         problems += [f"{name}: judge {cid} has no entry in {name}.json" for cid in sorted(judges - testable)]
         problems += [f"{name}.json: {e['id']} is marked untestable but has a judge"
                      for e in entries if "untestable" in e and e.get("id") in judges]
+    return problems
+
+
+def shape_problems(where: str, e: dict[str, Any]) -> list[str]:
+    """`conditions` is a dict, `band` has lo <= hi and the seed's words, `unreachable` names verdicts with reasons."""
+    problems = []
+    if "conditions" in e and not isinstance(e["conditions"], dict):
+        problems.append(f"{where}: 'conditions' must map a condition to the seed's value")
+    if "band" in e:
+        b = e["band"]
+        if not (isinstance(b, dict) and isinstance(b.get("lo"), (int, float)) and isinstance(b.get("hi"), (int, float))
+                and b["lo"] <= b["hi"] and str(b.get("words", "")).strip()):
+            problems.append(f"{where}: 'band' needs numeric lo <= hi and the seed's 'words'")
+    for verdict, why in (e.get("unreachable") or {}).items():
+        if verdict not in ("confirmed", "refuted") or not str(why).strip():
+            problems.append(f"{where}: 'unreachable' maps confirmed/refuted to a reason, got {verdict!r}: {why!r}")
     return problems
 
 

@@ -17,13 +17,13 @@ from typing import Any
 import pandas as pd
 
 from . import env
+from .verdicts import BASES, VERDICTS, Judgement, settle
 
 SCHEMA = 1
 DATA = Path(__file__).resolve().parents[1] / "data"
 # Notebooks run by hand (no results_path from the runner) save here, among the local runs: ignored by git,
 # listed in reports/runs/index.html like any other local run.
 INTERACTIVE = Path(__file__).resolve().parents[1] / "reports" / "runs" / "interactive"
-VERDICTS = ("confirmed", "refuted", "partly", "not_reproduced", "needs_cuda", "error")
 
 
 @cache
@@ -34,6 +34,22 @@ def seed_claims() -> dict[str, dict[str, str]]:
         for item in json.loads(path.read_text()):
             claims[item["id"]] = item
     return claims
+
+
+def ledger_entry(claim_id: str) -> dict[str, Any]:
+    """A claim's ledger entry (id, source, claim, question, and where the seed gives them `conditions`, `band`)."""
+    known = seed_claims()
+    if claim_id not in known:
+        raise KeyError(f"claim {claim_id!r} is not in data/claims (known: {', '.join(known)})")
+    return known[claim_id]
+
+
+def band_of(claim_id: str) -> tuple[float, float]:
+    """The band a numeric claim is judged against, from its ledger entry (`band`: lo, hi, unit, the seed's words)."""
+    entry = ledger_entry(claim_id)
+    if "band" not in entry:
+        raise KeyError(f"claim {claim_id!r} has no 'band' in data/claims")
+    return float(entry["band"]["lo"]), float(entry["band"]["hi"])
 
 
 def claims_of(investigation: str) -> list[dict[str, str]]:
@@ -72,10 +88,14 @@ class Claim:
     verdict: str
     evidence: str
     data: dict[str, Any] = field(default_factory=dict)
+    basis: str = "measured"  # measured | derived (arithmetic on the seed's own numbers) | both | none
+    conditions: dict[str, Any] = field(default_factory=dict)  # {seed, run, differ[, irrelevant]}
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
+        if self.basis not in BASES:
+            raise ValueError(f"basis {self.basis!r} is not one of {BASES}")
 
 
 def jsonable(value: Any) -> Any:
@@ -139,26 +159,32 @@ class Findings:
         if self.results_path:
             write_json(self.results_path, self.to_dict())
 
-    def verdict(self, claim_id: str, verdict: str, evidence: str, **data: Any) -> Claim:
-        """Record the verdict of a claim listed in data/claims (its source and words come from there)."""
-        known = seed_claims()
-        if claim_id not in known:
-            raise KeyError(f"claim {claim_id!r} is not in data/claims (known: {', '.join(known)})")
-        claim = Claim(claim_id, known[claim_id]["source"], known[claim_id]["claim"], verdict, evidence, jsonable(data))
+    def verdict(self, claim_id: str, verdict: str | Judgement, evidence: str = "", **data: Any) -> Claim:
+        """Record the verdict of a claim listed in data/claims (its source, words and conditions come from there).
+
+        `verdict` is a word with `evidence` and `data`, or a whole Judgement; either way the conditions rule
+        (verdicts.settle) is applied against the ledger's `conditions` before it is kept."""
+        entry = ledger_entry(claim_id)
+        judged = verdict if isinstance(verdict, Judgement) else Judgement(verdict, evidence, data)
+        if judged.verdict == "error" and judged.basis == "measured":
+            judged.basis = "none"
+        final, conditions = settle(judged, entry.get("conditions", {}))
+        claim = Claim(claim_id, entry["source"], entry["claim"], final.verdict, final.evidence, jsonable(final.data),
+                      final.basis, jsonable(conditions))
         self.claims[claim_id] = claim
         self._persist()
         return claim
 
-    def judge_all(self, judges: Mapping[str, Callable[[Any], tuple[str, str, dict[str, Any]]]], measured: Any
-                  ) -> pd.DataFrame:
+    def judge_all(self, judges: Mapping[str, Callable[[Any], Judgement | tuple[str, str, dict[str, Any]]]],
+                  measured: Any) -> pd.DataFrame:
         """Record each claim's verdict from `judges[claim_id](measured)`; a judge that breaks records `error` for its
         claim only (one bug must not hide the other verdicts). Returns the claims frame."""
         for claim_id, judge in judges.items():
             try:
-                verdict, evidence, data = judge(measured)
+                judged = Judgement.of(judge(measured))
             except Exception as exc:
-                verdict, evidence, data = "error", f"judging failed: {type(exc).__name__}: {exc}", {}
-            self.verdict(claim_id, verdict, evidence, **data)
+                judged = Judgement("error", f"judging failed: {type(exc).__name__}: {exc}", basis="none")
+            self.verdict(claim_id, judged)
         return self.frame()
 
     def table(self, name: str, rows: pd.DataFrame | list[dict[str, Any]]) -> pd.DataFrame:
@@ -171,7 +197,8 @@ class Findings:
     def frame(self) -> pd.DataFrame:
         """The claims as a DataFrame for display: id, verdict, evidence, claim."""
         return pd.DataFrame(
-            [{"claim": c.id, "verdict": c.verdict, "evidence": c.evidence, "seed says": c.claim} for c in self.claims.values()]
+            [{"claim": c.id, "verdict": c.verdict, "basis": c.basis, "evidence": c.evidence, "seed says": c.claim}
+             for c in self.claims.values()]
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -218,7 +245,8 @@ def failed_results(investigation: str, run_id: str, parameters: dict[str, Any], 
     partial = partial if partial and partial.get("schema") == SCHEMA else {}
     kept = [c for c in partial.get("claims", []) if isinstance(c, dict) and c.get("id")]
     judged = {c["id"] for c in kept}
-    added = [asdict(Claim(c["id"], c["source"], c["claim"], "error", f"the notebook failed before a verdict: {error}"))
+    added = [asdict(Claim(c["id"], c["source"], c["claim"], "error", f"the notebook failed before a verdict: {error}",
+                          basis="none", conditions={"seed": c.get("conditions", {}), "run": {}, "differ": []}))
              for c in judged_claims_of(investigation) if c["id"] not in judged]
     return {
         "schema": SCHEMA,

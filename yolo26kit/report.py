@@ -24,7 +24,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import findings
+from . import findings, verdicts
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATES = jinja2.Environment(
@@ -36,7 +36,7 @@ LONG_CELL = 160  # characters; a longer table cell folds into <details>
 SENTENCE_LIMIT = 240  # characters of an evidence's first sentence shown as the one-line answer
 QUESTIONS = ("bites", "fix", "cost")
 QUESTION_LABELS = {"bites": "bites here?", "fix": "fix holds?", "cost": "cost?", "other": "other claims"}
-DECISIVE = ("confirmed", "refuted", "partly", "not_reproduced")
+DECISIVE = verdicts.DECISIVE
 POLARITY = {"confirmed": "yes", "refuted": "no", "not_reproduced": "no", "partly": "partly"}
 HEADLINES = {
     "bites": {"yes": "yes", "no": "no", "partly": "partly", "mixed": "mixed"},
@@ -45,7 +45,7 @@ HEADLINES = {
              "mixed": "mixed"},
     "other": {"yes": "confirmed", "no": "not confirmed", "partly": "partly", "mixed": "mixed"},
 }
-UNDECIDED = {"needs_cuda": "needs CUDA", "error": "error"}
+UNDECIDED = {"inconclusive": "cannot tell", "needs_cuda": "needs CUDA", "error": "error"}
 STEP_STATUSES = ("ok", "error", "crash", "timeout", "oom", "skipped")  # isolate.Outcome.status values
 UNTESTABLE_LEDGER = "untestable"  # data/claims/untestable.json: claims no investigation can test
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"'])")
@@ -487,7 +487,8 @@ def render_run(run_dir: Path, notebooks: bool = True) -> Path:
         not_run=[inv for inv in invs if inv not in ran], notebooks=_notebook_rows(run),
         tables={r["_stem"]: {name: table_html(rows, run_dir) for name, rows in r.get("tables", {}).items() if rows}
                 for r in run.results},
-        question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries}, **_common())
+        question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
+        bands={e["id"]: e["band"] for entries in invs.values() for e in entries if e.get("band")}, **_common())
     target = run_dir / "index.html"
     target.write_text(page, encoding="utf-8")
     return target

@@ -1,0 +1,77 @@
+"""The verdict rules every judge shares: the band's straddle rule, all/none/some, and the seed-conditions rule."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from yolo26kit import findings
+from yolo26kit.verdicts import Judgement, all_none_some, band, differing, settle
+
+
+def test_band_needs_every_round_on_one_side() -> None:
+    assert band([3.1, 3.4, 3.9], 2.0, 4.0) == "confirmed"
+    assert band([1.2, 1.3], 2.0, 4.0) == "refuted"
+    assert band([4.5, 9.0], 2.0, 4.0) == "refuted"
+    assert band([1.9, 2.4], 2.0, 4.0) == "inconclusive"
+    assert band([], 2.0, 4.0) == "inconclusive"
+
+
+@given(st.lists(st.floats(0.01, 100), min_size=1, max_size=9))
+def test_band_is_decisive_only_when_all_rounds_agree(rounds: list[float]) -> None:
+    inside = [2.0 <= r <= 4.0 for r in rounds]
+    expected = "confirmed" if all(inside) else "refuted" if not any(inside) else "inconclusive"
+    assert band(rounds, 2.0, 4.0) == expected
+
+
+def test_all_none_some() -> None:
+    assert all_none_some(5, 5) == "confirmed"
+    assert all_none_some(0, 5) == "refuted"
+    assert all_none_some(2, 5) == "partly"
+    assert all_none_some(0, 0) == "inconclusive"
+
+
+def test_conditions_compare_what_the_run_recorded() -> None:
+    seed = {"imgsz": 640, "backend": "executorch-cuda defaults", "device": ["cuda"]}
+    assert differing(seed, {"imgsz": 640, "backend": "ExecuTorch-CUDA defaults"}) == []
+    assert differing(seed, {"imgsz": 320, "device": "cuda"}) == ["imgsz"]
+    assert differing({"imgsz": [320, 640]}, {"imgsz": [640, 320]}) == []
+    assert differing({"imgsz": [640]}, {"imgsz": [320, 640]}) == ["imgsz"]
+    assert differing({"torch": {"min": "1.11", "max": "2.0.1"}}, {"torch": "2.0.0+cu117"}) == []
+    assert differing({"torch": {"min": "1.11", "max": "2.0.1"}}, {"torch": "2.11.0+cu130"}) == ["torch"]
+    assert differing({"imgsz": {"min": 320}}, {"imgsz": 640}) == []
+
+
+@pytest.mark.parametrize("verdict", ["confirmed", "refuted", "partly", "not_reproduced"])
+def test_a_decisive_verdict_under_other_conditions_is_inconclusive(verdict: str) -> None:
+    final, record = settle(Judgement(verdict, "it failed.", run={"imgsz": 320}), {"imgsz": 640})
+    assert final.verdict == "inconclusive"
+    assert "imgsz is 320, the seed's 640" in final.evidence
+    assert final.data["verdict_under_run_conditions"] == verdict
+    assert record == {"seed": {"imgsz": 640}, "run": {"imgsz": 320}, "differ": ["imgsz"]}
+
+
+def test_a_condition_shown_not_to_matter_keeps_the_verdict() -> None:
+    why = "the op is the same at every size"
+    final, record = settle(Judgement("confirmed", "x", run={"imgsz": 320}, irrelevant={"imgsz": why}), {"imgsz": 640})
+    assert final.verdict == "confirmed"
+    assert record["irrelevant"] == {"imgsz": why}
+
+
+def test_undecided_verdicts_pass_through() -> None:
+    final, record = settle(Judgement("needs_cuda", "no GPU", run={"device": "cpu"}), {"device": "cuda"})
+    assert final.verdict == "needs_cuda" and record["differ"] == ["device"]
+
+
+def test_findings_record_basis_and_conditions(monkeypatch: pytest.MonkeyPatch) -> None:
+    entry = {"id": "demo.claim", "source": "kit", "claim": "it bites at 640", "conditions": {"imgsz": 640}}
+    monkeypatch.setattr(findings, "seed_claims", lambda: {"demo.claim": entry})
+    monkeypatch.setattr(findings, "judged_claims_of", lambda _inv: [entry])
+    found = findings.Findings("demo", {})
+    claim = found.verdict("demo.claim", Judgement("confirmed", "bit", basis="derived", run={"imgsz": 320}))
+    assert (claim.verdict, claim.basis) == ("inconclusive", "derived")
+    assert claim.conditions["differ"] == ["imgsz"]
+    assert found.verdict("demo.claim", "error", "broke").basis == "none"
+    saved = found.to_dict()["claims"][0]
+    assert {"basis", "conditions"} <= set(saved)
