@@ -1,4 +1,4 @@
-"""Command line: yolo26kit list | run | report | env | bundle | stamp."""
+"""Command line: yolo26kit list | run | report | new | env | bundle | stamp."""
 
 from __future__ import annotations
 
@@ -50,8 +50,33 @@ def build_plan(names: list[str], run_all: bool, profile: str, overrides: dict[st
     return plan
 
 
-def cmd_list(args: argparse.Namespace) -> int:
+def claim_sites() -> list[tuple[str, str, str]]:
+    """Each judged claim id with its investigation and the file:line of its judge (repository-relative)."""
+    import inspect
+
+    root = Path(__file__).resolve().parents[1]
+    sites = []
     for inv in catalog.all_investigations():
+        for claim_id, judge in inv.judges.items():
+            fn = inspect.unwrap(judge)
+            try:
+                where = f"{Path(inspect.getsourcefile(fn)).resolve().relative_to(root)}:{inspect.getsourcelines(fn)[1]}"
+            except (TypeError, OSError, ValueError):
+                where = getattr(fn, "__qualname__", repr(fn))
+            sites.append((claim_id, inv.name, where))
+    return sites
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    if args.claims:
+        for claim_id, name, where in claim_sites():
+            print(f"{claim_id}  {name}  {where}")
+        return 0
+    investigations = catalog.all_investigations()
+    if not investigations:
+        raise BadParameter(f"no investigations found (no notebooks in {catalog.NOTEBOOKS}); `yolo26kit new NAME` "
+                           "starts one")
+    for inv in investigations:
         print(f"{inv.name}  —  {inv.title}  (seeds: {', '.join(inv.seeds)}; notebook: notebooks/{inv.notebook.name})")
         for p in inv.params.values():
             if p.name in catalog.RUNNER_PARAMETERS:
@@ -110,6 +135,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_new(args: argparse.Namespace) -> int:
+    from . import scaffold
+
+    for path in scaffold.new(args.name, args.title, args.source):
+        print(path.relative_to(scaffold.ROOT))
+    print(f"\nnext: yolo26kit run {args.name}   (then edit measure.py, judge.py and data/claims/{args.name}.json; "
+          "docs/authoring.md)")
+    return 0
+
+
 def cmd_stamp(args: argparse.Namespace) -> int:
     if env.git_revision() is None:
         raise BadParameter("no git checkout here: `yolo26kit stamp` records the revision of a checkout")
@@ -140,7 +175,9 @@ def cmd_env(args: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="yolo26kit", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="investigations, their parameters and profiles").set_defaults(fn=cmd_list)
+    lst = sub.add_parser("list", help="investigations, their parameters and profiles")
+    lst.add_argument("--claims", action="store_true", help="each judged claim id with the file and line of its judge")
+    lst.set_defaults(fn=cmd_list)
     run = sub.add_parser("run", help="execute investigations with papermill into a new run directory")
     run.add_argument("names", nargs="*", metavar="NAME")
     run.add_argument("--all", action="store_true", help="every investigation")
@@ -164,6 +201,12 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("dir", nargs="?", default="", help="a run directory or a folder of runs (default reports/runs)")
     rep.add_argument("--no-notebooks", action="store_true", help="only the index pages, not the notebook HTML")
     rep.set_defaults(fn=cmd_report)
+    new = sub.add_parser("new", help="scaffold an investigation that runs and is judged at once")
+    new.add_argument("name", help="lower-case name: package, notebook, ledger and test share it")
+    new.add_argument("--title", default="", help="one line: the question it answers")
+    new.add_argument("--source", default="kit",
+                     help="where the claims come from: kit, an issue URL, a seed file name, or a file (copied)")
+    new.set_defaults(fn=cmd_new)
     sub.add_parser("env", help="print the environment fingerprint").set_defaults(fn=cmd_env)
     sub.add_parser("stamp", help="record the git revision in yolo26kit/_revision.txt (for copies without .git)"
                    ).set_defaults(fn=cmd_stamp)
