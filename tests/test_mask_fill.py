@@ -165,7 +165,7 @@ def _res(bench: pd.DataFrame | None = None, trig: pd.DataFrame | None = None, me
 def test_judge_speed_cpu_only_needs_cuda():
     j = mf.judge_speedup_small(_res(_bench("cpu", 1.0, 0.5)))
     assert j.verdict == "needs_cuda" and j.run["device"] == "cpu"
-    assert j.evidence.startswith("cpu 32x5x1024: masked_fill 2.00× faster")
+    assert j.evidence.startswith("cpu 32x5x1024: where_index_put/masked_fill = 2.00× (masked_fill faster")
 
 
 def test_judge_speed_cuda_decides_against_the_band():
