@@ -1429,7 +1429,8 @@ def judge_not_reproducible(res: Results) -> Judgement:
     run = {"device": "cuda", "torch": version}
     line = cuda[cuda["formulation"].isin(SEED_LINE)]
     fired = line[line["outcome"] == "internal_assert"]
-    covering = line[line["deterministic"] & (line["full rows"].fillna(0) > 0)] if len(line) else line
+    full = line["full rows"] if "full rows" in line else line["full %"]  # older tables lack the count
+    covering = line[line["deterministic"].astype(bool) & (full.fillna(0) > 0)] if len(line) else line
     seen = (f"{len(fired)} of {len(line)} synthetic-mask CUDA attempts of the seed's line assert on torch {version} "
             f"({len(covering)} with deterministic algorithms and all-True rows)")
     if not _in_torch_range(cid, version):
