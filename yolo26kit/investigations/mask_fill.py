@@ -17,39 +17,48 @@ row of [32, 5, 49]: all 5 queries of all 4 images had empty masks on the 7×7 le
 synthetic masks almost never contain an all-True row (p = 0.5^49 at density 0.5); a script without deterministic
 mode, or without all-True rows, cannot reproduce it (the seed does not say which settings its scripts used).
 
-Verdict rules (all computed from the run; one function per claim id in `JUDGES`):
-  mask.equivalent — every case of the grid and the edge cases is compared with an independent NumPy reference;
-      confirmed when masked_fill and bool_index_put (the seed's two alternatives) match everywhere, partly when
-      only masked_fill does, refuted when masked_fill differs anywhere.
-  mask.speedup_small_20x / mask.speedup_medium_3_5x — the seed timed on a GPU, so the verdict needs CUDA rows;
-      a CPU-only run gives `needs_cuda` with the CPU numbers in the evidence. Speed-up S = net time of
-      where_index_put / net time of masked_fill with deterministic algorithms off (the seed's benchmark ran the
-      original to the end, which its torch does not do with them on once a row is full), at the seed's shape and
-      `full_percent` (the seed does not give its share of full rows). With the claimed factor C:
-      confirmed if C/2 <= S <= 2·C; partly if S >= 1.1 but outside that band; refuted if S < 1.1
-      (masked_fill not measurably faster); error when CUDA ran but the seed's shape was not among `shapes`.
-  mask.memory_lower — peak extra memory of one call, masked_fill vs the original, per shape and device (CUDA: the
-      caching allocator's peak above the start; CPU: the peak of new tensors at the ATen level, `memory_profile`):
-      confirmed when masked_fill's is lower everywhere, refuted when higher everywhere, else partly.
-  mask.different_kernels — CUDA: confirmed when masked_fill launches none of the original's indexing kernels
-      (names with index / nonzero / sort), refuted when it shares one; CPU only: needs_cuda with the ATen ops.
-  mask.bool_index_alternative — refuted when `m[mask] = False` differs from the reference; partly when it matches
-      but dispatches the same aten.index_put_ as the original (the op the assert sits under); else confirmed.
-  mask.not_reproducible_synthetic — on CUDA: refuted when a synthetic mask makes the seed's line (or
-      `attn_mask[mask] = False`) assert on this torch; otherwise partly: on this torch nothing reproduces it,
-      but the kernel arithmetic (`assert_numbers`, checked against the 'N vs M' of eight PyTorch bug reports)
-      gives exactly the seed's 7840 vs 160 for a synthetic [32, 5, 49] mask with every row full under the
-      1.11–2.0 rule, i.e. the error depends on the data (all-True rows) and on deterministic mode, not on chance.
-      CPU only: needs_cuda.
-  mask.data_independent — from the kernel arithmetic once it reproduces every reported pair (else error): refuted
-      when the same shape asserts with one all-True row and not with none (the contents decide).
-  mask.ratio_spatial — confirmed when the arithmetic that reproduces 7840 vs 160 has sliceSize = H·W = 7840/160.
-  mask.assert_trigger (the kit's own) — on CUDA: confirmed when the assert fires only on the sort path and its
-      numbers match a rule of `assert_numbers`; partly when it fires only on the sort path but with numbers no
-      rule gives; refuted when it fires off the sort path; not_reproduced when no attempt fires (this torch has
-      the fixes). CPU only: needs_cuda, with the CPU outcomes of the same attempts in the evidence.
-  mask.updates_fix — CUDA: of the attempts the 1.11–2.0 kernel fails, confirmed when none still asserts on this
-      torch, refuted when all do, partly otherwise; CPU only: needs_cuda.
+Devices: `run_devices(device, devices)` — a `devices` list as given, else "cuda" → CUDA and CPU, "auto" → CPU plus
+CUDA when present, "cpu" → CPU. The runner turns `--device auto` into "cuda" on a GPU machine; the CPU rows answer the
+claims that do not depend on the device (equivalence, the ATen ops), so a GPU run measures both.
+
+Verdicts (one function per claim id in `JUDGES`; each returns a `Judgement` with `basis` and the run's values of the
+ledger's `conditions`, and `verdicts.settle` turns a decisive verdict into `inconclusive` where they differ):
+  mask.equivalent — measured on every device of the run against an independent NumPy reference: confirmed when
+      masked_fill and bool_index_put match in every case, partly when only masked_fill does, refuted otherwise.
+  mask.speedup_small_20x / mask.speedup_medium_3_5x — measured on CUDA at the ledger's shape: the original's net time
+      over masked_fill's, round by round (the input copy is timed in the same rounds and subtracted), against the
+      ledger's band (the seed's words): `verdicts.band` — every round inside → confirmed, every round outside →
+      refuted, rounds on both sides → inconclusive. A round whose net time is not positive → inconclusive ("could
+      not time"). CPU only: needs_cuda (the seed timed CUDA), with the CPU rounds shown.
+  mask.memory_lower — measured, one measure: the CUDA caching allocator's peak above the start of one call, for the
+      seed's two formulations (the original and the out-of-place masked_fill): lower at every shape → confirmed, at
+      none → refuted, at some → partly. CPU only: needs_cuda, the ATen-level peaks shown as another measure.
+  mask.different_kernels — measured on CUDA, deterministic algorithms off and on: confirmed when masked_fill launches
+      none of the original's indexing kernels (index / nonzero / sort in the name), refuted when it shares one,
+      inconclusive when the original shows none. CPU only: needs_cuda with the ATen ops.
+  mask.bool_index_alternative — a result that differs from the reference refutes anywhere; whether `m[mask] = False`
+      escapes the seed's failure is measured only on CUDA with a torch of the seed's releases (ledger: 1.11–2.0.1):
+      refuted when it asserts where the original does, confirmed when the original asserts and it never does.
+      Another torch: inconclusive (the arithmetic's prediction shown, not deciding); CPU only: needs_cuda.
+  mask.not_reproducible_synthetic — on CUDA with a torch of the seed's releases: refuted when a synthetic mask makes
+      the seed's line assert, confirmed when none does although the attempts include deterministic algorithms with
+      all-True rows, else inconclusive. Another torch: inconclusive (the run cannot reproduce the seed's conditions;
+      the release it needs is named). CPU only: needs_cuda.
+  mask.data_independent — measured on CUDA with a torch of the seed's releases when the seed's line is tried at one
+      shape with several shares of all-True rows (asserts at some and not others → refuted; at every share →
+      confirmed); otherwise derived from the seed's own numbers: if 7840 vs 160 fits the kernel arithmetic as indexed
+      rows × sliceSize vs indexed rows (≤ the mask's rows), both count all-True rows, and a mask of the same shape
+      without one launches no kernel → refuted; numbers that do not fit → inconclusive.
+  mask.ratio_spatial — derived from the seed's message and configuration: confirmed when lhs/rhs is a whole
+      per-row slice (rhs ≤ batch·heads·queries) that is a square H×W, refuted otherwise.
+  mask.assert_trigger (the kit's own) — on CUDA with a torch of the releases it is about: refuted when an attempt
+      asserts off the sort path or none of the predicted ones does, confirmed when every predicted one asserts with
+      the predicted numbers, partly otherwise. Another torch: inconclusive; CPU only: needs_cuda.
+  mask.updates_fix — of the CUDA attempts the 1.11–2.0 arithmetic says fail (derived), how many still assert on this
+      torch (measured, basis both): none → confirmed, all → refuted, some → partly; the ledger asks for a torch
+      newer than the seed's. CPU only: needs_cuda.
+The issue list (data/mask_assert_issues.json) and the arithmetic's match with its reports are context in the
+evidence; they decide no verdict.
 
 Timing: every implementation gets the same fresh input each call (`buf.copy_(src)` then the implementation on
 `buf`), because the in-place ones clear the full rows and a second call on the same tensor would find none.
@@ -66,10 +75,11 @@ from __future__ import annotations
 import json
 import math
 import re
+import statistics
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
@@ -79,7 +89,8 @@ import torch
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .. import catalog, env, findings, isolate, timing
+from .. import catalog, env, findings, isolate, timing, verdicts
+from ..verdicts import Judgement
 
 NAME = "cdmaskformer_mask"
 SEED = "002_0f900b64e9bdebb4.txt"
@@ -91,15 +102,14 @@ SEED_ASSERT_MESSAGE = ("RuntimeError: linearIndex.numel()*sliceSize*nElemBefore 
                        "Indexing.cu\":389, please report a bug to PyTorch. number of flattened indices did not match "
                        "number of elements in the value tensor: 7840 vs 160")
 SEED_CONFIG = {"batch": 4, "heads": 8, "queries": 5}
-# name → (shape rows×queries×H·W, seed's masked_fill ms, seed's original ms, claimed factor)
+# name → (shape rows×queries×H·W, seed's masked_fill ms, seed's original ms, claimed factor), for the evidence; the
+# verdicts read the shape from the ledger's conditions and the band from its `band`
 SEED_BENCH = {
     "mask.speedup_small_20x": ((32, 5, 1024), 0.254, 5.062, 20.0),
     "mask.speedup_medium_3_5x": ((32, 100, 4096), 1.258, 4.447, 3.5),
 }
 ORIGINAL = "where_index_put"
 BENCH_ROUNDS = 5  # the implementations of a shape take turns this many times (see benchmark)
-SPEEDUP_BAND = 2.0  # confirmed within a factor of 2 of the claim
-FASTER = 1.1  # below this the rewrite is not measurably faster
 
 Shape = tuple[int, int, int]
 
@@ -300,11 +310,28 @@ def cpu_threads(n: int) -> Iterator[None]:
         torch.set_num_threads(prev)
 
 
-def devices(device: str, include_absent_cuda: bool = False) -> list[str]:
-    """Devices a section runs on: 'auto' = CPU, plus CUDA when present (or always, to report it as skipped)."""
-    if device == "auto":
-        return ["cpu"] + (["cuda"] if include_absent_cuda or env.cuda_available() else [])
-    return [device]
+def run_devices(device: str, devices_: list[str] | None = None) -> list[str]:
+    """The devices the notebook measures, from its two parameters.
+
+    `devices` (a list) wins when given. Otherwise `device` decides: "cuda" → CUDA and CPU, "auto" → CPU plus CUDA
+    when present, "cpu" → CPU only. The runner turns `--device auto` into "cuda" on a GPU machine, and the claims
+    the CPU answers (equivalence, the ATen ops) need CPU rows there too; `devices=["cuda"]` measures CUDA alone.
+    """
+    if devices_:
+        bad = [d for d in devices_ if d not in ("cpu", "cuda")]
+        if bad:
+            raise ValueError(f"devices {bad}: each must be 'cpu' or 'cuda'")
+        return list(dict.fromkeys(devices_))
+    return {"cuda": ["cuda", "cpu"], "cpu": ["cpu"]}.get(device, ["cpu", "cuda"])
+
+
+def devices(device: str | list[str], include_absent_cuda: bool = False) -> list[str]:
+    """Devices a section runs on: a list as given, 'auto' = CPU plus CUDA, or one device; CUDA is left out when
+    absent unless `include_absent_cuda` (to report it as skipped)."""
+    wanted = list(dict.fromkeys(device)) if isinstance(device, (list, tuple)) else (
+        ["cpu", "cuda"] if device == "auto" else [device])
+    keep_cuda = include_absent_cuda or env.cuda_available() or not isinstance(device, (list, tuple)) and device == "cuda"
+    return [d for d in wanted if d != "cuda" or keep_cuda]
 
 
 # --- 1. equivalence --------------------------------------------------------------------------------
@@ -416,8 +443,9 @@ def benchmark(shapes: list[str], implementations: list[str] | None = None, devic
               bandwidth: pd.DataFrame | None = None, threads: int = 0, rounds: int = BENCH_ROUNDS) -> pd.DataFrame:
     """Median and spread per device × shape × implementation (× deterministic algorithms off/on), net of the input copy.
 
-    Each call restores the input (`buf.copy_(src)`) before the implementation; `restore_ms` is that copy alone and
-    `net_ms` = median − restore. The implementations of a shape and mode are timed in turn, `rounds` times, sharing
+    Each call restores the input (`buf.copy_(src)`) before the implementation; `restore_ms` is that copy alone, timed
+    in the same rounds, and `net_ms` = median − restore (NaN when not positive; `timed` says whether every round's
+    net time was). The implementations of a shape and mode are timed in turn, `rounds` times, sharing
     `min_run_time` between the rounds. `speedup` is the original's net time over this row's (same device, shape,
     mode); `speedup_min`/`speedup_max` are the lowest and highest of the per-round ratios.
     `threads` > 0 sets the CPU's intra-op threads (on a loaded 2-core machine two threads stall each other: a
@@ -455,10 +483,18 @@ def round_ratios(original: Any, fix: Any) -> list[float]:
     return [round(r, 2) for r in timing.round_ratios(original, fix)]
 
 
+RESTORE = "restore (input copy)"  # the copy every timed call starts with, timed in the same rounds
+
+
 def _bench_device(dev: str, shapes: list[str], names: list[str], full_percent: int, heads: int, seed: int,
                   deterministic_too: bool, min_run_time: float, warmup: int, peak: float,
                   rounds: int = BENCH_ROUNDS) -> list[dict[str, Any]]:
-    """The benchmark rows of one device (see `benchmark`)."""
+    """The benchmark rows of one device (see `benchmark`).
+
+    The input copy (`buf.copy_(src)`) is timed in the same rounds as the formulations, so each round's net time
+    (round median − that round's copy median) compares like with like; a round whose net time is not positive
+    (a busy machine) keeps its negative value in `round_net_ms` and the row says `timed` False.
+    """
     rows: list[dict[str, Any]] = []
     threads = torch.get_num_threads() if dev == "cpu" else None
     for shape in [parse_shape(x) for x in shapes]:
@@ -466,15 +502,13 @@ def _bench_device(dev: str, shapes: list[str], names: list[str], full_percent: i
         n_full = full_rows(src)
         ref = reference(src)
         buf = torch.empty_like(src)
-        restore = timing.measure(lambda: buf.copy_(src), "restore", dev, warmup, min_run_time)
         for det in ([False, True] if deterministic_too else [False]):
             group: list[tuple[dict[str, Any], Impl]] = []
             for name in names:
                 impl = IMPLEMENTATIONS[name]
                 row: dict[str, Any] = {"device": dev, "threads": threads, "shape": shape_label(shape),
                                        "implementation": name, "deterministic": det, "in place": impl.inplace,
-                                       "full rows": n_full, "rows": shape[0] * shape[1],
-                                       "restore_ms": round(restore.median_ms, 4)}
+                                       "full rows": n_full, "rows": shape[0] * shape[1]}
                 try:
                     with deterministic(det):
                         row["correct"] = bool(torch.equal(impl.fn(buf.copy_(src)).cpu(), ref))
@@ -484,20 +518,24 @@ def _bench_device(dev: str, shapes: list[str], names: list[str], full_percent: i
                     continue
                 rows.append(row)
                 group.append((row, impl))
-            # The implementations take turns, round by round: a busy neighbour slows every one of a round alike.
+            # The copy and the implementations take turns, round by round: a busy neighbour slows each of a round alike.
+            fns = {RESTORE: lambda: buf.copy_(src),
+                   **{r["implementation"]: (lambda f=i.fn: f(buf.copy_(src))) for r, i in group}}
             with deterministic(det):
-                timed = timing.measure_rounds({r["implementation"]: (lambda f=i.fn: f(buf.copy_(src))) for r, i in group},
-                                              dev, rounds, warmup, min_run_time / rounds)
+                timed = timing.measure_rounds(fns, dev, rounds, warmup, min_run_time / rounds)
+            restore = timed[RESTORE]
             for row, impl in group:
                 t = timed[row["implementation"]]
+                round_net = [m - r for m, r in zip(t.round_medians_ms, restore.round_medians_ms)]
                 net = t.median_ms - restore.median_ms
                 nbytes = model_bytes(shape, n_full, impl.inplace)
                 gbps = nbytes / (net * 1e-3) / 1e9 if net > 0 else float("nan")
-                row.update({"median_ms": round(t.median_ms, 4), "iqr_ms": round(t.iqr_ms, 4),
-                            "p10_ms": round(t.p10_ms, 4), "p90_ms": round(t.p90_ms, 4),
+                row.update({"restore_ms": round(restore.median_ms, 4), "median_ms": round(t.median_ms, 4),
+                            "iqr_ms": round(t.iqr_ms, 4), "p10_ms": round(t.p10_ms, 4), "p90_ms": round(t.p90_ms, 4),
                             "first_ms": round(t.first_ms, 4), "runs": t.runs,
                             "net_ms": round(net, 4) if net > 0 else float("nan"),
-                            "round_net_ms": [round(m - restore.median_ms, 4) for m in t.round_medians_ms],
+                            "round_net_ms": [round(x, 4) for x in round_net],
+                            "timed": bool(round_net) and all(x > 0 for x in round_net),
                             "bytes": nbytes, "GB/s": round(gbps, 2) if math.isfinite(gbps) else float("nan"),
                             "roofline": round(gbps / peak, 4) if math.isfinite(gbps * peak) else float("nan"),
                             "error": ""})
@@ -595,16 +633,29 @@ def _cuda_kernels(fn: Callable[[], Any]) -> list[str]:
     return list(dict.fromkeys(n for n in names if not n.startswith(("Memcpy", "Memset"))))
 
 
-def _cuda_peak(fn: Callable[[], Any]) -> tuple[int, int]:
-    """(peak bytes above the start, bytes still held after) of one call, from the CUDA caching allocator."""
+def _cuda_peak(fn: Callable[[], Any]) -> tuple[int, int, int]:
+    """(peak bytes above the start, bytes still held after, bytes allocated in all) of one call, from the CUDA
+    caching allocator (it also sees the buffers a kernel allocates and frees inside itself)."""
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
+    total0 = torch.cuda.memory_stats().get("allocated_bytes.all.allocated", 0)
     torch.cuda.reset_peak_memory_stats()
     out = fn()
     torch.cuda.synchronize()
     peak, after = torch.cuda.max_memory_allocated() - base, torch.cuda.memory_allocated() - base
+    total = torch.cuda.memory_stats().get("allocated_bytes.all.allocated", 0) - total0
     del out
-    return int(peak), int(after)
+    return int(peak), int(after), int(total)
+
+
+def _cuda_kernels_deterministic(fn: Callable[[], Any]) -> list[str]:
+    """The kernels of one call with deterministic algorithms on (index_put_ then takes the sort kernel that held the
+    seed's assert); on a torch that asserts there, the error's first line instead."""
+    try:
+        with deterministic(True):
+            return _cuda_kernels(fn)
+    except Exception as exc:  # the assert itself is a result here
+        return [f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"]
 
 
 INDEX_OPS = ("aten::index_put", "aten::_index_put_impl", "aten::nonzero")
@@ -616,7 +667,8 @@ def memory_profile(shapes: list[str], implementations: list[str] | None = None, 
 
     `peak new bytes` = the largest total of tensors the call has created and not yet freed (op level, any device),
     `kept bytes` = those still alive after it (the result of an out-of-place formulation). On CUDA the caching
-    allocator's peak above the start is added (it also sees buffers allocated inside a kernel), and the kernel names.
+    allocator's peak above the start is added (it also sees buffers allocated inside a kernel), the bytes it handed
+    out in all, and the kernel names with deterministic algorithms off and on.
     """
     names = list(dict.fromkeys([ORIGINAL, "bool_index_put", "masked_fill", *(implementations or IMPLEMENTATIONS)]))
     rows: list[dict[str, Any]] = []
@@ -640,9 +692,11 @@ def memory_profile(shapes: list[str], implementations: list[str] | None = None, 
                     "peak new bytes": tracker.peak, "kept bytes": kept, "new bytes (total)": tracker.new_bytes,
                     "index ops": [o for o in ops if o.startswith(INDEX_OPS)], "ops": ops}
                 if dev == "cuda":
-                    peak, after = _cuda_peak(lambda: impl.fn(buf.copy_(src)))
-                    row.update({"cuda peak bytes": peak, "cuda kept bytes": after,
-                                "cuda kernels": _cuda_kernels(lambda: impl.fn(buf.copy_(src)))})
+                    peak, after, total = _cuda_peak(lambda: impl.fn(buf.copy_(src)))
+                    row.update({"cuda peak bytes": peak, "cuda kept bytes": after, "cuda allocated bytes": total,
+                                "cuda kernels": _cuda_kernels(lambda: impl.fn(buf.copy_(src))),
+                                "cuda kernels (deterministic)": _cuda_kernels_deterministic(
+                                    lambda: impl.fn(buf.copy_(src)))})
                 rows.append(row)
             del src
     return pd.DataFrame(rows)
@@ -1007,12 +1061,17 @@ def try_triggers(shapes: list[str], full_percents: list[int], heads: int = 8, se
 
 # --- verdicts --------------------------------------------------------------------------------------
 
-Verdict = tuple[str, str, dict[str, Any]]
+Verdict = Judgement
 
 
 @dataclass
 class Results:
-    """What the notebook measured, for the judges: equivalence, bandwidth, benchmark, memory/ops and assert attempts."""
+    """What the notebook measured, for the judges: equivalence, bandwidth, benchmark, memory/ops and assert attempts.
+
+    `torch_version` is this run's torch (the CUDA attempts carry their own); `seed_message` and `seed_config` are the
+    seed's assert message and decoder configuration the derived verdicts start from (tests swap them to show that
+    the arithmetic can disagree with the seed).
+    """
 
     eq: pd.DataFrame
     bandwidth: pd.DataFrame
@@ -1020,6 +1079,46 @@ class Results:
     memory: pd.DataFrame
     trig: pd.DataFrame
     full_percent: int = 25
+    torch_version: str = field(default_factory=lambda: torch.__version__)
+    seed_message: str = SEED_ASSERT_MESSAGE
+    seed_config: dict[str, int] = field(default_factory=lambda: dict(SEED_CONFIG))
+
+
+def _conditions(claim_id: str) -> dict[str, Any]:
+    """The seed's conditions of a claim, from the ledger."""
+    return findings.ledger_entry(claim_id).get("conditions", {})
+
+
+def _range_text(claim_id: str) -> str:
+    rng = _conditions(claim_id).get("torch", {})
+    return f"{rng.get('min', '…')}–{rng.get('max', '…')}"
+
+
+def _in_torch_range(claim_id: str, version: str) -> bool:
+    """Whether `version` lies in the torch releases the ledger names for the claim."""
+    rng = _conditions(claim_id).get("torch")
+    return rng is None or (bool(version) and not verdicts.differing({"torch": rng}, {"torch": version}))
+
+
+DERIVED_WHY = ("derived from the seed's own assert message and configuration with the kernel arithmetic "
+               "(assert_numbers); nothing this run measured on its device or torch enters the verdict")
+
+
+def _derived(claim_id: str, verdict: str, evidence: str, data: dict[str, Any], res: Results) -> Judgement:
+    """A verdict computed from the seed's own numbers: basis derived, the run's real conditions beside the seed's,
+    each marked as not deciding (nothing measured on them is used)."""
+    run = {"device": _run_devices_of(res) or ["cpu"], "torch": res.torch_version}
+    run = {k: run.get(k, "") for k in _conditions(claim_id)}
+    return Judgement(verdict, evidence, data, "derived", run, {k: DERIVED_WHY for k in _conditions(claim_id)})
+
+
+def _run_devices_of(res: Results) -> list[str]:
+    """The devices this run measured on (from its tables)."""
+    found: list[str] = []
+    for frame in (res.eq, res.bench, res.memory):
+        if len(frame) and "device" in frame:
+            found += [d for d in frame["device"].dropna() if d not in found]
+    return sorted(found)
 
 
 def _impl_all_true(eq: pd.DataFrame, name: str) -> tuple[int, int]:
@@ -1029,90 +1128,97 @@ def _impl_all_true(eq: pd.DataFrame, name: str) -> tuple[int, int]:
     return int(sum(v is True for v in col)), len(col)
 
 
-def judge_equivalent(res: Results) -> Verdict:
-    """mask.equivalent: confirmed when masked_fill and bool_index_put equal the reference in every case."""
+def judge_equivalent(res: Results) -> Judgement:
+    """mask.equivalent: confirmed when masked_fill and bool_index_put equal the reference in every case, partly when
+    only masked_fill does, refuted when masked_fill differs in any. Measured on every device of the run (the
+    results are the ops' semantics, so a CPU run answers as well as a CUDA one)."""
     eq = res.eq
     if eq.empty:
-        return "error", "no equivalence cases ran", {}
+        return Judgement("error", "no equivalence cases ran", basis="none")
     mf, n = _impl_all_true(eq, "masked_fill")
     bi, _ = _impl_all_true(eq, "bool_index_put")
     others = {c: _impl_all_true(eq, c)[0] for c in IMPLEMENTATIONS if c in eq}
     devs = sorted(set(eq["device"]))
     detail = (f"masked_fill equals the NumPy reference in {mf}/{n} cases and bool_index_put in {bi}/{n} "
-              f"on {', '.join(devs)} ({eq['case'].nunique()} kinds incl. no/all full rows, H·W = 49, a single query, "
-              "an empty batch) — " + ", ".join(f"{k} {v}/{n}" for k, v in others.items())
+              f"on {', '.join(devs)} (kinds: {'; '.join(dict.fromkeys(eq['case']))}) — " + ", ".join(f"{k} {v}/{n}" for k, v in others.items())
               + "; masked_fill returns a new tensor where the original writes in place")
     verdict = "confirmed" if mf == n and bi == n else "partly" if mf == n else "refuted"
-    return verdict, detail, {"equal": others, "cases": n}
+    return Judgement(verdict, detail, {"equal": others, "cases": n}, "measured", {"device": devs})
 
 
 def _speed_row(bench: pd.DataFrame, dev: str, shape: Shape, name: str) -> pd.Series | None:
-    if bench.empty or "net_ms" not in bench:
+    if bench.empty or "implementation" not in bench:
         return None
     hit = bench[(bench["device"] == dev) & (bench["shape"] == shape_label(shape)) & (bench["implementation"] == name)
                 & (bench["deterministic"] == False)]  # noqa: E712
     return hit.iloc[0] if len(hit) else None
 
 
-def speedup_verdict(measured: float, claimed: float) -> str:
-    """confirmed within SPEEDUP_BAND of the claim, partly if faster by ≥ FASTER but outside it, else refuted."""
-    if not math.isfinite(measured):
-        return "error"
-    if claimed / SPEEDUP_BAND <= measured <= claimed * SPEEDUP_BAND:
-        return "confirmed"
-    return "partly" if measured >= FASTER else "refuted"
+def _ms(value: Any) -> str:
+    """A time for the evidence: '0.1139 ms', or 'could not time' when it is not a positive number."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return "not timed"
+    return f"{v:.4g} ms" if math.isfinite(v) and v > 0 else "could not time"
 
 
-def _speed_text(bench: pd.DataFrame, dev: str, shape: Shape) -> tuple[str, float]:
-    orig = _speed_row(bench, dev, shape, ORIGINAL)
-    fix = _speed_row(bench, dev, shape, "masked_fill")
+def speed_rounds(bench: pd.DataFrame, dev: str, shape: Shape) -> tuple[str, list[float] | None]:
+    """(a sentence, the original/masked_fill ratio of every round) at one device and shape; the ratios are None when
+    the shape was not benchmarked or a round's net time was not positive (the machine was too busy to time it)."""
+    orig, fix = _speed_row(bench, dev, shape, ORIGINAL), _speed_row(bench, dev, shape, "masked_fill")
+    label = f"{dev} {shape_label(shape)}"
     if orig is None or fix is None:
-        return f"{dev}: {shape_label(shape)} with {ORIGINAL} and masked_fill not in this run's benchmark", float("nan")
-    s = float(fix["speedup"])
-    lo, hi = float(fix.get("speedup_min", s)), float(fix.get("speedup_max", s))
-    rounds = (f" over {len(fix['round_net_ms'])} rounds taken in turn: {lo:.2f}–{hi:.2f}×"
-              if isinstance(fix.get("round_net_ms"), list) and math.isfinite(lo) else "")
-    det = bench[(bench["device"] == dev) & (bench["shape"] == shape_label(shape)) & (bench["deterministic"] == True)]  # noqa: E712
-    det_txt = ""
-    if len(det) and "net_ms" in det:
-        d = det.set_index("implementation")["net_ms"]
-        if ORIGINAL in d and "masked_fill" in d:
-            det_txt = f"; with deterministic algorithms on: {d[ORIGINAL]:.4g} vs {d['masked_fill']:.4g} ms"
-    return (f"{dev}: masked_fill speed-up {s:.2f}×{rounds} ({ORIGINAL} {orig['net_ms']:.4g} ms, first call "
-            f"{orig['first_ms']:.3g} ms, vs masked_fill {fix['net_ms']:.4g} ms net of the {orig['restore_ms']:.3g} ms "
-            f"input copy){det_txt}"), s
+        return f"{label}: {ORIGINAL} and masked_fill not in this run's benchmark", None
+    o, f = orig.get("round_net_ms"), fix.get("round_net_ms")
+    if not isinstance(o, list) or not isinstance(f, list) or not o or len(o) != len(f):
+        why = orig.get("error") or fix.get("error") or "no rounds recorded"
+        return f"{label}: could not time ({why})", None
+    if not all(x > 0 for x in o + f):
+        return (f"{label}: could not time — net time per round {ORIGINAL} {o} ms, masked_fill {f} ms: in some round "
+                "the call took no longer than the input copy timed beside it (too busy a machine)"), None
+    ratios = [a / b for a, b in zip(o, f)]
+    mid = statistics.median_high(ratios)
+    text = (f"{label}: {ORIGINAL}/masked_fill = {mid:.2f}× (masked_fill {'faster' if mid > 1 else 'not faster'}; "
+            f"median of {len(ratios)} rounds timed in turn: {', '.join(f'{r:.2f}' for r in ratios)}×; "
+            f"{ORIGINAL} {_ms(orig.get('net_ms'))} vs "
+            f"masked_fill {_ms(fix.get('net_ms'))} net of the {_ms(fix.get('restore_ms'))} input copy)")
+    return text, ratios
 
 
-def _judge_speed(res: Results, claim_id: str) -> Verdict:
-    """A speed claim of SEED_BENCH from the benchmark: CUDA decides, a CPU-only run gives needs_cuda."""
-    bench = res.bench
-    shape, seed_fix, seed_orig, factor = SEED_BENCH[claim_id]
-    has_cuda = "net_ms" in bench and bool(bench.loc[bench["device"] == "cuda", "net_ms"].notna().any())
-    seed_txt = f"seed: {seed_orig} vs {seed_fix} ms = {seed_orig / seed_fix:.1f}×"
-    cpu_txt, cpu_s = _speed_text(bench, "cpu", shape)
-    common = f"{shape_label(shape)}, {res.full_percent}% of (image, query) rows all True"
+def _judge_speed(res: Results, claim_id: str) -> Judgement:
+    """A speed claim: the per-round ratios on CUDA at the seed's shape against the ledger's band (verdicts.band)."""
+    entry = findings.ledger_entry(claim_id)
+    shape = parse_shape(entry["conditions"]["shape"])
+    lo, hi = findings.band_of(claim_id)
+    _, seed_fix, seed_orig, _ = SEED_BENCH[claim_id]
+    seed_txt = (f"the seed: \"{entry['band']['words']}\" = {seed_orig / seed_fix:.1f}×, judged against "
+                f"{lo:g}–{hi:g}×")
+    common = f"deterministic algorithms off, {res.full_percent}% of (image, query) rows all True"
+    cpu_txt, cpu_ratios = speed_rounds(res.bench, "cpu", shape)
+    data = {"cpu_rounds": cpu_ratios, "band": [lo, hi]}
+    has_cuda = not res.bench.empty and "implementation" in res.bench and bool(
+        ((res.bench["device"] == "cuda") & res.bench["implementation"].notna()).any())
     if not has_cuda:
-        return ("needs_cuda", f"{cpu_txt} ({common}); {seed_txt} on a GPU — the claim is about CUDA",
-                {"cpu_speedup": cpu_s})
-    cuda_txt, s = _speed_text(bench, "cuda", shape)
-    verdict = speedup_verdict(s, factor)  # 'error' when the seed's shape was not benchmarked
-    fix = _speed_row(bench, "cuda", shape, "masked_fill")
-    span = [float(fix[k]) for k in ("speedup_min", "speedup_max") if fix is not None and k in fix and pd.notna(fix[k])]
-    straddles = verdict != "error" and any(speedup_verdict(x, factor) != verdict for x in span)
-    if straddles:  # the rounds fall on both sides of a band edge: this machine's noise cannot decide
-        verdict = "partly"
-    return verdict, (f"{cuda_txt} ({common}); {seed_txt}; claimed ~{factor:g}× (confirmed within ×{SPEEDUP_BAND:g}, "
-                     f"partly if ≥{FASTER}×)" + (" — the rounds fall on both sides of a band edge, so the measurement "
-                                                "cannot decide" if straddles else "") + f". {cpu_txt}"), \
-        {"cuda_speedup": s, "cuda_speedup_rounds": span, "cpu_speedup": cpu_s, "claimed": factor}
+        return Judgement("needs_cuda", f"{cpu_txt} ({common}); {seed_txt} — the seed timed CUDA; this run has no CUDA rows",
+                         data, "measured", {"device": "cpu", "shape": shape_label(shape)})
+    cuda_txt, ratios = speed_rounds(res.bench, "cuda", shape)
+    data["cuda_rounds"] = ratios
+    run = {"device": "cuda", "shape": shape_label(shape)}
+    if ratios is None:
+        return Judgement("inconclusive", f"{cuda_txt}; {seed_txt}. {cpu_txt}", data, "measured", run)
+    verdict = verdicts.band(ratios, lo, hi)
+    why = {"confirmed": "every round inside", "refuted": "every round outside",
+           "inconclusive": "rounds on both sides of an edge: this machine's noise cannot decide"}[verdict]
+    return Judgement(verdict, f"{cuda_txt} ({common}); {seed_txt}: {why}. {cpu_txt}", data, "measured", run)
 
 
-def judge_speedup_small(res: Results) -> Verdict:
+def judge_speedup_small(res: Results) -> Judgement:
     """mask.speedup_small_20x: ~20× at 32x5x1024 on CUDA."""
     return _judge_speed(res, "mask.speedup_small_20x")
 
 
-def judge_speedup_medium(res: Results) -> Verdict:
+def judge_speedup_medium(res: Results) -> Judgement:
     """mask.speedup_medium_3_5x: ~3.5× at 32x100x4096 on CUDA."""
     return _judge_speed(res, "mask.speedup_medium_3_5x")
 
@@ -1122,47 +1228,51 @@ def _peaks(mem: pd.DataFrame, dev: str, name: str, column: str) -> dict[str, int
     return {r["shape"]: int(r[column]) for _, r in sub.iterrows() if pd.notna(r[column])}
 
 
-def judge_memory_lower(res: Results) -> Verdict:
-    """mask.memory_lower: masked_fill's peak extra memory against the original's, per shape and device.
+def _peak_pairs(mem: pd.DataFrame, dev: str, column: str) -> list[tuple[str, int, int]]:
+    """(shape, masked_fill's, the original's) of one measure on one device, for the shapes both have."""
+    orig, fix = _peaks(mem, dev, ORIGINAL, column), _peaks(mem, dev, "masked_fill", column)
+    return [(shape, fix[shape], orig[shape]) for shape in orig if shape in fix]
 
-    CUDA: the caching allocator's peak above the start; CPU: the op-level peak of new tensors. confirmed when
-    masked_fill's peak is lower everywhere, refuted when it is higher everywhere (or equal everywhere with no index
-    tensors saved), partly otherwise.
-    """
+
+def judge_memory_lower(res: Results) -> Judgement:
+    """mask.memory_lower: the seed's two formulations (the original and the out-of-place masked_fill), one measure:
+    the CUDA caching allocator's peak above the start of one call (it sees the index tensors and the buffers kernels
+    allocate inside). confirmed when masked_fill's peak is lower at every shape, refuted when it is lower at none,
+    partly otherwise. A CPU-only run has no allocator peak of the seed's device: needs_cuda, with the CPU's ATen-level
+    peaks (another measure) shown."""
     mem = res.memory
     if mem.empty:
-        return "error", "no memory measurements ran", {}
-    lower = higher = 0
-    parts, data = [], {}
-    for dev, column in (("cuda", "cuda peak bytes"), ("cpu", "peak new bytes")):
-        orig, fix = _peaks(mem, dev, ORIGINAL, column), _peaks(mem, dev, "masked_fill", column)
-        inplace = _peaks(mem, dev, "masked_fill_inplace", column)
-        for shape in [s for s in orig if s in fix]:
-            lower += fix[shape] < orig[shape]
-            higher += fix[shape] > orig[shape]
-            extra = f", masked_fill_ in place {inplace[shape]:,} B" if shape in inplace else ""
-            parts.append(f"{dev} {shape}: masked_fill {fix[shape]:,} B vs {ORIGINAL} {orig[shape]:,} B{extra}")
-            data[f"{dev} {shape}"] = {"masked_fill": fix[shape], ORIGINAL: orig[shape]}
-    if not parts:
-        return "error", "the memory table lacks masked_fill or the original", {}
-    totals = mem.set_index(["device", "shape", "implementation"])["new bytes (total)"]
-    index_bytes = [int(totals[(d, sh, ORIGINAL)] - totals[(d, sh, "masked_fill_inplace")])
-                   for d, sh, name in totals.index if name == ORIGINAL and (d, sh, "masked_fill_inplace") in totals.index]
-    equal = len(parts) - lower - higher
-    verdict = "confirmed" if higher == 0 and lower else "refuted" if lower == 0 and higher else "partly"
-    if equal == len(parts) and not max(index_bytes, default=0):
-        verdict = "refuted"  # the same peak and no index tensors to save: nothing is lower
-    note = (" — the out-of-place masked_fill allocates a whole new mask, while torch.where's index tensors add "
-            f"{max(index_bytes, default=0):,} B at most over masked_fill_ in place (new tensors, ATen level)"
-            + ("; the peak is the same everywhere: the index tensors exist but do not raise it" if equal == len(parts)
-               and verdict == "partly" else ""))
-    return verdict, (f"masked_fill's peak extra memory is lower in {lower}, higher in {higher} and equal in {equal} "
-                     f"of {len(parts)} shape×device cases: " + "; ".join(parts) + note), {"peaks": data}
+        return Judgement("error", "no memory measurements ran", basis="none")
+    cpu = _peak_pairs(mem, "cpu", "peak new bytes")
+    cpu_txt = ("CPU, ATen-level peak of new tensors (not judged): " + "; ".join(
+        f"{s} masked_fill {f:,} B vs {ORIGINAL} {o:,} B" for s, f, o in cpu)) if cpu else "no CPU rows"
+    pairs = _peak_pairs(mem, "cuda", "cuda peak bytes")
+    if not pairs:
+        return Judgement("needs_cuda", f"the seed's memory is a CUDA training's; this run has no CUDA allocator "
+                                       f"peaks. {cpu_txt}", {"cpu": {s: [f, o] for s, f, o in cpu}}, "measured",
+                         {"device": "cpu"})
+    total = {(s, n): v for n in (ORIGINAL, "masked_fill") for s, v in _peaks(mem, "cuda", n, "cuda allocated bytes").items()}
+    lower = sum(f < o for _, f, o in pairs)
+    verdict = verdicts.all_none_some(lower, len(pairs))
+    parts = [f"{s}: masked_fill {f:,} B vs {ORIGINAL} {o:,} B"
+             + (f" (allocated in all {total[(s, 'masked_fill')]:,} vs {total[(s, ORIGINAL)]:,} B)"
+                if (s, ORIGINAL) in total and (s, "masked_fill") in total else "") for s, f, o in pairs]
+    equal = sum(f == o for _, f, o in pairs)
+    return Judgement(verdict, (f"CUDA caching allocator, peak above the start of one call, the seed's two formulations: "
+                               f"masked_fill's is lower at {lower}, equal at {equal} and higher at "
+                               f"{len(pairs) - lower - equal} of {len(pairs)} shapes — " + "; ".join(parts)
+                               + f". {cpu_txt}"),
+                     {"cuda": {s: [f, o] for s, f, o in pairs}}, "measured", {"device": "cuda"})
+
+
+KERNEL_COLUMNS = ("cuda kernels", "cuda kernels (deterministic)")
 
 
 def _kernels_of(mem: pd.DataFrame, name: str) -> list[str]:
+    """The CUDA kernels a formulation launched, with deterministic algorithms off and on (errors left out)."""
     sub = mem[(mem["device"] == "cuda") & (mem["implementation"] == name)] if "cuda kernels" in mem else mem.iloc[0:0]
-    return list(dict.fromkeys(k for ks in sub["cuda kernels"] for k in (ks or [])))
+    return list(dict.fromkeys(k for col in KERNEL_COLUMNS if col in sub for ks in sub[col]
+                              for k in (ks if isinstance(ks, list) else []) if not k.startswith("error:")))
 
 
 INDEX_KERNEL_WORDS = ("index", "nonzero", "sort")
@@ -1173,47 +1283,33 @@ def _index_kernels(kernels: list[str]) -> list[str]:
 
 
 def _ops_text(mem: pd.DataFrame, name: str) -> str:
-    sub = mem[mem["implementation"] == name]
+    sub = mem[mem["implementation"] == name] if len(mem) else mem
     ops = list(dict.fromkeys(o for ops in sub["index ops"] for o in (ops or []))) if len(sub) else []
     return f"{name} dispatches {', '.join(ops) or 'no index ops'}"
 
 
-def judge_different_kernels(res: Results) -> Verdict:
-    """mask.different_kernels: on CUDA, masked_fill launches none of the original's indexing kernels."""
+def judge_different_kernels(res: Results) -> Judgement:
+    """mask.different_kernels: on CUDA (deterministic algorithms off and on), confirmed when masked_fill launches
+    none of the original's indexing kernels (names with index / nonzero / sort), refuted when it shares one;
+    inconclusive when no kernel of the original carries such a name (the filter cannot tell). CPU only: needs_cuda."""
     mem = res.memory
     if mem.empty:
-        return "error", "no op/kernel profile ran", {}
+        return Judgement("error", "no op/kernel profile ran", basis="none")
     ops = f"{_ops_text(mem, ORIGINAL)}; {_ops_text(mem, 'masked_fill')}"
     if "cuda kernels" not in mem or not (mem["device"] == "cuda").any():
-        return "needs_cuda", f"the claim is about CUDA kernels; at the ATen level {ops}", {}
+        return Judgement("needs_cuda", f"the claim is about CUDA kernels; at the ATen level {ops}", {}, "measured",
+                         {"device": "cpu"})
     orig, fix = _kernels_of(mem, ORIGINAL), _kernels_of(mem, "masked_fill")
     orig_idx, fix_idx = _index_kernels(orig), _index_kernels(fix)
     shared = [k for k in fix if k in orig_idx]
-    verdict = ("confirmed" if orig_idx and not fix_idx and not shared else
-               "refuted" if shared else "partly")
-    return verdict, (f"masked_fill launches {len(fix_idx)} indexing kernels ({', '.join(k[:60] for k in fix_idx) or 'none'}) "
-                     f"against the original's {len(orig_idx)} ({', '.join(k[:60] for k in orig_idx[:4]) or 'none'}); "
-                     f"{len(shared)} shared; {ops}"), {"original": orig, "masked_fill": fix}
-
-
-def judge_bool_index_alternative(res: Results) -> Verdict:
-    """mask.bool_index_alternative: identical results, but does `m[mask] = False` leave the original's index_put_?"""
-    eq, mem = res.eq, res.memory
-    if eq.empty or mem.empty:
-        return "error", "the equivalence or op profile did not run", {}
-    bi, n = _impl_all_true(eq, "bool_index_put")
-    sub = mem[mem["implementation"] == "bool_index_put"]
-    same_op = bool(len(sub)) and all(any(o.startswith("aten::index_put") for o in (ops or [])) for ops in sub["index ops"])
-    seed = assert_numbers((32, 5, 49), 2, (160,), (), "expand_to_index")
-    text = (f"bool_index_put equals the reference in {bi}/{n} cases, and {_ops_text(mem, 'bool_index_put')} like the "
-            f"original ({_ops_text(mem, ORIGINAL)})")
-    if bi != n:
-        return "refuted", text, {"equal": bi, "cases": n}
-    if same_op:
-        return "partly", (f"{text}: identical results, but the same aten.index_put_ the seed's assert came from; under "
-                          f"deterministic algorithms on 1.11–2.0 the kernel arithmetic gives it the same "
-                          f"{seed[0]} vs {seed[1]} for the seed's mask (index [160] either way)"), {"same_op": True}
-    return "confirmed", f"{text}: identical results without index_put", {"same_op": False}
+    text = (f"masked_fill launches {len(fix_idx)} indexing kernels ({', '.join(k[:60] for k in fix_idx) or 'none'}) "
+            f"against the original's {len(orig_idx)} ({', '.join(k[:60] for k in orig_idx[:4]) or 'none'}), "
+            f"deterministic algorithms off and on; {len(shared)} shared; {ops}")
+    data = {"original": orig, "masked_fill": fix}
+    if not orig_idx:
+        return Judgement("inconclusive", f"{text} — no kernel of the original has index/nonzero/sort in its name, so "
+                                         "this run cannot tell its indexing kernels", data, "measured", {"device": "cuda"})
+    return Judgement("refuted" if shared else "confirmed", text, data, "measured", {"device": "cuda"})
 
 
 def _pair(row: pd.Series) -> str:
@@ -1233,6 +1329,16 @@ def _model_text() -> tuple[str, int]:
             "[32, 5, 49] mask with all 160 rows full and deterministic algorithms on (1.11–2.0 rule)"), matched
 
 
+def _upstream_snippets() -> str:
+    """The short synthetic snippets PyTorch reports give for the seed's form of the assert (a scalar value, 1.11–2.0
+    rule), from the issue list."""
+    return "; ".join(f"#{e['number']} ({e['versions']}): {e['repro']['code']}"
+                     + (" under deterministic algorithms" if "determinis" in e["says"] else "")
+                     + f" → {e['repro']['reported'][0]} vs {e['repro']['reported'][1]}" for e in load_issues()
+                     if e.get("repro", {}).get("rule") == "expand_to_index" and not e["repro"]["value_shape"]
+                     and "accumulate=True" not in e["repro"]["code"])
+
+
 def _cpu_attempts(trig: pd.DataFrame) -> str:
     cpu = trig[trig["device"] == "cpu"] if len(trig) else trig
     if not len(cpu):
@@ -1246,107 +1352,235 @@ def _cuda_attempts(trig: pd.DataFrame) -> pd.DataFrame:
     return trig[(trig["device"] == "cuda") & (trig["status"] != "skipped")] if len(trig) else trig
 
 
+def _attempt_torch(cuda: pd.DataFrame, res: Results) -> str:
+    """The torch the CUDA attempts ran on (their children report it), else this run's."""
+    return next((v for v in (cuda["torch"] if "torch" in cuda else []) if v), "") or res.torch_version
+
+
 def _fired_text(fired: pd.DataFrame) -> str:
     return "; ".join(f"{r['formulation']} {r['shape']} {r['full %']}% det={r['deterministic']}: {_pair(r)}"
                      for _, r in fired.head(6).iterrows())
 
 
-def judge_not_reproducible(res: Results) -> Verdict:
-    """mask.not_reproducible_synthetic: refuted when a synthetic mask makes the seed's line assert on CUDA."""
+SEED_LINE = ("where_index_put", "bool_index_put")  # the seed's line and its `attn_mask[mask] = False`
+
+
+def judge_bool_index_alternative(res: Results) -> Judgement:
+    """mask.bool_index_alternative: `m[mask] = False` as a replacement — identical results (any device) and free of the
+    seed's failure, which only a CUDA run on the seed's torch releases can show: there, refuted when it asserts
+    where the original does, confirmed when the original asserts and it never does. A result that differs from the
+    reference refutes on any run. Elsewhere inconclusive (CUDA on another torch) or needs_cuda (CPU only)."""
+    cid = "mask.bool_index_alternative"
+    eq, mem = res.eq, res.memory
+    if eq.empty:
+        return Judgement("error", "the equivalence check did not run", basis="none")
+    bi, n = _impl_all_true(eq, "bool_index_put")
+    devs = sorted(set(eq["device"]))
+    ops = (f"{_ops_text(mem, 'bool_index_put')} like the original ({_ops_text(mem, ORIGINAL)})" if len(mem)
+           else "no op profile")
+    text = f"bool_index_put equals the reference in {bi}/{n} cases on {', '.join(devs)}; {ops}"
+    if bi != n:
+        why = f"it returned a different result than the reference on this run ({n - bi} of {n} cases)"
+        return Judgement("refuted", f"{text}: not identical results, so not a replacement", {"equal": bi, "cases": n},
+                         "measured", {"device": devs, "torch": res.torch_version},
+                         {"device": why, "torch": why})
+    cuda = _cuda_attempts(res.trig)
+    derived = ("the kernel arithmetic (derived, not deciding) gives it the original's "
+               f"{'%d vs %d' % assert_numbers((32, 5, 49), 2, (160,), (), 'expand_to_index')} for the seed's mask: "
+               "its boolean index becomes the same [160] row index")
+    if cuda.empty:
+        return Judgement("needs_cuda", f"{text}; whether it escapes the seed's assert needs CUDA on torch "
+                                       f"{_range_text(cid)}; {derived}", {"equal": bi}, "measured",
+                         {"device": devs, "torch": res.torch_version})
+    version = _attempt_torch(cuda, res)
+    run = {"device": "cuda", "torch": version}
+    orig = cuda[(cuda["formulation"] == ORIGINAL) & cuda["sort path"]]
+    alt = cuda[(cuda["formulation"] == "bool_index_put") & cuda["sort path"]]
+    orig_fired, alt_fired = (f[f["outcome"] == "internal_assert"] for f in (orig, alt))
+    seen = (f"on torch {version} the original asserts in {len(orig_fired)} of {len(orig)} sort-path CUDA attempts, "
+            f"bool_index_put in {len(alt_fired)} of {len(alt)}")
+    if not _in_torch_range(cid, version):
+        return Judgement("inconclusive", f"{text}; {seen}. torch {version} is outside {_range_text(cid)}, the releases "
+                                         "whose kernel failed the seed: whether alternative 2 escapes that failure "
+                                         f"needs a CUDA run on one of them; {derived}", {"equal": bi}, "measured", run)
+    if orig_fired.empty:
+        return Judgement("inconclusive", f"{text}; {seen}: the failure did not occur, so escaping it was not tested",
+                         {"equal": bi}, "measured", run)
+    verdict = "refuted" if len(alt_fired) else "confirmed"
+    return Judgement(verdict, f"{text}; {seen}" + (f" — {_fired_text(alt_fired)}" if len(alt_fired) else ""),
+                     {"equal": bi, "original_fired": len(orig_fired), "alternative_fired": len(alt_fired)},
+                     "measured", run)
+
+
+def judge_not_reproducible(res: Results) -> Judgement:
+    """mask.not_reproducible_synthetic: decided only on CUDA with a torch of the seed's releases (the ledger's range):
+    refuted when a synthetic mask makes the seed's line assert; confirmed when none does although the attempts
+    include deterministic algorithms with all-True rows; inconclusive when they do not, or on another torch (the run
+    cannot reproduce the seed's conditions). CPU only: needs_cuda."""
+    cid = "mask.not_reproducible_synthetic"
     model_txt, matched = _model_text()
+    context = f"Context, not deciding: upstream snippets {_upstream_snippets()}; {model_txt}"
     cuda = _cuda_attempts(res.trig)
     if cuda.empty:
-        return ("needs_cuda", f"the assert is CUDA-only; {_cpu_attempts(res.trig)}. On an affected torch {model_txt}",
-                {"model_matches": matched})
-    version = next((v for v in cuda["torch"] if v), "")
-    fired = cuda[cuda["outcome"] == "internal_assert"]
-    seed_forms = fired[fired["formulation"].isin(["where_index_put", "bool_index_put"])]
-    if len(seed_forms):
-        return "refuted", f"{len(seed_forms)} synthetic-mask attempts of the seed's line assert on torch {version} — " \
-                          f"{_fired_text(fired)}", {"fired": len(fired)}
+        return Judgement("needs_cuda", f"the assert is in a CUDA kernel; {_cpu_attempts(res.trig)}; it needs CUDA on "
+                                       f"torch {_range_text(cid)}. {context}", {"model_matches": matched}, "measured",
+                         {"device": "cpu", "torch": res.torch_version})
+    version = _attempt_torch(cuda, res)
+    run = {"device": "cuda", "torch": version}
+    line = cuda[cuda["formulation"].isin(SEED_LINE)]
+    fired = line[line["outcome"] == "internal_assert"]
+    full = line["full rows"] if "full rows" in line else line["full %"]  # older tables lack the count
+    covering = line[line["deterministic"].astype(bool) & (full.fillna(0) > 0)] if len(line) else line
+    seen = (f"{len(fired)} of {len(line)} synthetic-mask CUDA attempts of the seed's line assert on torch {version} "
+            f"({len(covering)} with deterministic algorithms and all-True rows)")
+    if not _in_torch_range(cid, version):
+        return Judgement("inconclusive", (f"{seen}; the seed's torch (a 2.0-era build, {build_date(res.seed_message)}) "
+                                          f"is one of {_range_text(cid)} and torch {version} is not, so this run cannot "
+                                          f"reproduce the seed's conditions: a CUDA run on torch {_range_text(cid)} "
+                                          f"is needed. {context}"), {"fired": len(fired)}, "measured", run)
     if len(fired):
-        return "partly", (f"0 attempts of the seed's line assert on torch {version}, but {len(fired)} of neighbouring "
-                          f"formulations do ({_fired_text(fired)}); {model_txt}"), {"fired": len(fired)}
-    n_sort = int(cuda["sort path"].sum())
-    return "partly", (f"0 of {len(cuda)} CUDA attempts ({n_sort} on the sort path) assert on torch {version}, synthetic "
-                      f"or not — this torch has the fixes; but the error is not data-independent: {model_txt}; random "
-                      "masks almost never hold an all-True row"), {"attempts": len(cuda)}
+        return Judgement("refuted", f"{seen} — {_fired_text(fired)}", {"fired": len(fired)}, "measured", run)
+    if covering.empty:
+        return Judgement("inconclusive", f"{seen}: the attempts lack the setting the kernel arithmetic says the assert "
+                                         "needs (deterministic algorithms, ≥1 all-True row), so not reproducing it "
+                                         "says nothing", {"fired": 0}, "measured", run)
+    return Judgement("confirmed", f"{seen}: synthetic masks do not reproduce it on this torch, not even there",
+                     {"fired": 0, "covering": len(covering)}, "measured", run)
 
 
-def judge_data_independent(res: Results) -> Verdict:
-    """mask.data_independent: the kernel arithmetic (checked against the reports) at 0 vs ≥1 all-True rows, same shape."""
-    model_txt, matched = _model_text()
-    total = len(model_check())
-    lhs0, rhs0 = assert_numbers((32, 5, 49), 2, (0,), (), "expand_to_index")
-    lhs1, rhs1 = assert_numbers((32, 5, 49), 2, (1,), (), "expand_to_index")
-    fired = _cuda_attempts(res.trig)
-    fired = fired[fired["outcome"] == "internal_assert"] if len(fired) else fired
-    seen = f"; on this run's CUDA attempts {len(fired)} asserts" if len(_cuda_attempts(res.trig)) else ""
-    text = (f"same [32, 5, 49] shape, 1.11–2.0 kernel: 0 all-True rows → {lhs0} vs {rhs0} "
-            f"({'assert' if fires(lhs0, rhs0) else 'no assert'}), 1 all-True row → {lhs1} vs {rhs1} "
-            f"({'assert' if fires(lhs1, rhs1) else 'no assert'}): the contents decide; {model_txt}{seen}")
-    if matched != total:
-        return "error", f"the kernel arithmetic misses {total - matched} reported pairs, so it cannot decide: {text}", {}
-    depends = fires(lhs1, rhs1) and not fires(lhs0, rhs0)
-    return ("refuted" if depends else "confirmed"), text, {"model_matches": matched}
+def judge_data_independent(res: Results) -> Judgement:
+    """mask.data_independent. Measured where it can be: CUDA on a torch of the seed's releases, the seed's line with
+    deterministic algorithms at one shape and several shares of all-True rows — refuted when it asserts at some
+    shares and not at others, confirmed when it asserts at every share. Otherwise derived from the seed's own
+    numbers: if they fit the kernel arithmetic (7840 = indexed rows × sliceSize, 160 = indexed rows ≤ the mask's
+    rows), both count the all-True rows, i.e. the contents, and a mask of the same shape without one launches no
+    kernel → refuted; if they do not fit, the arithmetic cannot say → inconclusive."""
+    cid = "mask.data_independent"
+    cuda = _cuda_attempts(res.trig)
+    version = _attempt_torch(cuda, res) if len(cuda) else res.torch_version
+    measured_txt = ""
+    if len(cuda) and _in_torch_range(cid, version):
+        det = cuda[cuda["formulation"].isin(SEED_LINE) & cuda["deterministic"]]
+        varied, always = [], []
+        for (form, shape), g in det.groupby(["formulation", "shape"]):
+            by_share = g.groupby("full %")["outcome"].apply(lambda s: bool((s == "internal_assert").any()))
+            if len(by_share) < 2:
+                continue
+            (varied if by_share.any() and not by_share.all() else always if by_share.all() else []).append(
+                f"{form} {shape}: " + ", ".join(f"{p}% {'asserts' if f else 'no assert'}" for p, f in by_share.items()))
+        run = {"device": "cuda", "torch": version}
+        if varied:
+            return Judgement("refuted", f"on torch {version}, same shape, different contents: " + "; ".join(varied),
+                             {"varied": varied}, "measured", run)
+        if always:
+            return Judgement("confirmed", f"on torch {version} the seed's line asserts at every share of all-True rows: "
+                                          + "; ".join(always), {"always": always}, "measured", run)
+        measured_txt = (f"; this run's CUDA attempts on torch {version} cannot decide (no shape tried at several "
+                        "shares with an assert)")
+    cfg = res.seed_config
+    lhs, rhs = parse_assert(res.seed_message)
+    rows = cfg["batch"] * cfg["heads"] * cfg["queries"]
+    if rhs <= 0 or lhs % rhs or rhs > rows:
+        return _derived(cid, "inconclusive", (f"the seed's {lhs} vs {rhs} does not fit the kernel arithmetic (it needs "
+                                              f"{lhs} = indexed rows × sliceSize with {rhs} indexed rows ≤ the mask's "
+                                              f"{rows}), so it cannot say{measured_txt}"), {}, res)
+    hw = lhs // rhs
+    shape = (cfg["batch"] * cfg["heads"], cfg["queries"], hw)
+    zero = assert_numbers(shape, 2, (0,), (), "expand_to_index")
+    one = assert_numbers(shape, 2, (1,), (), "expand_to_index")
+    text = (f"the seed's {lhs} vs {rhs} fits the 1.11–2.0 kernel arithmetic as {rhs} indexed all-True rows × sliceSize "
+            f"{hw} vs the value expanded to those {rhs} rows: both numbers count the all-True rows of the "
+            f"[{shape[0]}, {shape[1]}, {hw}] mask, i.e. its contents (here every one of its {rows} rows). Same shape: "
+            f"0 all-True rows → {zero[0]} vs {zero[1]} ({'assert' if fires(*zero) else 'no kernel launch, no assert'}), "
+            f"1 → {one[0]} vs {one[1]} ({'assert' if fires(*one) else 'no assert'}){measured_txt}")
+    verdict = "refuted" if fires(*one) and not fires(*zero) else "inconclusive"
+    return _derived(cid, verdict, text, {"zero": list(zero), "one": list(one), "slice_size": hw}, res)
 
 
-def judge_ratio_spatial(res: Results) -> Verdict:
-    """mask.ratio_spatial: is 7840/160 = 49 the H·W of a 7×7 level in the kernel arithmetic?"""
-    facts = explain_seed_assert().set_index("quantity")["value"]
-    lhs, rhs = parse_assert(SEED_ASSERT_MESSAGE)
-    slice_size = facts["sliceSize = H·W"]
-    matches = bool(facts["model matches the seed"])
-    text = (f"7840 / 160 = {lhs // rhs}, and in the kernel arithmetic that factor is sliceSize = H·W = {slice_size} "
-            f"(side {facts['H = W (if square)']}): 160 indexed rows × {slice_size} elements each vs the value expanded "
-            f"to the 160 rows only; the model {'reproduces' if matches else 'does not reproduce'} 7840 vs 160 — a "
-            "value not expanded over each row's H·W elements, not a layout mismatch of the mask")
-    if not matches:
-        return "error", text, {}
-    return ("confirmed" if slice_size == lhs // rhs else "refuted"), text, {"slice_size": int(slice_size)}
+def judge_ratio_spatial(res: Results) -> Judgement:
+    """mask.ratio_spatial, derived from the seed's message and configuration: the kernel compares indexed rows ×
+    sliceSize (× nElemBefore = 1) with the value's elements. confirmed when the numbers fit that as whole rows
+    (lhs/rhs an integer, rhs ≤ the mask's batch·heads·queries rows) and the per-row slice lhs/rhs is a square H×W
+    (the spatial H·W of the mask); refuted when the ratio is not a whole row slice or not square."""
+    cid = "mask.ratio_spatial"
+    cfg = res.seed_config
+    lhs, rhs = parse_assert(res.seed_message)
+    rows = cfg["batch"] * cfg["heads"] * cfg["queries"]
+    whole = rhs > 0 and lhs % rhs == 0 and rhs <= rows
+    ratio = lhs / rhs if rhs else float("nan")
+    side = math.isqrt(int(ratio)) if whole else 0
+    square = whole and side * side == int(ratio)
+    text = (f"{lhs} / {rhs} = {ratio:g}; the kernel compares linearIndex.numel()·sliceSize·nElemBefore with the value's "
+            f"elements, and the mask [{cfg['batch']}·{cfg['heads']}, {cfg['queries']}, H·W] has {rows} rows")
+    data = {"ratio": ratio, "rows": rows}
+    if not whole:
+        return _derived(cid, "refuted", f"{text}: {rhs} indexed rows with a whole slice each cannot give {lhs}, so the "
+                                        "ratio is not one row's spatial slice", data, res)
+    if not square:
+        return _derived(cid, "refuted", f"{text}: a slice of {int(ratio)} elements per row is not a square H×W", data, res)
+    return _derived(cid, "confirmed", (f"{text}: {rhs} indexed rows × sliceSize {int(ratio)} = H·W = {side}×{side} "
+                                       f"vs the value expanded to the {rhs} rows only — the value lacks the spatial "
+                                       f"({side}×{side}) dimension of each row"), {**data, "slice_size": int(ratio)}, res)
 
 
-def judge_assert_trigger(res: Results) -> Verdict:
-    """mask.assert_trigger (kit): confirmed when asserts fire only on the sort path with numbers a rule predicts."""
+def judge_assert_trigger(res: Results) -> Judgement:
+    """mask.assert_trigger (kit), decided on CUDA with a torch of the releases it is about (ledger range): refuted when
+    an attempt asserts off the sort path, or when none of the attempts the arithmetic says fail does; confirmed when
+    every one of those asserts with the predicted numbers and nothing else asserts; partly otherwise. Another torch:
+    inconclusive; CPU only: needs_cuda."""
+    cid = "mask.assert_trigger"
     model_txt, matched = _model_text()
     cuda = _cuda_attempts(res.trig)
     if cuda.empty:
-        return ("needs_cuda", f"{_cpu_attempts(res.trig)} (the CPU never runs the CUDA kernel that holds the assert). "
-                              f"Model: {model_txt}", {"model_matches": matched})
-    version = next((v for v in cuda["torch"] if v), "")
+        return Judgement("needs_cuda", f"{_cpu_attempts(res.trig)} (the CPU never runs the CUDA kernel that holds the "
+                                       f"assert). Model: {model_txt}", {"model_matches": matched}, "measured",
+                         {"device": "cpu", "torch": res.torch_version})
+    version = _attempt_torch(cuda, res)
+    run = {"device": "cuda", "torch": version}
     fired = cuda[cuda["outcome"] == "internal_assert"]
-    n_sort = int(cuda["sort path"].sum())
-    if fired.empty:
-        wrong = cuda[cuda["outcome"] == "wrong_result"]
-        return "not_reproduced", (f"0 of {len(cuda)} CUDA attempts assert on torch {version} ({n_sort} took the sort "
-                                  f"kernel: deterministic on or accumulate=True; {len(wrong)} gave a wrong result). "
-                                  f"Consistent with PR #105833 (scalar values) and #154296 (broadcast tensors) being in "
-                                  f"this torch; on 1.11–2.0 {model_txt}"), {"attempts": len(cuda), "sort_path": n_sort}
-    off_path = fired[~fired["sort path"]]
-    explained = [bool(_pair(r)) and any(r[f"predicted {rule}"] == _pair(r) for rule in RULES) for _, r in fired.iterrows()]
-    verdict = "refuted" if len(off_path) else "confirmed" if all(explained) else "partly"
-    return verdict, (f"{len(fired)} of {len(cuda)} CUDA attempts assert on torch {version}, {len(off_path)} of them off "
-                     f"the sort path, {sum(explained)} with numbers a kernel rule predicts — {_fired_text(fired)}"), \
-        {"fired": len(fired)}
+    off_path = fired[~fired["sort path"].astype(bool)]
+    predicted = cuda[(cuda["predicted expand_to_index"] != "") & cuda["sort path"].astype(bool)]
+    hit = predicted[predicted["outcome"] == "internal_assert"]
+    exact = [_pair(r) == r["predicted expand_to_index"] for _, r in fired.iterrows()]
+    text = (f"{len(fired)} of {len(cuda)} CUDA attempts assert on torch {version}, {len(off_path)} off the sort path; "
+            f"the 1.11–2.0 arithmetic predicts {len(predicted)}, of which {len(hit)} assert; {sum(exact)} with the "
+            f"predicted numbers" + (f" — {_fired_text(fired)}" if len(fired) else ""))
+    data = {"fired": len(fired), "predicted": len(predicted), "hit": len(hit)}
+    if not _in_torch_range(cid, version):
+        return Judgement("inconclusive", f"{text}. The claim is about the kernel of torch {_range_text(cid)}; torch "
+                                         f"{version} is outside it: a CUDA run on one of those releases is needed. "
+                                         f"Model: {model_txt}", data, "measured", run)
+    if len(off_path) or (len(predicted) and hit.empty):
+        return Judgement("refuted", text, data, "measured", run)
+    if predicted.empty:
+        return Judgement("inconclusive", f"{text}: no attempt had the setting the claim names (deterministic "
+                                         "algorithms or accumulate=True with ≥1 all-True row)", data, "measured", run)
+    verdict = "confirmed" if len(hit) == len(predicted) and all(exact) else "partly"
+    return Judgement(verdict, text, data, "measured", run)
 
 
-def judge_updates_fix(res: Results) -> Verdict:
-    """mask.updates_fix: of the attempts the 1.11–2.0 kernel would fail, how many still fail on this torch (CUDA)."""
+def judge_updates_fix(res: Results) -> Judgement:
+    """mask.updates_fix: of the CUDA attempts the 1.11–2.0 kernel arithmetic says fail (derived), how many still
+    assert on this torch (measured): none → confirmed, all → refuted, some → partly. The ledger's torch condition is
+    a release newer than the seed's. CPU only: needs_cuda."""
     cuda = _cuda_attempts(res.trig)
     if cuda.empty:
-        return "needs_cuda", f"whether this torch still asserts needs CUDA; {_cpu_attempts(res.trig)}", {}
-    version = next((v for v in cuda["torch"] if v), "")
-    predicted = cuda[(cuda["predicted expand_to_index"] != "") & cuda["sort path"]]
-    still = predicted[predicted["outcome"] == "internal_assert"]
+        return Judgement("needs_cuda", f"whether this torch still asserts needs CUDA; {_cpu_attempts(res.trig)}", {},
+                         "measured", {"device": "cpu", "torch": res.torch_version})
+    version = _attempt_torch(cuda, res)
+    run = {"device": "cuda", "torch": version}
+    predicted = cuda[(cuda["predicted expand_to_index"] != "") & cuda["sort path"].astype(bool)]
     if predicted.empty:
-        return "error", "no attempt this run made is one the 1.11–2.0 kernel would fail (see trigger_full_percent)", {}
-    verdict = "confirmed" if still.empty else "refuted" if len(still) == len(predicted) else "partly"
-    return verdict, (f"{len(still)} of {len(predicted)} CUDA attempts that the 1.11–2.0 kernel fails (the seed's torch "
-                     f"was built {build_date(SEED_ASSERT_MESSAGE)}) still assert on torch {version}"), \
-        {"predicted": len(predicted), "still": len(still)}
+        return Judgement("inconclusive", "no attempt this run made is one the 1.11–2.0 kernel fails (deterministic "
+                                         "algorithms with all-True rows; see trigger_full_percent)", {}, "both", run)
+    still = predicted[predicted["outcome"] == "internal_assert"]
+    verdict = verdicts.all_none_some(len(predicted) - len(still), len(predicted))
+    return Judgement(verdict, (f"{len(still)} of {len(predicted)} CUDA attempts that the 1.11–2.0 kernel arithmetic says "
+                               f"fail (the seed's torch was built {build_date(res.seed_message)}) still assert on torch "
+                               f"{version}"), {"predicted": len(predicted), "still": len(still)}, "both", run)
 
 
-JUDGES: dict[str, Callable[[Results], Verdict]] = {
+JUDGES: dict[str, Callable[[Results], Judgement]] = {
     "mask.equivalent": judge_equivalent,
     "mask.speedup_small_20x": judge_speedup_small,
     "mask.speedup_medium_3_5x": judge_speedup_medium,
@@ -1416,7 +1650,7 @@ catalog.register(catalog.Investigation(
         "quick": {"shapes": ["32x5x49", "32x5x1024", "32x100x4096"], "min_run_time": 0.05, "warmup": 1, "copy_mib": 32,
                   "bench_deterministic": False, "cpu_threads": 1,
                   "equivalence_shapes": ["32x5x49", "32x5x1024", "8x3x7"], "equivalence_seeds": 1,
-                  "trigger_shapes": ["32x5x49"], "trigger_full_percent": [100], "trigger_timeout": 120},
+                  "trigger_shapes": ["32x5x49"], "trigger_full_percent": [100, 0], "trigger_timeout": 120},
         "full": {"shapes": ["32x5x49", "32x5x1024", "32x100x4096", "64x100x16384"], "min_run_time": 0.3, "warmup": 3,
                  "copy_mib": 256, "equivalence_shapes": ["32x5x49", "32x5x1024", "32x100x4096", "8x3x7", "1x1x1"],
                  "equivalence_seeds": 3, "trigger_shapes": ["32x5x49", "32x5x1024"],
@@ -1424,6 +1658,7 @@ catalog.register(catalog.Investigation(
     },
     checks={
         "device": catalog.one_of("auto", "cpu", "cuda"),
+        "devices": catalog.one_of("cpu", "cuda"),
         "implementations": catalog.one_of(*IMPLEMENTATIONS),
         "shapes": check_shapes,
         "equivalence_shapes": check_shapes,
