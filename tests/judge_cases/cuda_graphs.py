@@ -1,0 +1,164 @@
+"""Synthetic measurements that drive each cuda_graphs judge to its decisive verdicts (see README.md).
+
+Rows are what run_case returns, cut to the keys the judges read; Results is what the notebook passes to judge_all.
+The seed ran on CUDA with reduce-overhead and TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1, so the rows do too unless a case
+is about the CPU run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from yolo26kit.investigations import cuda_graphs as cg
+
+CFG = cg.Config(d_model=16, n_layers=1, n_heads=2, patch_len=4, max_seq=8, batch=1, context_patches=3, steps=4)
+SKIP_MSG = ("skipping cudagraphs due to disabling cudagraphs due to incompatible op aten._local_scalar_dense.default "
+            "Found from File x.py, line 217")
+FULL = {"graph_launches": 1, "kernel_launches": 1, "scalar_reads": 0, "stream_syncs": 0}
+NONE = {"graph_launches": 0, "kernel_launches": 15, "scalar_reads": 1, "stream_syncs": 1, "skip_messages": [SKIP_MSG]}
+TRACED = {"aten_scalar_reads": 1, "breaks_1call": 0, "aten_first_incompatible": "aten._local_scalar_dense.default"}
+CLEAN = {"aten_scalar_reads": 0, "breaks_1call": 0, "aten_first_incompatible": ""}
+
+
+def row(variant: str, mode: str, capture: bool | None = None, partition: bool | None = None, **kw: Any) -> dict:
+    base = {"variant": variant, "mode": mode, "capture_scalar_outputs": capture, "graph_partition": partition,
+            "status": "ok", "error": "", "median_ms": 10.0, "iqr_ms": 0.5, "first_ms": 2000.0, "calls": CFG.calls,
+            "max_abs_first": 0.0, "max_abs_last": 0.0, "outputs": [1.0, 2.0], "reference": [1.0, 2.0],
+            "kernel_launches": 20, "graph_launches": 0, "stream_syncs": 0, "scalar_reads": 0}
+    return {**base, **kw}
+
+
+def results(rows: list[dict], device: str = "cuda", torch_release: str = "2.11.0", probe: list | None = None):
+    return cg.Results(rows, CFG, device, {"torch": torch_release}, 1e-4, probe or [])
+
+
+def eager(*variants: str, **kw: Any) -> list[dict]:
+    return [row(v, "eager", **kw) for v in variants]
+
+
+# --------------------------------------------------------------------------- the bug
+
+
+def item_skipped():
+    return results(eager("item") + [row("item", "default", True, **TRACED),
+                                    row("item", "reduce-overhead", True, False, **NONE)])
+
+
+def item_graphed():
+    return results(eager("item") + [row("item", "default", True, **TRACED),
+                                    row("item", "reduce-overhead", True, False, **FULL)])
+
+
+def item_lowered():
+    return results(eager("item") + [row("item", "default", True, **TRACED),
+                                    row("item", "default", False, scalar_reads=1, breaks_1call=1)], device="cpu")
+
+
+def item_not_lowered():
+    return results(eager("item") + [row("item", "default", True, **CLEAN),
+                                    row("item", "default", False, scalar_reads=0, breaks_1call=1)], device="cpu")
+
+
+def item_syncs():
+    return results(eager("item", stream_syncs=1) + [row("item", "default", True, stream_syncs=1)])
+
+
+def item_no_syncs():
+    return results(eager("item") + [row("item", "default", True)])
+
+
+def item_breaks_dynamo_and_graphs():
+    return results(eager("item") + [row("item", "default", True, **{**TRACED, "breaks_1call": 1}),
+                                    row("item", "reduce-overhead", True, False, **NONE)])
+
+
+def item_captured_everywhere():
+    return results(eager("item") + [row("item", "default", True, **CLEAN),
+                                    row("item", "reduce-overhead", True, False, **FULL)])
+
+
+def item_traced_on_cpu():
+    """The CPU run: Dynamo traces .item() (part a fails), Inductor's check refuses the node (part b holds)."""
+    skipped = row("item", "reduce-overhead", True, True, status="skipped", error=cg.SKIPPED_ON_CPU)
+    return results(eager("item") + [row("item", "default", True, **TRACED), skipped], device="cpu")
+
+
+def partition_message(logs: int, torch_release: str = "2.9.0"):
+    split = row("item", "reduce-overhead", True, True, graph_launches=2, kernel_launches=3, scalar_reads=1,
+                partitions=[[3, 2, 1]], non_cudagraphable={"cpu ops": 1}, non_gpu_partition_logs=logs)
+    return results(eager("item") + [split], torch_release=torch_release)
+
+
+def partition_not_seen():
+    plain = row("item", "reduce-overhead", True, True, **NONE, partitions=[])
+    return results(eager("item") + [plain], torch_release="2.9.0")
+
+
+# --------------------------------------------------------------------------- the fix
+
+
+def int_full_item_none():
+    return results(eager("item", "int") + [row("item", "reduce-overhead", True, False, **NONE),
+                                           row("int", "reduce-overhead", True, False, **FULL)])
+
+
+def int_none_like_item():
+    return results(eager("item", "int") + [row("item", "reduce-overhead", True, False, **NONE),
+                                           row("int", "reduce-overhead", True, False, **NONE)])
+
+
+def int_traced_on_cpu():
+    skipped = [row(v, "reduce-overhead", True, True, status="skipped", error=cg.SKIPPED_ON_CPU) for v in ("item", "int")]
+    return results(eager("item", "int") + [row(v, "default", True, **TRACED) for v in ("item", "int")] + skipped,
+                   device="cpu")
+
+
+def int_syncs(n: int):
+    return results(eager("int") + [row("int", "default", True, **TRACED, stream_syncs=n),
+                                   row("int", "reduce-overhead", True, False, **{**NONE, "stream_syncs": n})])
+
+
+def probe(argument_graphed: bool):
+    rows = eager("tensor") + [row("tensor", "reduce-overhead", True, True, **FULL)]
+    buffer = {"cache": "buffer", "status": "ok", "mutated-input skips": 0, "graph_launches": 1, "kernel_launches": 1}
+    argument = {"cache": "argument", "status": "ok", "mutated-input skips": 1,
+                "graph_launches": 1 if argument_graphed else 0, "kernel_launches": 1 if argument_graphed else 3}
+    return results(rows, probe=[buffer, argument])
+
+
+def spread(graph_iqr: list[float], default_iqr: list[float]):
+    rounds = {"graphs": {"median_ms": [2.0] * len(graph_iqr), "iqr_ms": graph_iqr},
+              "default": {"median_ms": [8.0] * len(default_iqr), "iqr_ms": default_iqr}}
+    return results(eager("tensor") + [row("tensor", "default", True),
+                                      row("tensor", "reduce-overhead", True, True, **FULL, rounds=rounds)])
+
+
+def accuracy(delta: float):
+    rows = eager("item", "int") + [row("item", "default", True), row("int", "default", True, outputs=[1.0, 2.0 + delta])]
+    return results(rows, device="cpu")
+
+
+def tensor_position(graphed: bool):
+    return results(eager("tensor") + [row("tensor", "reduce-overhead", True, True, **(FULL if graphed else NONE))])
+
+
+CASES = {
+    "cuda_graphs.item_skips": {"confirmed": item_skipped, "refuted": item_graphed},
+    "cuda_graphs.item_local_scalar_dense": {"confirmed": item_lowered, "refuted": item_not_lowered},
+    "cuda_graphs.item_syncs": {"confirmed": item_syncs, "refuted": item_no_syncs},
+    "cuda_graphs.item_capture_scalar": {"confirmed": item_breaks_dynamo_and_graphs,
+                                        "refuted": item_captured_everywhere, "partly": item_traced_on_cpu},
+    "cuda_graphs.partition_non_gpu_ops": {"confirmed": lambda: partition_message(1),
+                                          "partly": lambda: partition_message(0),
+                                          "not_reproduced": partition_not_seen,
+                                          "inconclusive": lambda: partition_message(1, "2.11.0")},
+    "cuda_graphs.int_enables": {"confirmed": int_full_item_none, "refuted": int_none_like_item},
+    "cuda_graphs.int_no_sync": {"confirmed": lambda: int_syncs(0), "refuted": lambda: int_syncs(1)},
+    "cuda_graphs.mutated_inputs_expected": {"confirmed": lambda: probe(True), "partly": lambda: probe(False)},
+    "cuda_graphs.consistent_latency": {"confirmed": lambda: spread([0.01, 0.02, 0.01], [0.5, 0.4, 0.6]),
+                                       "refuted": lambda: spread([0.5, 0.4, 0.6], [0.01, 0.02, 0.01]),
+                                       "inconclusive": lambda: spread([0.01, 0.6, 0.01], [0.5, 0.4, 0.6])},
+    "cuda_graphs.accuracy_unchanged": {"confirmed": lambda: accuracy(0.0), "refuted": lambda: accuracy(0.5),
+                                       "partly": lambda: accuracy(1e-6)},
+    "cuda_graphs.tensor_position": {"confirmed": lambda: tensor_position(True), "refuted": lambda: tensor_position(False)},
+}
