@@ -24,7 +24,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import findings, verdicts
+from . import conclusions, findings, verdicts
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATES = jinja2.Environment(
@@ -57,17 +57,33 @@ _EXTERNAL_LINK = re.compile(r"<link\b[^>]*\bhref=[\"']https?://[^>]*>", re.I)
 
 
 def render_notebook(ipynb: Path) -> list[Path]:
-    """Write <name>.html (code and outputs) and <name>.nocode.html (outputs only), both working offline."""
+    """Write <name>.html (code and outputs) and <name>.nocode.html (outputs only, curated), both working offline.
+
+    Both pages open with the investigation's conclusion when its results.json lies beside the notebook.
+    """
     import nbformat
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(ipynb, as_version=4)
     nb.metadata.pop("widgets", None)  # widget state needs the widget manager from a CDN; outputs stay
+    stem = ipynb.name.removesuffix(".ipynb")
+    results_path = ipynb.with_name(f"{stem}.results.json")
+    head = ""
+    if results_path.exists():
+        try:
+            res = findings.read_results(results_path)
+            head = conclusion_html(conclusions.conclude(res, ledger().get(res.get("investigation", stem), [])))
+        except (ValueError, OSError, json.JSONDecodeError):
+            head = ""
+    title = f"{stem} · {ipynb.parent.name}"
     written = []
     for suffix, hide_code in ((".html", False), (".nocode.html", True)):
+        page_nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+        if head:
+            page_nb.cells.insert(0, nbformat.v4.new_markdown_cell(head))
         exporter = HTMLExporter(template_name="lab", template_file=str(NOTEBOOK_TEMPLATE), exclude_input=hide_code,
                                 exclude_input_prompt=hide_code, exclude_output_prompt=hide_code)
-        body, _ = exporter.from_notebook_node(nb)
+        body, _ = exporter.from_notebook_node(page_nb, resources={"metadata": {"name": title}})
         target = ipynb.with_suffix(suffix)
         target.write_text(offline(body), encoding="utf-8")
         written.append(target)
@@ -203,32 +219,82 @@ def verdict_counts(verdicts: list[str]) -> list[tuple[str, int]]:
     return [(v, counted[v]) for v in order if counted[v]]
 
 
-def answer(question: str, entries: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]]) -> Answer:
-    """The answer to one question from the ledger entries tagged with it and the run's verdicts (see module doc)."""
+def answer(question: str, entries: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]],
+           device_type: str = "", investigation: str = "", conclusion: conclusions.Conclusion | None = None) -> Answer:
+    """The answer to one question from the ledger entries tagged with it and the run's verdicts (see module doc).
+
+    "bites here?" is answered only by the claims about the bug itself (conclusions.BUG_CLAIMS, when the
+    investigation names them) that this run's device class can show: a bug claim whose device class
+    (conclusions.device_class: the ledger's conditions.device, else the investigation's) is cuda says nothing on a
+    run without CUDA, so a CPU run of a CUDA-only bug answers "needs CUDA — this run cannot tell". The sentence is
+    the investigation's conclusion for that question when it has one, else the deciding claim's first sentence.
+    """
     label = QUESTION_LABELS[question]
     judged = [e["id"] for e in entries if question_of(e) == question and not e.get("untestable")]
     if not judged:
         return Answer(question, label, "no_claims", "no claim asks this")
+    deciders = judged
+    by_id = {e["id"]: e for e in entries}
+    if question == "bites":
+        bug = [cid for cid in conclusions.BUG_CLAIMS.get(investigation, []) if cid in by_id]
+        deciders = bug or judged
+        if device_type:
+            shown = [cid for cid in deciders if conclusions.device_class(by_id.get(cid), investigation)
+                     in ("any", device_type)]
+            if not shown and any(cid in verdicts for cid in deciders):
+                seen = [(cid, verdicts[cid]) for cid in judged if cid in verdicts]
+                sentence = (conclusion.sentence(question) if conclusion else "") or \
+                    f"the bug needs {conclusions.device_class(by_id.get(deciders[0]), investigation).upper()}; " \
+                    f"this is a {device_type} run."
+                return Answer(question, label, "undecided", "needs CUDA — this run cannot tell",
+                              verdict_counts([c.get("verdict", "") for _, c in seen]), deciders[0], "needs_cuda",
+                              sentence, judged)
+            deciders = shown
     seen = [(cid, verdicts[cid]) for cid in judged if cid in verdicts]
     if not seen:
         return Answer(question, label, "not_reached", "not reached in this run", claims=judged)
-    decisive = [(cid, c) for cid, c in seen if c.get("verdict") in DECISIVE]
-    cid, claim = (decisive or seen)[0]
+    deciding = [(cid, verdicts[cid]) for cid in deciders if cid in verdicts] or seen
+    decisive = [(cid, c) for cid, c in deciding if c.get("verdict") in DECISIVE]
+    cid, claim = (decisive or deciding)[0]
     if decisive:
         polarities = {POLARITY[c["verdict"]] for _, c in decisive}
         state, headline = "answered", HEADLINES[question][polarities.pop() if len(polarities) == 1 else "mixed"]
     else:
         state, headline = "undecided", UNDECIDED.get(claim.get("verdict", ""), str(claim.get("verdict")))
+    sentence = (conclusion.sentence(question) if conclusion else "") or first_sentence(claim.get("evidence", ""))
     return Answer(question, label, state, headline, verdict_counts([c.get("verdict", "") for _, c in seen]),
-                  cid, claim.get("verdict", ""), first_sentence(claim.get("evidence", "")), judged)
+                  cid, claim.get("verdict", ""), sentence, judged)
 
 
-def answers(entries: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]]) -> list[Answer]:
+def answers(entries: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]], device_type: str = "",
+            investigation: str = "", conclusion: conclusions.Conclusion | None = None) -> list[Answer]:
     """bites / fix / cost answers of one investigation (and `other` when its ledger has such claims)."""
-    rows = [answer(q, entries, verdicts) for q in QUESTIONS]
+    rows = [answer(q, entries, verdicts, device_type, investigation, conclusion) for q in QUESTIONS]
     if any(question_of(e) == "other" and not e.get("untestable") for e in entries):
-        rows.append(answer("other", entries, verdicts))
+        rows.append(answer("other", entries, verdicts, device_type, investigation, conclusion))
     return rows
+
+
+def conclusion_html(c: conclusions.Conclusion, run_label: str = "") -> str:
+    """A conclusion as one HTML block (one line, so it can sit in a markdown cell): figure, then sentences."""
+    if not c.sentences and not c.figure:
+        return ""
+    style = ("<style>.kit-conclusion{border:1px solid #9ab;border-left:6px solid #2a6fb0;background:#f4f8fc;"
+             "padding:.6rem .9rem;margin:.4rem 0 1rem;border-radius:.4rem;font-size:1rem;line-height:1.45}"
+             ".kit-conclusion .figure{float:right;text-align:center;margin:0 0 .4rem 1rem;max-width:16rem}"
+             ".kit-conclusion .figure b{display:block;font-size:1.9rem;color:#1d4f80}"
+             ".kit-conclusion .figure span{font-size:.8rem;color:#444}.kit-conclusion p{margin:.25rem 0}"
+             ".kit-conclusion h2{margin:0 0 .3rem;font-size:1.15rem;border:0}</style>")
+    fig = ""
+    if c.figure:
+        fig = (f"<div class='figure' data-claim='{html.escape(c.figure.get('claim', ''))}'><b>"
+               f"{html.escape(str(c.figure.get('value', '')))}</b><span>{html.escape(str(c.figure.get('label', '')))}"
+               "</span></div>")
+    where = f" · {html.escape(run_label)}" if run_label else ""
+    body = "".join(f"<p>{html.escape(s)}</p>" for s in c.sentences)
+    return (f"{style}<div class='kit-conclusion' data-investigation='{html.escape(c.investigation)}'>{fig}"
+            f"<h2>Conclusion: {html.escape(c.investigation)} on {html.escape(c.device)}{where}</h2>{body}"
+            "<div style='clear:both'></div></div>")
 
 
 @dataclass
@@ -280,6 +346,7 @@ class Block:
     testable: int
     ran: bool
     notebook_error: str = ""
+    conclusion: Markup = field(default_factory=lambda: Markup(""))
 
 
 def _sources(entries: list[dict[str, Any]]) -> list[str]:
@@ -288,13 +355,16 @@ def _sources(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def block(investigation: str, entries: list[dict[str, Any]], run: Run) -> Block:
-    """The answer block of one investigation in one run."""
+    """The answer block of one investigation in one run, with its conclusion."""
     testable = [e for e in entries if not e.get("untestable")]
     mine = [run.verdicts[e["id"]] for e in testable if e["id"] in run.verdicts]
     result = next((r for r in run.results if r["investigation"] == investigation), None)
-    return Block(investigation, _sources(entries), run, answers(entries, run.verdicts),
+    conclusion = conclusions.conclude(result, entries) if result is not None else None
+    return Block(investigation, _sources(entries), run,
+                 answers(entries, run.verdicts, run.device_type, investigation, conclusion),
                  verdict_counts([c.get("verdict", "") for c in mine]), len(mine), len(testable),
-                 result is not None, (result or {}).get("notebook_error", ""))
+                 result is not None, (result or {}).get("notebook_error", ""),
+                 Markup(conclusion_html(conclusion)) if conclusion else Markup(""))
 
 
 def _investigations(book: dict[str, list[dict[str, Any]]], runs: list[Run]) -> dict[str, list[dict[str, Any]]]:
@@ -339,6 +409,29 @@ def compare(runs: list[Run], entries: list[dict[str, Any]]) -> list[list[Cell]]:
             cells.append(cell)
         rows.append(cells)
     return rows
+
+
+def judged(run: Run, investigation: str) -> bool:
+    """Whether a run judged an investigation: its results are there, the notebook did not fail and at least one
+    claim got a verdict other than error. A failed or empty run never answers for an investigation."""
+    result = next((r for r in run.results if r["investigation"] == investigation), None)
+    if result is None or result.get("notebook_error"):
+        return False
+    return any(isinstance(c, dict) and c.get("verdict") not in (None, "", "error") for c in result.get("claims", []))
+
+
+def answering_runs(runs: list[Run], investigation: str) -> list[Run]:
+    """Per device type, the newest run that judged the investigation (runs come newest first), cuda before cpu;
+    when no run judged it, the newest run of each device type that has it at all (so its failure shows)."""
+    chosen: dict[str, Run] = {}
+    for run in runs:
+        if judged(run, investigation):
+            chosen.setdefault(run.device_type, run)
+    if not chosen:
+        for run in runs:
+            if investigation in run.investigations:
+                chosen.setdefault(run.device_type, run)
+    return sorted(chosen.values(), key=lambda r: (r.device_type != "cuda", r.device_type))
 
 
 def newest_per_device(runs: list[Run]) -> list[Run]:
@@ -495,14 +588,15 @@ def render_run(run_dir: Path, notebooks: bool = True) -> Path:
 
 
 def render_index(root: Path, title: str = "") -> Path:
-    """Write root/index.html: answers per investigation from the newest run of each device type, coverage per
-    run, then every claim's verdict per run with changes since the previous run of the same device type."""
+    """Write root/index.html: answers per investigation from the newest run of each device type that judged it
+    (answering_runs; each block names its run), coverage per run, then every claim's verdict per run with changes since the previous run of the same device type."""
     root = Path(root)
     runs = [load_run(d, root) for d in find_runs(root)]
     book = ledger()
     invs = _investigations(book, runs)
     newest = newest_per_device(runs)
-    grid = [{"investigation": inv, "sources": _sources(entries), "blocks": [block(inv, entries, run) for run in newest]}
+    grid = [{"investigation": inv, "sources": _sources(entries),
+             "blocks": [block(inv, entries, run) for run in answering_runs(runs, inv)]}
             for inv, entries in invs.items()]
     comparison = []
     for inv, entries in invs.items():
