@@ -24,7 +24,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import conclusions, findings, verdicts
+from . import conclusions, display, findings, verdicts
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATES = jinja2.Environment(
@@ -59,7 +59,9 @@ _EXTERNAL_LINK = re.compile(r"<link\b[^>]*\bhref=[\"']https?://[^>]*>", re.I)
 def render_notebook(ipynb: Path) -> list[Path]:
     """Write <name>.html (code and outputs) and <name>.nocode.html (outputs only, curated), both working offline.
 
-    Both pages open with the investigation's conclusion when its results.json lies beside the notebook.
+    Both pages open with the investigation's conclusion when its results.json lies beside the notebook; the
+    outputs-only page is curated by `curate_notebook` (logs to one collapsed section at the end, tables curated,
+    bare expression outputs and stateless widgets left out, repeated outputs shown once).
     """
     import nbformat
     from nbconvert import HTMLExporter
@@ -78,7 +80,7 @@ def render_notebook(ipynb: Path) -> list[Path]:
     title = f"{stem} · {ipynb.parent.name}"
     written = []
     for suffix, hide_code in ((".html", False), (".nocode.html", True)):
-        page_nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+        page_nb = curate_notebook(nb) if hide_code else nbformat.from_dict(nb)
         if head:
             page_nb.cells.insert(0, nbformat.v4.new_markdown_cell(head))
         exporter = HTMLExporter(template_name="lab", template_file=str(NOTEBOOK_TEMPLATE), exclude_input=hide_code,
@@ -88,6 +90,77 @@ def render_notebook(ipynb: Path) -> list[Path]:
         target.write_text(offline(body), encoding="utf-8")
         written.append(target)
     return written
+
+
+_STEP_LINE = re.compile(r"^\[step\]", re.M)
+_BARE_REPR = re.compile(r"^('.*'|\".*\"|\w*Path\(.*\)|None|True|False|-?\d+(\.\d+)?|<[^>]*>)$", re.S)
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def curate_notebook(nb: Any) -> Any:
+    """A copy of an executed notebook as the outputs-only page shows it.
+
+    - every stderr stream (warnings, `[step]` logs) and every stdout line starting with `[step]` moves to one
+      collapsed "log" section at the end of the page (nothing of it stays inline);
+    - an execute_result carrying only text/plain whose text is a bare repr (a string, a path, a number, None,
+      `<…>`) is left out: without the code it answers nothing;
+    - a widget output is shown as one line naming where it works (JupyterLab), never as its `VBox(…)` repr;
+    - pandas tables are curated (display.curate_table_html); an output identical to an earlier one is left out.
+    Error outputs (a cell that raised) stay where they are: they are the notebook's own failures.
+    """
+    import nbformat
+
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    log: list[str] = []
+    seen: set[str] = set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.get("outputs", []):
+            kind = out.get("output_type")
+            if kind == "stream":
+                text = out.get("text", "")
+                if out.get("name") == "stderr":
+                    log.append(text)
+                    continue
+                steps = "".join(line for line in text.splitlines(keepends=True) if _STEP_LINE.match(line))
+                if steps:
+                    log.append(steps)
+                    text = "".join(line for line in text.splitlines(keepends=True) if not _STEP_LINE.match(line))
+                    if not text.strip():
+                        continue
+                    out["text"] = text
+                kept.append(out)
+                continue
+            if kind in ("execute_result", "display_data"):
+                data = out.get("data", {})
+                if WIDGET_MIME in data:
+                    out["data"] = {"text/html": "<p class='kit-note'>An interactive explorer: it works in "
+                                                "JupyterLab with the notebook running (no saved state here).</p>"}
+                    out.pop("output_type")
+                    out["output_type"] = "display_data"
+                    out.pop("execution_count", None)
+                elif set(data) == {"text/plain"} and _BARE_REPR.match(str(data["text/plain"]).strip()):
+                    continue
+                elif "text/html" in data:
+                    data["text/html"] = display.curate_table_html(str(data["text/html"]))
+                key = json.dumps(out.get("data", {}), sort_keys=True)
+                if key in seen:
+                    continue
+                seen.add(key)
+            kept.append(out)
+        cell["outputs"] = kept
+    if log:
+        text = "".join(log)
+        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        steps = len(_STEP_LINE.findall(text))
+        summary = f"log: {lines} line{'s' if lines != 1 else ''}" + (f", {steps} of them [step] lines" if steps else "")
+        cell = nbformat.v4.new_code_cell("", outputs=[nbformat.v4.new_output("display_data", data={
+            "text/html": f"<details class='kit-log'><summary>{html.escape(summary)}</summary>"
+                         f"<pre>{html.escape(text)}</pre></details>"})])
+        nb.cells.append(cell)
+    return nb
 
 
 def offline(page: str) -> str:
