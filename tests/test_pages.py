@@ -123,3 +123,10 @@ def test_notebook_pages_open_with_the_conclusion(tmp_path):
         assert body.index("kit-conclusion") < body.index("Title")  # before the notebook's own first cell
         assert "<title>aoti_load · " in page
     assert "jupyter.stderr" not in nocode.read_text().split("<body")[1]
+
+
+def test_tables_pandas_cut_lose_their_ellipsis_columns_and_say_where_the_rest_is():
+    cut = display.curate_table_html(WIDE.to_html(max_cols=6, max_rows=2))
+    shown = cut.split("<details class='kit-full'>")[0]
+    assert "<th>...</th>" not in shown and ">...</td>" not in shown
+    assert "the whole of it is in results.json" in shown

@@ -64,7 +64,7 @@ def _cell(text: str) -> str:
             f"<div class='full'>{html.escape(text)}</div></details>")
 
 
-def curated(columns: list[str], rows: list[list[str]], full_html: str = "") -> str:
+def curated(columns: list[str], rows: list[list[str]], full_html: str = "", note: str = "") -> str:
     """The curated HTML of a table given as column names and rows of cell texts (see the module doc)."""
     columns = [str(c) for c in columns]
     rows = [[str(v) for v in (list(r) + [""] * len(columns))[: len(columns)]] for r in rows]
@@ -91,6 +91,8 @@ def curated(columns: list[str], rows: list[list[str]], full_html: str = "") -> s
         lines.append("every row: " + html.escape("; ".join(notes)))
     if empty:
         lines.append("no value in any row: " + html.escape(", ".join(empty)))
+    if note:
+        lines.append(html.escape(note))
     out = []
     if lines:
         out.append(f"<p class='kit-note'>{'<br>'.join(lines)}</p>")
@@ -111,8 +113,8 @@ def curated(columns: list[str], rows: list[list[str]], full_html: str = "") -> s
 
 
 KIT_TABLE_STYLE = ("<style>.kit-frame table.kit-table{border-collapse:collapse;font-size:.85rem;margin:.3rem 0}"
-                   ".kit-frame th,.kit-frame td{border:1px solid #ddd;padding:.2rem .45rem;text-align:left;"
-                   "vertical-align:top;max-width:32rem}.kit-frame td.num{text-align:right;white-space:nowrap}"
+                   ".kit-frame th,.kit-frame td{border:1px solid #ddd;padding:.2rem .45rem;text-align:left!important;"
+                   "vertical-align:top;max-width:32rem}.kit-frame td.num{text-align:right!important;white-space:nowrap}"
                    ".kit-frame th{background:#f5f5f5}.kit-note{color:#666;font-size:.8rem;margin:.2rem 0}"
                    ".kit-scroll{overflow-x:auto}.kit-frame details.cell>summary{font-weight:normal}"
                    ".kit-frame .full{white-space:pre-wrap}</style>")
@@ -212,7 +214,14 @@ def curate_table_html(output_html: str) -> str:
         elif columns and columns[0] == "":
             columns = ["", *columns[1:]]
         texts = [[t for _, t in r] for r in rows]
-        return curated(columns, texts, missing_as_dash(table))
+        cut = [i for i, c in enumerate(columns) if c == "..."]  # pandas' own truncation marks
+        cut_rows = [r for r in texts if r and all(t == "..." for t in r[1:] or r)]
+        if cut or cut_rows:
+            columns = [c for i, c in enumerate(columns) if i not in cut]
+            texts = [[t for i, t in enumerate(r) if i not in cut] for r in texts if r not in cut_rows]
+        note = ("pandas cut this table when the notebook ran; the whole of it is in results.json"
+                if cut or cut_rows else "")
+        return curated(columns, texts, missing_as_dash(table), note)
 
     return _DATAFRAME.sub(one, output_html)
 
