@@ -264,3 +264,26 @@ def test_committed_runs_render_with_the_real_ledger(tmp_path):
     index = report.render_index(tmp_path).read_text()
     grid = set(re.findall(r'<div class="answer-group" data-investigation="(\w+)"', index))
     assert grid >= set(report.ledger()) - {report.UNTESTABLE_LEDGER}
+
+
+def test_conditions_and_basis_show_on_the_run_page(tmp_path, book):
+    cond_differ = {"seed": {"device": "cuda", "gpu": "A100", "torch": {"min": "1.11", "max": "2.0.1"}},
+                   "run": {"device": "cuda", "gpu": "H100", "torch": "2.11.0"}, "differ": ["gpu", "torch"],
+                   "irrelevant": {"gpu": "the ratio is the same on both GPUs in this run"}}
+    cond_same = {"seed": {"device": "cuda"}, "run": {"device": "cuda"}, "differ": []}
+    run_dir = write_run(tmp_path, "r1", "cuda", {"alpha": [
+        {**_claim("alpha.bites_a", "inconclusive"), "basis": "measured", "conditions": cond_differ},
+        {**_claim("alpha.fix", "confirmed"), "basis": "measured", "conditions": cond_same},
+        {**_claim("alpha.cost", "refuted"), "basis": "derived"}]})
+    page = report.render_run(run_dir, notebooks=False).read_text()
+    row = page[page.index('id="claim-alpha.bites_a"'):page.index('id="claim-alpha.fix"')]
+    assert '<details class="conditions differ" open>' in row
+    assert "2 of 3 conditions differ from the seed's:</b> gpu (A100 → H100); torch (1.11–2.0.1 → 2.11.0)" in row
+    assert "does not decide: the ratio is the same on both GPUs in this run" in row
+    assert row.index("<td>gpu</td>") < row.index("<td>device</td>")  # differing ones first
+    fix = page[page.index('id="claim-alpha.fix"'):page.index('id="claim-alpha.cost"')]
+    assert '<details class="conditions">' in fix and "conditions: 1 as the seed's" in fix
+    cost = page[page.index('id="claim-alpha.cost"'):]
+    assert "basis basis-derived" in cost and "not a measurement" in cost
+    answers = _section(page, "answers")
+    assert answers.count("basis-derived") == 1  # the cost answer rests on a derived verdict

@@ -46,6 +46,11 @@ HEADLINES = {
     "other": {"yes": "confirmed", "no": "not confirmed", "partly": "partly", "mixed": "mixed"},
 }
 UNDECIDED = {"inconclusive": "cannot tell", "needs_cuda": "needs CUDA", "error": "error"}
+BASIS_LABELS = {"derived": "derived", "both": "measured + derived", "none": "no basis"}
+BASIS_WORDS = {"measured": "measured in this run",
+               "derived": "derived: arithmetic or a model applied to the seed's own numbers, not a measurement",
+               "both": "partly measured in this run, partly derived from the seed's own numbers",
+               "none": "no basis: the verdict rests on no measurement (an error)"}
 STEP_STATUSES = ("ok", "error", "crash", "timeout", "oom", "skipped")  # isolate.Outcome.status values
 UNTESTABLE_LEDGER = "untestable"  # data/claims/untestable.json: claims no investigation can test
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"'])")
@@ -279,6 +284,7 @@ class Answer:
     deciding_verdict: str = ""
     sentence: str = ""
     claims: list[str] = field(default_factory=list)  # every judged claim of this question, ledger order
+    deciding_basis: str = ""  # measured | derived | both | none ('' in runs before the kit recorded it)
 
     @property
     def counts_text(self) -> str:
@@ -336,7 +342,7 @@ def answer(question: str, entries: list[dict[str, Any]], verdicts: dict[str, dic
         state, headline = "undecided", UNDECIDED.get(claim.get("verdict", ""), str(claim.get("verdict")))
     sentence = (conclusion.sentence(question) if conclusion else "") or first_sentence(claim.get("evidence", ""))
     return Answer(question, label, state, headline, verdict_counts([c.get("verdict", "") for _, c in seen]),
-                  cid, claim.get("verdict", ""), sentence, judged)
+                  cid, claim.get("verdict", ""), sentence, judged, str(claim.get("basis") or ""))
 
 
 def answers(entries: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]], device_type: str = "",
@@ -627,7 +633,19 @@ def _pretty(data: Any) -> str:
 def _common() -> dict[str, Any]:
     """Names both page templates use."""
     return {"labels": QUESTION_LABELS, "first_sentence": first_sentence, "pretty": _pretty,
-            "verdicts": findings.VERDICTS}
+            "verdicts": findings.VERDICTS, "cond_value": cond_value, "basis_words": BASIS_WORDS,
+            "basis_labels": BASIS_LABELS}
+
+
+def cond_value(value: Any) -> str:
+    """A condition's value as a reader wants it: a range as min–max, a list as 'a or b', None as '—'."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, dict) and set(value) <= {"min", "max"}:
+        return f"{value.get('min', '…')}–{value.get('max', '…')}"
+    if isinstance(value, (list, tuple)):
+        return " or ".join(cond_value(v) for v in value)
+    return str(value)
 
 
 def render_run(run_dir: Path, notebooks: bool = True) -> Path:
