@@ -25,12 +25,12 @@ UNDECIDED = ("inconclusive", "needs_cuda", "error")
 # The claims about the bug itself, per investigation (ledger ids); "bites here?" is answered from these only.
 BUG_CLAIMS: dict[str, list[str]] = {
     "aoti_load": ["aoti.load_crash_cause"],
-    "cdmaskformer_mask": ["mask.assert_trigger", "mask.not_reproducible_synthetic"],
-    "cuda_graphs": ["cuda_graphs.item_skips", "cuda_graphs.item_syncs"],
+    "cdmaskformer_mask": ["mask.assert_trigger"],
+    "cuda_graphs": ["cuda_graphs.item_skips"],
     "deployment_paths": ["deployment_paths.cuda_aoti_backbone_only"],
     "dynamic_shapes": ["dynamic_shapes.plain_dim_guard_violation", "dynamic_shapes.guard_div8"],
     "index_dtype": ["index_dtype.et_cuda_float_index", "index_dtype.et_cuda_full_model"],
-    "view_copy": ["view_copy.edge_introduces_slice_copy", "view_copy.reinplace_misses_slice_copy"],
+    "view_copy": ["view_copy.edge_introduces_slice_copy"],
 }
 # The device class a bug needs when its ledger entry names no conditions.device ("any": every device shows it).
 DEVICE: dict[str, str] = {"aoti_load": "cuda", "cdmaskformer_mask": "cuda", "cuda_graphs": "cuda",
@@ -128,15 +128,19 @@ def aoti_load(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     loaded = r.m(cid, r"(\d+) of (\d+) packages? loaded and ran")
     if v == "confirmed":
         n = f": {crashed[0]} of {crashed[1]} packages crashed when loaded as they are" if crashed else ""
-        out["bites"] = f"Loading an AOT Inductor package crashes on this stack{n}."
-        fix = r.m(cid, r"(with the system libstdc\+\+ loaded[^;.]*)")
-        if fix:
-            out["fix"] = fix[0][0].upper() + fix[0][1:] + "."
+        cause = r.m(cid, r"with the ([\w+-]+ locale mix)")
+        out["bites"] = f"Loading an AOT Inductor package crashes on this stack{n}" + \
+            (f" (cause named from the native backtrace: the {cause[0]})." if cause else ".")
+        ran = r.m(cid, r"with the system libstdc\+\+ loaded first (?:all )?(\d+)(?: of (\d+))? ran")
+        if ran:
+            total = ran[1] or (crashed[0] if crashed else "")
+            out["fix"] = (f"Loading the system libstdc++ first works around it: {ran[0]}"
+                          f"{f' of {total}' if total else ''} crashed packages then ran.")
     elif v == "not_reproduced":
         n = f": {loaded[0]} of {loaded[1]} packages loaded and ran as they are" if loaded else ""
         out["bites"] = f"Loading the AOT Inductor package did not crash on this {r.device} run{n}."
         if r.device != "cuda":
-            out["bites"] += " The crash needs CUDA packages: this run cannot tell whether it bites on CUDA."
+            out["other"] = "The crash was seen on a CUDA runner's stack: whether it bites there, this run cannot tell."
     else:
         out["bites"] = plain(r, cid, "The package-load crash")
     figure = None

@@ -426,6 +426,7 @@ class Block:
     ran: bool
     notebook_error: str = ""
     conclusion: Markup = field(default_factory=lambda: Markup(""))
+    said: list[str] = field(default_factory=list)  # the conclusion's sentences (an answer does not repeat them)
 
 
 def _sources(entries: list[dict[str, Any]]) -> list[str]:
@@ -443,7 +444,8 @@ def block(investigation: str, entries: list[dict[str, Any]], run: Run) -> Block:
                  answers(entries, run.verdicts, run.device_type, investigation, conclusion),
                  verdict_counts([c.get("verdict", "") for c in mine]), len(mine), len(testable),
                  result is not None, (result or {}).get("notebook_error", ""),
-                 Markup(conclusion_html(conclusion)) if conclusion else Markup(""))
+                 Markup(conclusion_html(conclusion)) if conclusion else Markup(""),
+                 conclusion.sentences if conclusion else [])
 
 
 def _investigations(book: dict[str, list[dict[str, Any]]], runs: list[Run]) -> dict[str, list[dict[str, Any]]]:
