@@ -68,33 +68,52 @@ def render_notebook(ipynb: Path) -> list[Path]:
     outputs-only page is curated by `curate_notebook` (logs to one collapsed section at the end, tables curated,
     bare expression outputs and stateless widgets left out, repeated outputs shown once).
     """
+    nb, head = _notebook_and_conclusion(ipynb)
+    written = []
+    for suffix, page in notebook_pages(ipynb, nb, head).items():
+        target = ipynb.with_suffix(suffix)
+        target.write_text(page, encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def _notebook_and_conclusion(ipynb: Path) -> tuple[Any, str]:
+    """The executed notebook (widget state dropped) and its conclusion's HTML ('' without a readable results.json)."""
     import nbformat
-    from nbconvert import HTMLExporter
 
     nb = nbformat.read(ipynb, as_version=4)
     nb.metadata.pop("widgets", None)  # widget state needs the widget manager from a CDN; outputs stay
     stem = ipynb.name.removesuffix(".ipynb")
     results_path = ipynb.with_name(f"{stem}.results.json")
-    head = ""
-    if results_path.exists():
-        try:
-            res = findings.read_results(results_path)
-            head = conclusion_html(conclusions.conclude(res, ledger().get(res.get("investigation", stem), [])))
-        except (ValueError, OSError, json.JSONDecodeError):
-            head = ""
+    if not results_path.exists():
+        return nb, ""
+    try:
+        res = findings.read_results(results_path)
+    except (ValueError, OSError, json.JSONDecodeError):
+        return nb, ""
+    return nb, conclusion_html(conclusions.conclude(res, ledger().get(res.get("investigation", stem), [])))
+
+
+def notebook_pages(ipynb: Path, nb: Any, head: str = "", which: tuple[str, ...] = (".html", ".nocode.html")
+                   ) -> dict[str, str]:
+    """The HTML of a notebook's pages by suffix (see render_notebook), offline."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    stem = ipynb.name.removesuffix(".ipynb")
     title = f"{stem} · {ipynb.parent.name}"
-    written = []
+    pages = {}
     for suffix, hide_code in ((".html", False), (".nocode.html", True)):
+        if suffix not in which:
+            continue
         page_nb = curate_notebook(nb) if hide_code else nbformat.from_dict(nb)
         if head:
             page_nb.cells.insert(0, nbformat.v4.new_markdown_cell(head))
         exporter = HTMLExporter(template_name="lab", template_file=str(NOTEBOOK_TEMPLATE), exclude_input=hide_code,
                                 exclude_input_prompt=hide_code, exclude_output_prompt=hide_code)
         body, _ = exporter.from_notebook_node(page_nb, resources={"metadata": {"name": title}})
-        target = ipynb.with_suffix(suffix)
-        target.write_text(offline(body), encoding="utf-8")
-        written.append(target)
-    return written
+        pages[suffix] = offline(body)
+    return pages
 
 
 _STEP_LINE = re.compile(r"^\[step\]", re.M)
@@ -605,7 +624,7 @@ def time_split_bar(split: dict[str, Any] | None) -> dict[str, Any] | None:
             "wall": float(split.get("wall") or 0)}
 
 
-def _notebook_rows(run: Run) -> list[dict[str, Any]]:
+def _notebook_rows(run: Run, present: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """Per notebook of the run: state, seconds, error, time split and the files it left."""
     listed = {n.get("name"): n for n in run.meta.get("notebooks", []) if isinstance(n, dict)}
     by_stem = {r["_stem"]: r for r in run.results}
@@ -620,7 +639,7 @@ def _notebook_rows(run: Run) -> list[dict[str, Any]]:
                      "seconds": n.get("seconds") or r.get("seconds"),
                      "error": n.get("error") or r.get("notebook_error", ""),
                      "bar": time_split_bar(split), "split": split,
-                     "files": [(f, label) for f, label in files if (run.dir / f).exists()]})
+                     "files": [(f, label) for f, label in files if f in present or (run.dir / f).exists()]})
     return rows
 
 
@@ -656,6 +675,14 @@ def render_run(run_dir: Path, notebooks: bool = True) -> Path:
     if notebooks:
         for ipynb in sorted(run_dir.glob("*.ipynb")):
             render_notebook(ipynb)
+    target = run_dir / "index.html"
+    target.write_text(run_page(run_dir), encoding="utf-8")
+    return target
+
+
+def run_page(run_dir: Path, present: frozenset[str] = frozenset()) -> str:
+    """The HTML of a run's page (index.html): answers first. `present`: file names to link as if on disk."""
+    run_dir = Path(run_dir)
     run = load_run(run_dir)
     book = ledger()
     invs = _investigations(book, [run])
@@ -670,17 +697,22 @@ def render_run(run_dir: Path, notebooks: bool = True) -> Path:
     page = TEMPLATES.get_template("run.html.j2").render(
         run=run, run_id=run.meta.get("run_id") or (run.results[0].get("run_id") if run.results else run.name),
         environment=run.environment, blocks=blocks, claim_rows=claim_rows, cov=coverage(run, book),
-        not_run=[inv for inv in invs if inv not in ran], notebooks=_notebook_rows(run),
+        not_run=[inv for inv in invs if inv not in ran], notebooks=_notebook_rows(run, present),
         tables={r["_stem"]: {name: table_html(rows, run_dir) for name, rows in r.get("tables", {}).items() if rows}
                 for r in run.results},
         question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
         bands={e["id"]: e["band"] for entries in invs.values() for e in entries if e.get("band")}, **_common())
-    target = run_dir / "index.html"
-    target.write_text(page, encoding="utf-8")
-    return target
+    return page
 
 
 def render_index(root: Path, title: str = "") -> Path:
+    """Write root/index.html (index_page)."""
+    target = Path(root) / "index.html"
+    target.write_text(index_page(root, title), encoding="utf-8")
+    return target
+
+
+def index_page(root: Path, title: str = "") -> str:
     """Write root/index.html: answers per investigation from the newest run of each device type that judged it
     (answering_runs; each block names its run), coverage per run, then every claim's verdict per run with changes since the previous run of the same device type."""
     root = Path(root)
@@ -705,6 +737,139 @@ def render_index(root: Path, title: str = "") -> Path:
         runs=runs, newest=newest, grid=grid, comparison=comparison,
         coverages={run.name: coverage(run, book) for run in runs}, untestable=untestable_entries(book),
         question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries}, **_common())
-    target = root / "index.html"
-    target.write_text(page, encoding="utf-8")
-    return target
+    return page
+
+
+# ---------------------------------------------------------------- one file to send
+
+
+_HREF = re.compile(r"""\bhref=(["'])([^"']*)\1""")
+SINGLE_FILE_DOWNLOADS = (".results.json", ".txt")  # files linked from the pages that travel inside the single file
+SINGLE_FILE_SCRIPT = r"""
+const pages = JSON.parse(document.getElementById('kit-pages').textContent);
+function show() {
+  const args = new URLSearchParams(location.hash.slice(1));
+  const id = pages[args.get('page')] ? args.get('page') : Object.keys(pages)[0];
+  const frame = document.getElementById('kit-frame');
+  document.querySelectorAll('nav a').forEach(a => a.classList.toggle('here', a.dataset.page === id));
+  const at = () => { const el = args.get('at') && frame.contentDocument.getElementById(args.get('at'));
+                     if (el) { el.scrollIntoView(); el.style.outline = '2px solid #f0c000'; } };
+  if (frame.dataset.page !== id) {
+    frame.dataset.page = id;
+    frame.onload = at;
+    frame.srcdoc = document.getElementById('kit-src-' + pages[id]).textContent.replace(/<\\(\/script|!--)/gi, '<$1');
+    document.title = id + ' · ' + document.body.dataset.title;
+  } else { at(); }
+}
+window.addEventListener('hashchange', show);
+show();
+"""
+
+
+def _script_safe(page: str) -> str:
+    """A page as the text of a <script type="text/html">: '</script' and '<!--' cannot end or confuse it
+    (SINGLE_FILE_SCRIPT undoes both before showing the page)."""
+    return re.sub(r"<(/script|!--)", lambda m: "<\\" + m.group(1), page, flags=re.I)
+
+
+def _page_id(rel: str) -> str:
+    """The single file's id of a page, from its path relative to the folder sent (index.html → 'index')."""
+    rel = rel.removesuffix(".nocode.html").removesuffix(".html")
+    return "index" if rel == "index" else rel.removesuffix("/index")
+
+
+def _rewrite_links(page: str, here: str, ids: set[str], downloads: dict[str, str]) -> str:
+    """Links of one embedded page: to another embedded page (or a place in one) → '#page=…&at=…' in the top
+    window; to a file carried inside → a data: download; to a file left out → plain text; others unchanged."""
+    import posixpath
+
+    def one(match: re.Match[str]) -> str:
+        quote, href = match.group(1), html.unescape(match.group(2))
+        if href.startswith(("http://", "https://", "data:", "mailto:", "javascript:")):
+            return match.group(0)
+        path, _, frag = href.partition("#")
+        if not path:
+            target = _page_id(here)
+        else:
+            rel = posixpath.normpath(posixpath.join(posixpath.dirname(here), path))
+            if rel in downloads:
+                name = html.escape(posixpath.basename(rel))
+                return f'href={quote}{downloads[rel]}{quote} download={quote}{name}{quote}'
+            if not rel.endswith(".html"):
+                return f'data-left-out={quote}{html.escape(rel)}{quote} title={quote}not in this file{quote}'
+            target = _page_id(rel)
+            if target not in ids:
+                return f'data-left-out={quote}{html.escape(rel)}{quote} title={quote}not in this file{quote}'
+        new = f"#page={target}" + (f"&at={frag}" if frag else "")
+        return f'href={quote}{html.escape(new)}{quote} target={quote}_top{quote}'
+
+    return _HREF.sub(one, page)
+
+
+def single_file(target: Path, out: Path | None = None) -> Path:
+    """Write one self-contained HTML holding a run's page (or, for a folder of runs, the index and every run's
+    page) and every investigation's outputs-only page with its plots, openable offline.
+
+    Each page is kept as it renders on its own and shown in one frame at a time (a bar on top lists them); links
+    between pages become '#page=<id>&at=<anchor>'; results.json and crash trace files linked from the pages are
+    carried as data: downloads; the code pages and .ipynb files are left out (their links say so). Notebook pages
+    are rendered from the .ipynb when it is there, else taken from the .nocode.html on disk.
+    """
+    import base64
+
+    target = Path(target)
+    single_run = bool(list(target.glob("*.results.json")))
+    run_dirs = [target] if single_run else find_runs(target)
+    if not run_dirs:
+        raise ValueError(f"no results.json under {target}")
+    root = target if not single_run else target
+    pages: dict[str, str] = {}  # rel path → html
+    labels: dict[str, str] = {}
+    if not single_run:
+        pages["index.html"] = index_page(target)
+        labels["index.html"] = "all runs"
+    downloads: dict[str, str] = {}
+    for run_dir in run_dirs:
+        prefix = "" if single_run else run_dir.relative_to(root).as_posix() + "/"
+        stems = sorted({p.name.removesuffix(".ipynb") for p in run_dir.glob("*.ipynb")} |
+                       {p.name.removesuffix(".nocode.html") for p in run_dir.glob("*.nocode.html")})
+        pages[prefix + "index.html"] = run_page(run_dir, frozenset(f"{stem}.nocode.html" for stem in stems))
+        labels[prefix + "index.html"] = f"run {run_dir.name}"
+        for stem in stems:
+            ipynb = run_dir / f"{stem}.ipynb"
+            if ipynb.exists():
+                nb, head = _notebook_and_conclusion(ipynb)
+                page = notebook_pages(ipynb, nb, head, which=(".nocode.html",))[".nocode.html"]
+            else:
+                page = (run_dir / f"{stem}.nocode.html").read_text(encoding="utf-8")
+            pages[f"{prefix}{stem}.nocode.html"] = page
+            labels[f"{prefix}{stem}.nocode.html"] = stem
+        for path in sorted(run_dir.iterdir()):
+            if path.is_file() and path.name.endswith(SINGLE_FILE_DOWNLOADS):
+                kind = "application/json" if path.suffix == ".json" else "text/plain"
+                downloads[prefix + path.name] = (f"data:{kind};base64,"
+                                                 f"{base64.b64encode(path.read_bytes()).decode('ascii')}")
+    ids = {_page_id(rel) for rel in pages}
+    sources, nav, index = [], [], {}
+    for n, (rel, page) in enumerate(pages.items()):
+        pid = _page_id(rel)
+        index[pid] = str(n)
+        body = offline(_rewrite_links(page, rel, ids, downloads))
+        sources.append(f'<script type="text/html" id="kit-src-{n}">{_script_safe(body)}</script>')
+        if rel.endswith("index.html") and (not single_run or rel == "index.html") and nav:
+            nav.append("<span class='sep'></span>")
+        nav.append(f'<a href="#page={html.escape(pid)}" data-page="{html.escape(pid)}">{html.escape(labels[rel])}</a>')
+    title = f"yolo26kit · {target.name}"
+    doc = ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+           f"<title>{html.escape(title)}</title><style>"
+           "body{margin:0;font-family:system-ui,sans-serif}nav{position:sticky;top:0;background:#1d4f80;padding:.35rem .6rem;"
+           "display:flex;flex-wrap:wrap;gap:.2rem .4rem;z-index:1}nav a{color:#fff;text-decoration:none;padding:.1rem .45rem;"
+           "border-radius:.25rem;font-size:.85rem}nav a.here{background:#fff;color:#1d4f80;font-weight:600}"
+           "nav .sep{width:1px;background:#9bc;margin:0 .3rem}#kit-frame{border:0;width:100%;height:calc(100vh - 2.4rem);"
+           "display:block}</style></head>"
+           f"<body data-title='{html.escape(title)}'><nav>{''.join(nav)}</nav><iframe id='kit-frame' title='page'></iframe>"
+           f"<script type='application/json' id='kit-pages'>{json.dumps(index)}</script>{''.join(sources)}"
+           f"<script>{SINGLE_FILE_SCRIPT}</script></body></html>")
+    out = Path(out) if out else target / f"{target.name}.single.html"
+    out.write_text(doc, encoding="utf-8")
+    return out
