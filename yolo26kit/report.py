@@ -2,13 +2,22 @@
 
 Every page is self-contained (no request leaves the machine): notebook pages use templates/notebook_offline.html.j2
 (nbconvert's lab template without its CDN scripts), plots are inline data URIs, the kit's pages embed their CSS.
+`single_file` packs the index, run pages and outputs-only notebook pages into one HTML to send.
+
+Each investigation's block opens with its conclusion (conclusions.py: 2–4 sentences and a headline figure computed
+from its verdicts and numbers); notebook pages open with the same conclusion, and the outputs-only page is curated
+(curate_notebook: logs collapsed at the end, tables through display.py, bare reprs and stateless widgets left out).
 
 How an answer is computed (one per investigation and question: bites / fix / cost, from the claims ledger):
 the claims of the investigation whose ledger `question` is that question, in ledger order, with their verdicts
-in the run. Its headline aggregates the decisive verdicts (confirmed → yes, refuted / not_reproduced → no,
-partly → partly; different ones → mixed; none decisive → the first claim's needs_cuda / error). The deciding
-claim is the first claim in ledger order with a decisive verdict, else the first with any verdict; the answer's
-sentence is the first sentence of its evidence. Nothing in an answer is typed in: it all comes from results.json.
+in the run; for "bites", only the claims about the bug itself (conclusions.BUG_CLAIMS) on the device class the
+bug needs (conclusions.device_class) decide — a CPU run of a CUDA-only bug says "needs CUDA — this run cannot tell".
+The headline aggregates the decisive verdicts (confirmed → yes, refuted / not_reproduced → no, partly → partly;
+different ones → mixed; none decisive → the first claim's inconclusive / needs_cuda / error). The deciding claim is
+the first deciding claim in ledger order with a decisive verdict, else the first with any verdict; the answer's
+sentence is the conclusion's sentence for that question, else the first sentence of the deciding claim's evidence.
+The index takes each investigation's answers from the newest run of each device type that judged it
+(answering_runs). Nothing in an answer is typed in: it all comes from results.json.
 """
 
 from __future__ import annotations
@@ -379,7 +388,7 @@ def conclusion_html(c: conclusions.Conclusion, run_label: str = "") -> str:
         return ""
     style = ("<style>.kit-conclusion{border:1px solid #9ab;border-left:6px solid #2a6fb0;background:#f4f8fc;"
              "padding:.6rem .9rem;margin:.4rem 0 1rem;border-radius:.4rem;font-size:1rem;line-height:1.45}"
-             ".kit-conclusion .figure{float:right;text-align:center;margin:0 0 .4rem 1rem;max-width:16rem}"
+             ".kit-conclusion .figure{float:right;text-align:center;margin:0 0 .4rem 1rem;max-width:13rem}"
              ".kit-conclusion .figure b{display:block;font-size:1.9rem;color:#1d4f80}"
              ".kit-conclusion .figure span{font-size:.8rem;color:#444}.kit-conclusion p{margin:.25rem 0}"
              ".kit-conclusion h2{margin:0 0 .3rem;font-size:1.15rem;border:0}</style>")
