@@ -84,23 +84,14 @@ def test_curated_tables_have_no_nan_and_no_24_column_frames():
 
 
 def test_display_hook_formats_frames_like_the_renderer():
-    class Formatter:
-        def __init__(self):
-            self.types = {}
+    from IPython.core.interactiveshell import InteractiveShell
 
-        def for_type_by_name(self, module, name, fn):
-            self.types[(module, name)] = fn
-
-    class Shell:
-        display_formatter = type("F", (), {"formatters": {"text/html": Formatter()}})()
-
-    shell = Shell()
+    shell = InteractiveShell.instance()
     assert display.install(shell) is True
-    fn = shell.display_formatter.formatters["text/html"].types[("pandas.core.frame", "DataFrame")]
-    page = fn(pd.DataFrame({"ms": [1.5, None], "ok": [True, False]}))
+    bundle, _ = shell.display_formatter.format(pd.DataFrame({"ms": [1.5, None], "ok": [True, False]}))
+    page = bundle["text/html"]
     assert "kit-table" in page and "NaN" not in page.split("kit-full")[0] and "—" in page
     assert display.curate_table_html(page) == page  # already curated: left alone
-    assert display.install(None) is False  # outside IPython
 
 
 def test_number_format():

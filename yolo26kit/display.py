@@ -238,5 +238,9 @@ def install(ip: Any = None) -> bool:
     if ip is None:
         return False
     formatter = ip.display_formatter.formatters["text/html"]
-    formatter.for_type_by_name("pandas.core.frame", "DataFrame", frame_html)
+    try:
+        import pandas as pd
+    except ImportError:
+        return False
+    formatter.for_type(pd.DataFrame, frame_html)  # by the class: its __module__ differs across pandas releases
     return True
