@@ -285,8 +285,9 @@ def notebook_pages(tmp_path_factory) -> dict[str, Path]:
     return {"full": full, "nocode": nocode}
 
 
-def _assert_outputs_render(page: Any) -> None:
-    """The plot decodes from its data URI and the DataFrame is laid out as a visible table."""
+def _assert_outputs_render(page: Any, curated: bool = False) -> None:
+    """The plot decodes from its data URI and the DataFrame is laid out as a visible table (on the outputs-only
+    page a curated one: numbers to 4 significant digits, no index column)."""
     img = page.locator(".jp-RenderedImage img")
     assert img.count() == 1 and img.is_visible()
     assert img.get_attribute("src").startswith("data:image/png;base64,")
@@ -295,7 +296,8 @@ def _assert_outputs_render(page: Any) -> None:
     table = page.locator(".jp-OutputArea-output table.dataframe")
     assert table.is_visible() and table.bounding_box()["height"] > 0
     cells = table.locator("tbody td")
-    assert [cells.nth(i).inner_text() for i in range(cells.count())] == ["legacy", "1.50", "gather", "2.25"]
+    expected = ["legacy", "1.5", "gather", "2.25"] if curated else ["legacy", "1.50", "gather", "2.25"]
+    assert [cells.nth(i).inner_text() for i in range(cells.count())] == expected
     # Nothing the content needs came from outside: every image is inline or local.
     sources = page.locator("img").evaluate_all("els => els.map(e => e.currentSrc || e.src)")
     assert sources and all(s.startswith(("data:", "file://")) for s in sources)
@@ -314,7 +316,7 @@ def test_notebook_html_renders_plot_table_and_code(page, notebook_pages):
 @pytest.mark.notebook
 def test_notebook_nocode_html_hides_the_code(page, notebook_pages):
     _open(page, notebook_pages["nocode"])
-    _assert_outputs_render(page)
+    _assert_outputs_render(page, curated=True)
     assert page.locator(".jp-CodeCell").count() == 2  # the cells are there, with outputs only
     inputs = page.locator(".jp-CodeCell .jp-InputArea, .jp-CodeCell .jp-InputArea-editor, .jp-InputPrompt")
     assert not any(inputs.nth(i).is_visible() for i in range(inputs.count()))
@@ -378,4 +380,119 @@ def test_committed_reports_index_opens_with_answers(page):
             _open(page, run_dir / "index.html")
             assert page.locator("section#answers").is_visible(), run_dir.name
             _assert_badges_render(page.locator("table#verdicts .verdict"))
+    assert page.requests.external() == []
+
+
+# ---------------------------------------------------------------- the committed runs' pages, rendered afresh
+
+
+@pytest.fixture(scope="module")
+def rendered_runs(tmp_path_factory) -> Path:
+    """Every committed run copied into a temporary folder (its HTML left behind) and rendered there with this
+    code: notebook pages, run pages, the index. New runs or investigations are picked up as they come."""
+    runs = _committed_runs()
+    if not runs:
+        pytest.skip("reports/ holds no committed run yet")
+    root = tmp_path_factory.mktemp("rendered")
+    for run_dir in runs:
+        shutil.copytree(run_dir, root / run_dir.name, ignore=shutil.ignore_patterns("*.html"))
+        report.render_run(root / run_dir.name)
+    report.render_index(root)
+    return root
+
+
+def _nocode_pages(root: Path) -> list[Path]:
+    return sorted(root.glob("*/*.nocode.html"))
+
+
+NAN_CELLS = """els => els.filter(td => /^(NaN|nan|None|NaT|<NA>)$/.test(td.innerText.trim())).length"""
+
+
+def test_committed_nocode_pages_are_curated(page, rendered_runs, tmp_path):
+    """On every outputs-only page: the conclusion and its figure come first, no stderr area, no [step] line outside
+    the collapsed log at the end, no NaN / None cell, no frame wider than the page, no bare repr, no widget repr."""
+    pages = _nocode_pages(rendered_runs)
+    assert pages
+    for path in pages:
+        name = f"{path.parent.name}/{path.name}"
+        _open(page, path)
+        conclusion = page.locator(".kit-conclusion")
+        assert conclusion.count() == 1 and conclusion.is_visible(), name
+        first_cell = page.locator(".jp-Cell").first
+        assert first_cell.locator(".kit-conclusion").count() == 1, name  # the very first thing on the page
+        assert conclusion.locator(".figure b").inner_text().strip(), name
+        assert 2 <= conclusion.locator("p").count() <= 4, name
+        assert page.locator('[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0, name
+        logs = page.locator("details.kit-log")
+        assert logs.count() <= 1, name
+        if logs.count():
+            assert not logs.evaluate("el => el.open"), name  # collapsed
+            assert logs.evaluate("el => el.closest('.jp-Cell') === [...document.querySelectorAll('.jp-Cell')].pop()")
+            assert not logs.locator("pre").is_visible()
+        visible = page.evaluate("() => { const c = document.body.cloneNode(true); "
+                                "c.querySelectorAll('details.kit-log').forEach(d => d.remove()); return c.innerText; }")
+        assert "[step]" not in visible, name
+        assert "VBox(children" not in visible and "PosixPath(" not in visible, name
+        assert page.locator("td").evaluate_all(NAN_CELLS) == 0, name
+        width = page.evaluate("() => document.documentElement.clientWidth")
+        for box in page.locator("table.kit-table").evaluate_all("els => els.map(e => e.getBoundingClientRect().right)"):
+            assert box <= width + 1, name  # no table runs off the page sideways
+        shot = tmp_path / (name.replace("/", "__") + ".png")
+        page.screenshot(path=str(shot))
+        assert shot.stat().st_size > 5_000
+    print("screenshots:", tmp_path)
+    assert page.requests.external() == []
+
+
+def test_committed_run_and_index_answers_do_not_mislead(page, rendered_runs):
+    """A CPU run never answers "bites here?" with a plain no for a bug whose claims need CUDA; every block opens
+    with its conclusion; the index names the run each answer comes from."""
+    from yolo26kit import conclusions
+
+    for run_dir in report.find_runs(rendered_runs):
+        run = report.load_run(run_dir)
+        _open(page, run_dir / "index.html")
+        blocks = page.locator("section#answers .block")
+        for i in range(blocks.count()):
+            b = blocks.nth(i)
+            inv = b.get_attribute("data-investigation")
+            assert b.locator(".kit-conclusion").count() == 1, inv
+            if run.device_type != "cuda" and conclusions.DEVICE.get(inv) == "cuda":
+                bites = b.locator(".answer[data-question=bites] .headline")
+                if bites.count():
+                    assert bites.inner_text() not in ("no", "yes", "mixed", "partly"), (run.name, inv)
+    _open(page, rendered_runs / "index.html")
+    for b in page.locator("section#answers .block").all():
+        assert b.locator("a.run-link").inner_text().strip(), b.get_attribute("data-investigation")
+        assert "not in this run" not in b.inner_text()  # each answer comes from a run that judged it
+    assert page.requests.external() == []
+
+
+def test_single_file_of_a_committed_run_opens_offline(page, rendered_runs, tmp_path):
+    """The single file of the newest committed CUDA run (else the newest run): the run page first, every notebook
+    page one click away with its conclusion, a claim link landing on its row, and not one request off the machine."""
+    runs = report.find_runs(rendered_runs)
+    cuda = [r for r in runs if report.load_run(r).device_type == "cuda"]
+    run_dir = (cuda or runs)[0]
+    out = report.single_file(run_dir, tmp_path / "send.html")
+    _open(page, out)
+    frame = page.frame_locator("#kit-frame")
+    frame.locator("section#answers .block").first.wait_for()
+    assert frame.locator("section#answers .kit-conclusion").count() >= 1
+    stems = sorted(p.name.removesuffix(".ipynb") for p in run_dir.glob("*.ipynb"))
+    assert page.locator("nav a").count() == 1 + len(stems)
+    for stem in stems:
+        page.locator("nav a", has_text=stem).first.click()
+        frame.locator(".kit-conclusion").wait_for()
+        assert page.url.endswith(f"#page={stem}")
+        assert frame.locator('[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
+    page.screenshot(path=str(tmp_path / "single-file.png"))
+    page.locator("nav a").first.click()
+    link = frame.locator("a.claim-link").first
+    link.wait_for()
+    cid = link.inner_text().strip()
+    link.click()
+    page.wait_for_url(f"**#page=index&at=claim-{cid}")
+    assert frame.locator(f"tr[id='claim-{cid}']").evaluate(
+        "el => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }")
     assert page.requests.external() == []

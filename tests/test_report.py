@@ -264,3 +264,60 @@ def test_committed_runs_render_with_the_real_ledger(tmp_path):
     index = report.render_index(tmp_path).read_text()
     grid = set(re.findall(r'<div class="answer-group" data-investigation="(\w+)"', index))
     assert grid >= set(report.ledger()) - {report.UNTESTABLE_LEDGER}
+
+
+def test_conditions_and_basis_show_on_the_run_page(tmp_path, book):
+    cond_differ = {"seed": {"device": "cuda", "gpu": "A100", "torch": {"min": "1.11", "max": "2.0.1"}},
+                   "run": {"device": "cuda", "gpu": "H100", "torch": "2.11.0"}, "differ": ["gpu", "torch"],
+                   "irrelevant": {"gpu": "the ratio is the same on both GPUs in this run"}}
+    cond_same = {"seed": {"device": "cuda"}, "run": {"device": "cuda"}, "differ": []}
+    run_dir = write_run(tmp_path, "r1", "cuda", {"alpha": [
+        {**_claim("alpha.bites_a", "inconclusive"), "basis": "measured", "conditions": cond_differ},
+        {**_claim("alpha.fix", "confirmed"), "basis": "measured", "conditions": cond_same},
+        {**_claim("alpha.cost", "refuted"), "basis": "derived"}]})
+    page = report.render_run(run_dir, notebooks=False).read_text()
+    row = page[page.index('id="claim-alpha.bites_a"'):page.index('id="claim-alpha.fix"')]
+    assert '<details class="conditions differ" open>' in row
+    assert "2 of 3 conditions differ from the seed's:</b> gpu (A100 → H100); torch (1.11–2.0.1 → 2.11.0)" in row
+    assert "does not decide: the ratio is the same on both GPUs in this run" in row
+    assert row.index("<td>gpu</td>") < row.index("<td>device</td>")  # differing ones first
+    fix = page[page.index('id="claim-alpha.fix"'):page.index('id="claim-alpha.cost"')]
+    assert '<details class="conditions">' in fix and "conditions: 1 as the seed's" in fix
+    cost = page[page.index('id="claim-alpha.cost"'):]
+    assert "basis basis-derived" in cost and "not a measurement" in cost
+    answers = _section(page, "answers")
+    assert answers.count("basis-derived") == 1  # the cost answer rests on a derived verdict
+
+
+def test_single_file_holds_every_page_and_asks_no_network(tmp_path, book):
+    from yolo26kit import cli
+
+    rows = [{"step": "load", "status": "crash", "trace_file": "load.abc.crash.txt"}]
+    run_dir = write_run(tmp_path, "20260101T000000Z-a-cuda", "cuda", {"alpha": [
+        _claim("alpha.bites_a", "confirmed", "5 of 5 loads crash. More.")]}, tables={"steps": rows},
+        meta={"state": "complete", "notebooks": [{"name": "alpha", "state": "done"}]})
+    (run_dir / "load.abc.crash.txt").write_text("native backtrace")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Alpha notebook"),
+                                         nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output(
+                                             "display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}),
+                                             nbformat.v4.new_output("stream", name="stderr", text="[step] x: done\n")])])
+    nbformat.write(nb, run_dir / "alpha.ipynb")
+    write_run(tmp_path, "20260102T000000Z-b-cpu", "cpu", {"beta": [_claim("beta.only", "refuted")]})
+    out = tmp_path / "send.html"
+    assert cli.main(["report", str(tmp_path), "--single-file", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert not re.search(r"""(src|href)=["']https?://""", page)
+    pages = json.loads(re.search(r"<script type='application/json' id='kit-pages'>(.*?)</script>", page).group(1))
+    assert set(pages) == {"index", "20260101T000000Z-a-cuda", "20260101T000000Z-a-cuda/alpha",
+                          "20260102T000000Z-b-cpu"}
+    assert page.count('<script type="text/html" id="kit-src-') == 4
+    assert 'href="#page=20260101T000000Z-a-cuda" target="_top"' in page  # index → run page
+    assert "href=\"#page=20260101T000000Z-a-cuda/alpha\" target=\"_top\"" in page  # run page → notebook page
+    assert "href=\"#page=index&amp;at=claim-alpha.bites_a\"" in page  # index → its own claim rows
+    assert "data:text/plain;base64," in page and "download='load.abc.crash.txt'" in page  # the trace travels
+    assert "data:application/json;base64," in page
+    assert 'data-left-out="20260101T000000Z-a-cuda/alpha.ipynb"' in page  # not carried, says so
+    assert "Alpha notebook" in page and 'src="data:image/png;base64,iVBORw0KGgo="' in page
+    for src in re.findall(r'<script type="text/html" id="kit-src-\d+">(.*?)</script>', page, re.S):
+        assert "</script" not in src.lower() and "<!--" not in src  # nothing ends the carrier early
+    assert not (tmp_path / "index.html").exists()  # the pages on disk are left as they were

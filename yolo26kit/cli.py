@@ -128,6 +128,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     runs = [target] if list(target.glob("*.results.json")) else report.find_runs(target)
     if not runs:
         raise BadParameter(f"no results.json under {target}")
+    if args.single_file:  # one self-contained HTML to send; the pages on disk stay as they are
+        print(report.single_file(target, Path(args.output) if args.output else None))
+        return 0
     for run_dir in runs:
         print(report.render_run(run_dir, notebooks=not args.no_notebooks))
     root = target.parent if runs == [target] else target
@@ -200,6 +203,10 @@ def parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="rebuild HTML and index pages from results on disk")
     rep.add_argument("dir", nargs="?", default="", help="a run directory or a folder of runs (default reports/runs)")
     rep.add_argument("--no-notebooks", action="store_true", help="only the index pages, not the notebook HTML")
+    rep.add_argument("--single-file", action="store_true",
+                     help="write one self-contained HTML (index, run pages, outputs-only notebook pages) instead")
+    rep.add_argument("-o", "--output", default="", metavar="FILE",
+                     help="with --single-file: where to write it (default DIR/<DIR name>.single.html)")
     rep.set_defaults(fn=cmd_report)
     new = sub.add_parser("new", help="scaffold an investigation that runs and is judged at once")
     new.add_argument("name", help="lower-case name: package, notebook, ledger and test share it")

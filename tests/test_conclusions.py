@@ -1,0 +1,142 @@
+"""Conclusions: computed from verdicts and numbers, robust to missing fields; headlines that cannot mislead."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yolo26kit import conclusions, report
+
+REPO = Path(__file__).resolve().parents[1]
+RUNS = sorted((REPO / "reports").glob("*/*.results.json")) if (REPO / "reports").is_dir() else []
+
+
+def _results(inv: str, device: str, claims: dict[str, str], evidence: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"investigation": inv, "environment": {"device_type": device, "torch": "2.11.0"},
+            "claims": [{"id": cid, "verdict": v, "evidence": (evidence or {}).get(cid, ""), "data": {}}
+                       for cid, v in claims.items()], "tables": {}}
+
+
+def test_every_investigation_has_a_function_and_bug_claims_from_the_ledger():
+    book = report.ledger()
+    for inv, entries in book.items():
+        if inv == report.UNTESTABLE_LEDGER:
+            continue
+        assert inv in conclusions.CONCLUDERS, inv
+        ids = {e["id"] for e in entries}
+        assert conclusions.BUG_CLAIMS[inv] and set(conclusions.BUG_CLAIMS[inv]) <= ids, inv
+        assert conclusions.DEVICE[inv] in ("cuda", "cpu", "any")
+
+
+@pytest.mark.parametrize("path", RUNS, ids=[f"{p.parent.name[-8:]}/{p.name.split('.')[0]}" for p in RUNS])
+def test_committed_results_conclude_in_two_to_four_sentences_with_a_figure(path):
+    res = json.loads(path.read_text())
+    c = conclusions.conclude(res)
+    assert not c.generic
+    assert 2 <= len(c.sentences) <= 4, c.sentences
+    assert c.figure and c.figure["value"] and c.figure["label"]
+    verdicts = {cl["id"]: cl["verdict"] for cl in res["claims"]}
+    for s in c.sentences:
+        assert s.endswith(".") and len(s) < 400 and "None" not in s, s
+
+
+def test_a_sentence_needs_a_verdict():
+    """No verdict, no sentence: a run that judged nothing writes nothing but the counts it has."""
+    for inv, fn in conclusions.CONCLUDERS.items():
+        by_q, figure = fn(conclusions.View(_results(inv, "cuda", {})))
+        assert by_q == {} or all(not s for s in by_q.values()), (inv, by_q)
+        assert figure is None or inv == "deployment_paths"  # its figure comes from a table, empty here
+
+
+def test_undecided_verdicts_are_said_plainly():
+    c = conclusions.conclude(_results("cdmaskformer_mask", "cpu", {"mask.assert_trigger": "needs_cuda",
+                                                                   "mask.equivalent": "inconclusive"}))
+    text = " ".join(c.sentences)
+    assert "needs CUDA — this run cannot tell" in text and "this run cannot decide" in text
+
+
+def test_missing_fields_and_odd_shapes_never_raise():
+    for inv in conclusions.CONCLUDERS:
+        for broken in ({"investigation": inv}, {"investigation": inv, "claims": None, "tables": None},
+                       {"investigation": inv, "claims": [{"id": "x"}, "junk", {"verdict": "confirmed"}],
+                        "environment": None, "tables": {"fastest": "junk"}}):
+            c = conclusions.conclude(broken)
+            assert isinstance(c.sentences, list)
+
+
+def test_unknown_investigation_gets_the_generic_conclusion():
+    c = conclusions.conclude(_results("brand_new", "cpu", {"n.a": "confirmed", "n.b": "inconclusive"}),
+                             [{"id": "n.a", "question": "bites"}, {"id": "n.b", "question": "fix"}])
+    assert c.generic and c.sentences == ["Does the problem bite here? Of 1 claim: 1 holds.",
+                                         "Does the fix hold? Of 1 claim: 1 this run cannot decide."]
+    assert c.figure["value"] == "1/2"
+    assert c.sentence("bites") == ""  # generic counts never stand in for an answer's sentence
+
+
+def test_device_class_comes_from_the_ledger_conditions_first():
+    assert conclusions.device_class({"conditions": {"device": "cpu"}}, "cuda_graphs") == "cpu"
+    assert conclusions.device_class({"conditions": {"device": ["cuda"]}}, "view_copy") == "cuda"
+    assert conclusions.device_class({"conditions": {"device": ["cuda", "cpu"]}}, "cuda_graphs") == "any"
+    assert conclusions.device_class({}, "cuda_graphs") == "cuda"
+    assert conclusions.device_class(None, "somebody_new") == "any"
+
+
+BOOK = [{"id": "mask.assert_trigger", "question": "bites"},
+        {"id": "mask.data_independent", "question": "bites"},
+        {"id": "mask.equivalent", "question": "fix"}]
+
+
+def test_cpu_run_of_a_cuda_only_bug_says_it_cannot_tell():
+    """A refuted side claim on a CPU run must not read as 'this bug does not bite you'."""
+    verdicts = {"mask.assert_trigger": {"verdict": "needs_cuda", "evidence": "CPU, same 12 attempts: 10 ok."},
+                "mask.data_independent": {"verdict": "refuted", "evidence": "the contents decide."}}
+    a = report.answer("bites", BOOK, verdicts, "cpu", "cdmaskformer_mask")
+    assert a.state == "undecided" and a.headline == "needs CUDA — this run cannot tell"
+    assert a.claims == ["mask.assert_trigger", "mask.data_independent"]  # every claim still linked
+    # the same verdicts with the ledger saying the bug shows on any device: the bug claim decides, not the side one
+    book = [{**BOOK[0], "conditions": {"device": ["cpu", "cuda"]}}, *BOOK[1:]]
+    a = report.answer("bites", book, verdicts, "cpu", "cdmaskformer_mask")
+    assert a.headline == "needs CUDA" and a.deciding == "mask.assert_trigger"
+
+
+def test_cuda_run_answers_bites_from_the_bug_claim_with_the_conclusion_sentence():
+    res = _results("cdmaskformer_mask", "cuda", {"mask.assert_trigger": "not_reproduced",
+                                                  "mask.data_independent": "refuted"},
+                   {"mask.assert_trigger": "0 of 12 CUDA attempts assert on torch 2.11.0+cu130 (7 took the sort kernel)"})
+    verdicts = {c["id"]: c for c in res["claims"]}
+    a = report.answer("bites", BOOK, verdicts, "cuda", "cdmaskformer_mask", conclusions.conclude(res))
+    assert a.headline == "no" and a.deciding == "mask.assert_trigger"
+    assert a.sentence == "The seed's INTERNAL ASSERT does not reproduce on torch 2.11.0: 0 of 12 CUDA attempts assert."
+
+
+def _run(root: Path, name: str, device: str, claims: list[dict[str, Any]], error: str = "") -> None:
+    d = root / name
+    d.mkdir(parents=True)
+    data = {"investigation": "cdmaskformer_mask", "run_id": name, "claims": claims, "tables": {},
+            "environment": {"device_type": device, "torch": "2.11.0"}, "schema": 1}
+    if error:
+        data["notebook_error"] = error
+    (d / "cdmaskformer_mask.results.json").write_text(json.dumps(data))
+
+
+def test_index_answers_from_the_newest_run_that_judged_each_investigation(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "ledger", lambda: {"cdmaskformer_mask": BOOK, "other_inv": [{"id": "o.x"}]})
+    good = [{"id": "mask.assert_trigger", "verdict": "not_reproduced", "evidence": "0 of 12 CUDA attempts assert"}]
+    _run(tmp_path, "20260101T000000Z-good-cuda", "cuda", good)
+    _run(tmp_path, "20260102T000000Z-failed-cuda", "cuda", [], error="CellExecutionError: boom")
+    _run(tmp_path, "20260103T000000Z-errors-cuda", "cuda", [{"id": "mask.assert_trigger", "verdict": "error"}])
+    d = tmp_path / "20260104T000000Z-one-cuda"  # a newer run of another investigation only
+    d.mkdir()
+    (d / "other_inv.results.json").write_text(json.dumps({"investigation": "other_inv", "claims": [
+        {"id": "o.x", "verdict": "confirmed"}], "environment": {"device_type": "cuda"}, "tables": {}}))
+    runs = [report.load_run(p, tmp_path) for p in report.find_runs(tmp_path)]
+    assert [r.name for r in report.answering_runs(runs, "cdmaskformer_mask")] == ["20260101T000000Z-good-cuda"]
+    assert [r.name for r in report.answering_runs(runs, "other_inv")] == ["20260104T000000Z-one-cuda"]
+    page = report.render_index(tmp_path).read_text()
+    group = page[page.index('data-investigation="cdmaskformer_mask"'):page.index('data-investigation="other_inv"')]
+    assert "20260101T000000Z-good-cuda" in group and "not in this run" not in group
+    assert "kit-conclusion" in group

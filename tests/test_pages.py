@@ -1,0 +1,123 @@
+"""Outputs-only pages: logs collapsed at the end, tables curated, bare reprs and stateless widgets left out."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+from yolo26kit import display, report
+
+REPO = Path(__file__).resolve().parents[1]
+WIDE = pd.DataFrame({f"col{i}": [i * 1.123456789, math.nan, i] for i in range(24)} |
+                    {"device": ["cpu"] * 3, "empty": [None, math.nan, None]})
+
+
+def _nb() -> nbformat.NotebookNode:
+    out = nbformat.v4.new_output
+    return nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Title"),
+        nbformat.v4.new_code_cell("setup", outputs=[
+            out("stream", name="stderr", text="W1123 No CUDA runtime is found, using CUDA_HOME='/usr/local'\n"),
+            out("execute_result", data={"text/plain": "'cuda'"}, execution_count=1)]),
+        nbformat.v4.new_code_cell("run", outputs=[
+            out("stream", name="stdout", text="[step] prepare: done after 3.0 s\nkept line\n"),
+            out("stream", name="stderr", text="[step] run: done after 1.0 s\n"),
+            out("execute_result", data={"text/html": WIDE.to_html(), "text/plain": "frame"}, execution_count=2)]),
+        nbformat.v4.new_code_cell("explorer", outputs=[out("execute_result", execution_count=3, data={
+            "application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2},
+            "text/plain": "VBox(children=(HBox(children=(BoundedIntText(value=32)"})]),
+        nbformat.v4.new_code_cell("verdicts", outputs=[out("execute_result", execution_count=4, data={
+            "text/html": pd.DataFrame({"claim": ["a.b"], "verdict": ["confirmed"]}).to_html(), "text/plain": "v"})]),
+        nbformat.v4.new_code_cell("verdicts again", outputs=[out("execute_result", execution_count=5, data={
+            "text/html": pd.DataFrame({"claim": ["a.b"], "verdict": ["confirmed"]}).to_html(), "text/plain": "v"})]),
+        nbformat.v4.new_code_cell("save", outputs=[out("execute_result", execution_count=6, data={
+            "text/plain": "PosixPath('/work/main/reports/x.results.json')"})]),
+    ])
+
+
+def _outputs(nb) -> list[dict]:
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+
+
+def test_curate_notebook_moves_logs_to_one_collapsed_section_at_the_end():
+    nb = report.curate_notebook(_nb())
+    outs = _outputs(nb)
+    assert not any(o.get("name") == "stderr" for o in outs)  # no stderr area anywhere
+    streams = [o for o in outs if o["output_type"] == "stream"]
+    assert [o["text"] for o in streams] == ["kept line\n"]  # stdout stays, without its [step] line
+    last = nb.cells[-1].outputs
+    assert len(last) == 1 and "kit-log" in last[0]["data"]["text/html"]
+    log = last[0]["data"]["text/html"]
+    assert log.startswith("<details") and "open" not in log.split(">")[0]  # collapsed
+    assert "[step] prepare" in log and "[step] run" in log and "No CUDA runtime" in log
+    assert "2 of them [step] lines" in log
+    before_log = json.dumps([o for c in nb.cells[:-1] if c.cell_type == "code" for o in c.outputs])
+    assert "[step]" not in before_log
+
+
+def test_curate_notebook_drops_bare_reprs_widgets_and_repeats():
+    nb = report.curate_notebook(_nb())
+    text = json.dumps(_outputs(nb))
+    assert "'cuda'" not in text and "PosixPath" not in text
+    assert "VBox(children" not in text and "JupyterLab" in text
+    assert sum("a.b" in json.dumps(o) for o in _outputs(nb)) == 1  # the verdicts table once
+
+
+def test_curated_tables_have_no_nan_and_no_24_column_frames():
+    nb = report.curate_notebook(_nb())
+    page = next(o["data"]["text/html"] for o in _outputs(nb) if "col0" in json.dumps(o))
+    assert not re.search(r"<td[^>]*>\s*(NaN|nan|None)\s*</td>", page)
+    shown = page.split("<details class='kit-full'>")[0]
+    header = re.search(r"<table class='dataframe kit-table'><thead><tr>(.*?)</tr>", shown).group(1)
+    assert header.count("<th>") == display.MAX_COLUMNS  # at most 8 columns in view
+    assert "every row: device = cpu" in shown and "no value in any row: empty" in shown
+    assert "1.123" in shown and "1.123456789" not in shown  # 4 significant digits
+    assert "—" in shown
+    assert "<details class='kit-full'><summary>whole table: 3 rows × 26 columns" in page  # one click away
+    assert "col23" in page.split("<details class='kit-full'>")[1]
+
+
+def test_display_hook_formats_frames_like_the_renderer():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    assert display.install(shell) is True
+    bundle, _ = shell.display_formatter.format(pd.DataFrame({"ms": [1.5, None], "ok": [True, False]}))
+    page = bundle["text/html"]
+    assert "kit-table" in page and "NaN" not in page.split("kit-full")[0] and "—" in page
+    assert display.curate_table_html(page) == page  # already curated: left alone
+
+
+def test_number_format():
+    assert display.fmt_number("64512.000000") == "64,512"
+    assert display.fmt_number("2.384186e-07") == "2.384e-07"
+    assert display.fmt_number("0.051234") == "0.05123"
+    assert display.fmt_number("yolo26n") == "yolo26n"
+
+
+def test_notebook_pages_open_with_the_conclusion(tmp_path):
+    """A notebook with its results.json beside it: both pages start with the conclusion, titled by the notebook."""
+    run = REPO / "reports" / "20261123T104848Z-vm-cpu"
+    if not (run / "aoti_load.results.json").exists():
+        pytest.skip("no committed CPU run")
+    (tmp_path / "aoti_load.results.json").write_text((run / "aoti_load.results.json").read_text())
+    nbformat.write(_nb(), tmp_path / "aoti_load.ipynb")
+    full, nocode = report.render_notebook(tmp_path / "aoti_load.ipynb")
+    for page in (full.read_text(), nocode.read_text()):
+        body = page[page.index("<body"):]
+        assert body.index("kit-conclusion") < body.index("Title")  # before the notebook's own first cell
+        assert "<title>aoti_load · " in page
+    assert "jupyter.stderr" not in nocode.read_text().split("<body")[1]
+
+
+def test_tables_pandas_cut_lose_their_ellipsis_columns_and_say_where_the_rest_is():
+    cut = display.curate_table_html(WIDE.to_html(max_cols=6, max_rows=2))
+    shown = cut.split("<details class='kit-full'>")[0]
+    assert "<th>...</th>" not in shown and ">...</td>" not in shown
+    assert "the whole of it is in results.json" in shown
