@@ -230,8 +230,9 @@ def start(investigation: str, namespace: dict[str, Any]) -> Findings:
     The runner injects `results_path` and `run_id`; interactively they are empty and results go to
     reports/runs/interactive/<investigation>.results.json (ignored by git), never next to the notebook.
     """
-    from . import catalog
+    from . import catalog, display
 
+    display.install()  # the kernel's DataFrames render as curated tables (— for missing values, few columns)
     names = [n for n in catalog.get(investigation).params if n not in catalog.RUNNER_PARAMETERS]
     found = Findings(investigation, {n: namespace[n] for n in names if n in namespace}, namespace.get("run_id", ""))
     found.results_path = namespace.get("results_path", "") or str(INTERACTIVE / f"{investigation}.results.json")
