@@ -95,3 +95,24 @@ class WithScalarConstant(torch.nn.Module):
 def test_program_key_takes_zero_dim_constants():
     program = torch.export.export(WithScalarConstant(), (torch.randn(2),))
     assert len(aoti.program_key(program, None)) == 32
+
+
+def test_load_crash_verdict_names_the_stack_it_rests_on():
+    """A stack where nothing crashed says not_reproduced for itself, but cannot decide a claim about the stack the
+    crash was seen on (another torch release): the conditions rule leaves it inconclusive and says why."""
+    import importlib.util
+    from pathlib import Path
+
+    from yolo26kit import findings
+    from yolo26kit.investigations import aoti_load
+    from yolo26kit.verdicts import settle
+
+    path = Path(__file__).parent / "judge_cases" / "aoti_load.py"
+    spec = importlib.util.spec_from_file_location("judge_cases_aoti_load", path)
+    cases = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cases)
+    judged = aoti_load.judge_load_crash_cause(cases._rows("ok", torch="2.14.1+cu130"))
+    assert judged.verdict == "not_reproduced" and judged.run == {"device": "cpu", "torch": "2.14.1"}
+    final, record = settle(judged, findings.ledger_entry(aoti_load.CLAIM)["conditions"])
+    assert final.verdict == "inconclusive" and record["differ"] == ["torch"]
+    assert "torch is 2.14.1" in final.evidence

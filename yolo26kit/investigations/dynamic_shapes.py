@@ -21,6 +21,7 @@ import pandas as pd
 import torch
 
 from .. import aoti as aoti_pkg, artifacts, catalog, env, isolate, timing, yolo
+from ..verdicts import Judgement
 
 NAME = "dynamic_shapes"
 STRIDE = 32  # the largest stride of YOLO26's feature pyramid (P5)
@@ -29,6 +30,11 @@ LETTERBOX_VALUE = 114 / 255  # ultralytics' grey padding
 PATHS = ("export", "executorch", "aoti")
 RECOMMENDED = "derived_kit"  # the spec the later sections lower, compile and letterbox with
 SEED_GUARD = "(1 + ((height-1) // 16)) == (2 + 2*((height-1) // 32))"  # seed 001's words
+# Seed 001's constraint violation: "Not all values of height in range 320-1280 ... Suggested fixes: height = 640":
+# the plain-Dim spec is exported once more with that range and a 640 example, so the guard and suggested-fix
+# claims are judged under the seed's own conditions (a few seconds of tracing).
+SEED_RANGE = (320, 1280)
+SEED_EXAMPLE = 640
 
 
 # --------------------------------------------------------------------------------------------- model
@@ -438,12 +444,14 @@ def _first_line(text: str) -> str:
 
 
 def export_spec(name: str, *, model: str = "yolo26n", batch: int = 1, min_size: int = 160, max_size: int = 320,
-                max_batch: int = 4, device: str = "cpu", seed: int = 0) -> Exported:
-    """torch.export (non-strict) of the end-to-end model under one spec; never raises for the export's failure."""
+                max_batch: int = 4, device: str = "cpu", seed: int = 0, example_side: int = 0) -> Exported:
+    """torch.export (non-strict) of the end-to-end model under one spec; never raises for the export's failure.
+
+    The example's side is `example_side` when given, else the multiple of 32 nearest the range's middle."""
     import time
 
     spec = SPECS[name]
-    size = example_size(min_size, max_size)
+    size = example_side or example_size(min_size, max_size)
     # the batch specs: example batch 1 on purpose (batch_from1), else at least 2 (0/1 specialization)
     example_batch = batch if spec.example_batch is None else (1 if spec.example_batch == 1 else max(spec.example_batch, batch))
     example = image(example_batch, size, size, seed=0, device=device)
@@ -475,15 +483,20 @@ class SpecRun:
 
     results: dict[str, Exported]
     params: dict[str, Any]
+    seed_range: Exported | None = None  # the plain-Dim spec under seed 001's range and example (SEED_RANGE)
+
+    def _all(self) -> list[tuple[str, Exported]]:
+        extra = [(f"dim, seed's range {SEED_RANGE[0]}-{SEED_RANGE[1]}", self.seed_range)] if self.seed_range else []
+        return [(n, r) for n, r in self.results.items()] + extra
 
     @property
     def table(self) -> pd.DataFrame:
         """One row per spec: outcome, example, resulting ranges, guard counts, torch's suggested fix."""
         rows = []
-        for r in self.results.values():
+        for label, r in self._all():
             cause, fix = explain(r.message or r.error)
             rows.append({
-                "spec": r.spec.name, "what": r.spec.title, "model": PREP_TEXT[r.spec.prep],
+                "spec": label, "what": r.spec.title, "model": PREP_TEXT[r.spec.prep],
                 "dynamic_shapes": SHAPE_TEXT[r.spec.shapes], "example": "x".join(map(str, r.example)),
                 "outcome": r.status, "seconds": round(r.seconds, 2), "error": r.error,
                 "range_constraints": "; ".join(f"{k}: {v}" for k, v in r.ranges.items() if k != "channels" and k != "dim1"),
@@ -498,13 +511,13 @@ class SpecRun:
     def guards(self) -> pd.DataFrame:
         """Constraint violations (failed exports) and input guards (exported programs), one per row."""
         rows = []
-        for r in self.results.values():
+        for label, r in self._all():
             for v in r.violations:
-                rows.append({"spec": r.spec.name, "source": "constraint violation", "kind": v["kind"], "dim": v["dim"],
+                rows.append({"spec": label, "source": "constraint violation", "kind": v["kind"], "dim": v["dim"],
                              "guard": v["guard"], "range": v["range"], "suggested_fix": v["suggested_fix"]})
             for g in r.guards:
                 dims = ", ".join(d for d in ("batch", "height", "width") if re.search(rf"\b{d}\b", g))
-                rows.append({"spec": r.spec.name, "source": "input guard of the program", "kind": guard_kind(g),
+                rows.append({"spec": label, "source": "input guard of the program", "kind": guard_kind(g),
                              "dim": dims, "guard": g, "range": "", "suggested_fix": ""})
         return pd.DataFrame(rows, columns=["spec", "source", "kind", "dim", "guard", "range", "suggested_fix"])
 
@@ -517,7 +530,12 @@ def try_specs(specs: list[str], *, model: str = "yolo26n", batch: int = 1, min_s
         raise KeyError(f"unknown spec(s) {unknown}; known: {', '.join(SPECS)}")
     device = env.resolve_device(device)
     params = dict(model=model, batch=batch, min_size=min_size, max_size=max_size, max_batch=max_batch, device=device, seed=seed)
-    return SpecRun({name: export_spec(name, **params) for name in specs}, params)
+    results = {name: export_spec(name, **params) for name in specs}
+    seed_range = None
+    if "dim" in specs:
+        lo, hi = SEED_RANGE
+        seed_range = export_spec("dim", **{**params, "min_size": lo, "max_size": hi}, example_side=SEED_EXAMPLE)
+    return SpecRun(results, params, seed_range)
 
 
 # ---------------------------------------------------------------------------------------------- sweep
@@ -676,19 +694,33 @@ def run_sweep(run: SpecRun, sweep: list[int] | None = None, atol: float = 1e-4) 
     return Sweep(pd.DataFrame(rows).reindex(columns=columns), atol)
 
 
+def _layer_tracker(net: torch.nn.Module) -> dict[str, str]:
+    """Forward pre-hooks on the model's top-level layers: `last` names the layer entered most recently
+    (`<index> <class>`, e.g. `13 Concat`), i.e. the layer a raised error came from."""
+    seen = {"last": ""}
+    for i, layer in enumerate(getattr(net, "model", [])):
+        label = f"{getattr(layer, 'i', i)} {type(layer).__name__}"
+        layer.register_forward_pre_hook(lambda _m, _a, label=label: seen.__setitem__("last", label))
+    return seen
+
+
 def residue_scan(model: str = "yolo26n", base: int = 2 * STRIDE, device: str = "auto", seed: int = 0) -> pd.DataFrame:
-    """Eager model at every height (then width) from base+1 to base+32: which sizes mod 32 run at all.
+    """Eager model at every height (then width) from base+1 to base+32: which sizes mod 32 run at all, and for
+    those that fail, the top-level layer that raised (`failed_in`, e.g. `13 Concat` or `23 Detect`).
 
     The pattern repeats every 32 px, so a small base keeps the scan cheap.
     """
     device = env.resolve_device(device)
     net = build_model(model, seed, device)
+    seen = _layer_tracker(net)
     rows = []
     for axis in ("height", "width"):
         for n in range(base + 1, base + STRIDE + 1):
             h, w = (n, base) if axis == "height" else (base, n)
+            seen["last"] = ""
             status, error, _ = _run(net, image(1, h, w, seed=1, device=device))
-            rows.append({"axis": axis, "size": n, "mod_32": n % STRIDE, "eager": status, "error": error})
+            rows.append({"axis": axis, "size": n, "mod_32": n % STRIDE, "eager": status, "error": error,
+                         "failed_in": seen["last"] if status != "ok" else ""})
     return pd.DataFrame(rows)
 
 
@@ -711,6 +743,7 @@ def residue_table(scan: pd.DataFrame) -> pd.DataFrame:
         rows.append({"axis": axis, "sizes tried": f"{d['size'].min()}-{d['size'].max()}",
                      "runs at (mod 32)": _spans(d[d.eager == "ok"].mod_32.tolist()),
                      "fails at (mod 32)": _spans(bad.mod_32.tolist()),
+                     "failed in": ", ".join(sorted(set(bad.get("failed_in", pd.Series(dtype=str)).dropna()) - {""})),
                      "error": bad.error.iloc[0] if len(bad) else ""})
     return pd.DataFrame(rows)
 
@@ -1013,6 +1046,10 @@ def plot_latency(et: EtRun) -> Any:
 
 # ------------------------------------------------------------------------------------------------ AOTI
 
+# What the AOTI study runs: plain AOT Inductor (torch._inductor.aoti_compile_and_package), not ExecuTorch's CUDA
+# back-end (which also compiles with AOT Inductor, with its own passes and options). Every row says so.
+AOTI_BACKEND = "aoti"
+
 
 def _no_tf32() -> None:
     """Full fp32 convs and matmuls on CUDA, so eager and the AOTI kernels differ by rounding only."""
@@ -1099,9 +1136,9 @@ def aoti_study(aoti_specs: list[str], *, model: str = "yolo26n", batch: int = 1,
     device = env.resolve_device(device)
     isolate.preload(*PRELOAD)
     if not enabled:
-        return pd.DataFrame([{"spec": n, **isolate.skipped("aoti", "`aoti` not in paths").row()} for n in aoti_specs])
+        return pd.DataFrame([{"spec": n, "backend": AOTI_BACKEND, **isolate.skipped("aoti", "`aoti` not in paths").row()} for n in aoti_specs])
     if device != "cuda" and not aoti_cpu:
-        return pd.DataFrame([{"spec": n, "device": device, **isolate.skipped("aoti compile", "needs_cuda").row()}
+        return pd.DataFrame([{"spec": n, "backend": AOTI_BACKEND, "device": device, **isolate.skipped("aoti compile", "needs_cuda").row()}
                              for n in aoti_specs])
     rows = []
     work = Path(tempfile.mkdtemp(prefix="yolo26kit-aoti-"))
@@ -1137,7 +1174,7 @@ def aoti_study(aoti_specs: list[str], *, model: str = "yolo26n", batch: int = 1,
                         rows.append({"spec": name, "device": device, **aoti_pkg.outcome_row(ran), "sizes": str(sizes_)})
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).assign(backend=AOTI_BACKEND)
 
 
 @dataclass
@@ -1263,6 +1300,14 @@ def explorer(run: SpecRun, spec: str = RECOMMENDED) -> Any:
 
 
 SEED_GUARD_8 = "(1 + ((height-1) // 8)) == (4 + 4*((height-1) // 32))"  # seed 001's second guard
+# Model preparations that leave YOLO26's code as ultralytics ships it ("stock"); the others change the head
+# (dynamic_ready and its parts: "kit-modified"). Every dynamic claim records which one its verdict rests on.
+STOCK_PREPS = ("fresh", "warm")
+
+
+def model_variant(spec: Spec) -> str:
+    """`stock` (YOLO26 as ultralytics builds it) or `kit-modified` (the kit's head changes, dynamic_ready)."""
+    return "stock" if spec.prep in STOCK_PREPS else "kit-modified"
 
 
 @dataclass
@@ -1280,130 +1325,220 @@ class Results:
         return self.sweep.summary.set_index("spec") if len(self.sweep.summary) else pd.DataFrame()
 
 
-def _plain_guards(res: Results) -> tuple[Exported | None, list[str]]:
-    plain = res.run.results.get("dim")
-    return plain, [v["guard"] for v in plain.violations] if plain is not None else []
-
-
-def judge_plain_dim(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """Plain Dim ranges for H and W fail with the seed's stride guard among the unprovable ones."""
-    plain, guards = _plain_guards(res)
+def _plain(res: Results) -> tuple[Exported | None, list[int]]:
+    """The plain-Dim export the guard claims rest on: under the seed's range (320-1280, example 640) when it ran,
+    else under the run's own range; with the range it used."""
+    if res.run.seed_range is not None:
+        return res.run.seed_range, list(SEED_RANGE)
     p = res.run.params
+    return res.run.results.get("dim"), [p["min_size"], p["max_size"]]
+
+
+def _unprovable(plain: Exported) -> list[str]:
+    return [v["guard"] for v in plain.violations if v["kind"] == "guard not provable"]
+
+
+def _range_text(span: list[int]) -> str:
+    return f"Dim(min={span[0]}, max={span[1]})"
+
+
+def judge_plain_dim(res: Results) -> Judgement:
+    """Seed 001: plain Dim ranges for H and W fail with 'Constraints violated', unprovable stride guards such as
+    SEED_GUARD among them. Confirmed: that failure with the seed's guard; partly: the failure with other
+    unprovable guards only; refuted: the plain-Dim export works; inconclusive: it failed without an unprovable guard."""
+    plain, span = _plain(res)
     if plain is None:
-        return "error", "the `dim` spec was not in `specs`", {}
+        return Judgement("inconclusive", "the `dim` spec was not in `specs`: plain Dim ranges were not tried", basis="none")
+    run = {"model_variant": model_variant(plain.spec), "size_range": span}
+    where = f"stock YOLO26, {_range_text(span)} for H and W, example {'x'.join(map(str, plain.example[2:]))}"
     if plain.ok:
-        return ("refuted", f"0 violations: plain Dim({p['min_size']}..{p['max_size']}) for H and W exported",
-                {"ranges": plain.ranges})
-    seed_seen = any(same_guard(g, SEED_GUARD) for g in guards)
+        return Judgement("refuted", f"torch.export accepted plain Dim ranges ({where}): 0 violations",
+                         {"ranges": plain.ranges}, run=run)
+    guards = _unprovable(plain)
     fixes = suggested_fixes(plain.message)
-    verdict = "confirmed" if seed_seen else ("partly" if guards else "not_reproduced")
-    return verdict, (f"torch.export raised {plain.error.split(':')[0]} with {len(guards)} unprovable guards; the seed's "
-                     f"guard {'is' if seed_seen else 'is not'} among them; torch suggests: {'; '.join(fixes) or 'nothing'}"), \
-        {"guards": guards, "suggested_fixes": fixes}
+    data = {"guards": guards, "suggested_fixes": fixes, "error": plain.error}
+    if not guards:
+        return Judgement("inconclusive", f"torch.export failed ({where}) without an unprovable guard: {plain.error}",
+                         data, run=run)
+    seed_seen = any(same_guard(g, SEED_GUARD) for g in guards)
+    violated = "Constraints violated" in plain.message
+    verdict = "confirmed" if seed_seen and violated else "partly"
+    return Judgement(verdict, (f"torch.export raised {plain.error.split(':')[0]} ({where}) with {len(guards)} "
+                               f"unprovable guards; the seed's guard {'is' if seed_seen else 'is not'} among them; "
+                               f"the message {'says' if violated else 'does not say'} 'Constraints violated'"),
+                     data, run=run)
 
 
-def judge_guard_div8(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """The seed's second guard, (1 + ((h-1) // 8)) == (4 + 4*((h-1) // 32)), is among the violations too."""
-    plain, guards = _plain_guards(res)
+def judge_guard_div8(res: Results) -> Judgement:
+    """Seed 001's second guard, (1 + ((h-1) // 8)) == (4 + 4*((h-1) // 32)), is among the unprovable ones.
+    Refuted when the plain-Dim export works or fails with other guards only."""
+    plain, span = _plain(res)
     if plain is None:
-        return "error", "the `dim` spec was not in `specs`", {}
+        return Judgement("inconclusive", "the `dim` spec was not in `specs`: plain Dim ranges were not tried", basis="none")
+    run = {"model_variant": model_variant(plain.spec), "size_range": span}
+    if plain.ok:
+        return Judgement("refuted", f"plain {_range_text(span)} exported: no guard was generated", {}, run=run)
+    guards = _unprovable(plain)
+    if not guards:
+        return Judgement("inconclusive", f"torch.export failed without an unprovable guard: {plain.error}",
+                         {"error": plain.error}, run=run)
     hits = [g for g in guards if same_guard(g, SEED_GUARD_8) or same_guard(g, SEED_GUARD_8.replace("height", "width"))]
-    verdict = "confirmed" if hits else ("not_reproduced" if plain.ok or not guards else "refuted")
-    return verdict, (f"{len(hits)} of {len(guards)} unprovable guards are the seed's //8 guard (for height or width)"
-                     f"{': ' + '; '.join(hits) if hits else ''}"), {"guards": guards}
+    return Judgement("confirmed" if hits else "refuted",
+                     (f"{len(hits)} of {len(guards)} unprovable guards of plain {_range_text(span)} are the seed's //8 "
+                      f"guard (for height or width){': ' + '; '.join(hits) if hits else ''}"), {"guards": guards}, run=run)
 
 
-def judge_suggested_fix(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """torch's suggested fix for the plain-Dim violation: a static size (the seed) or derived dims?"""
-    plain, _ = _plain_guards(res)
+def judge_suggested_fix(res: Results) -> Judgement:
+    """Seed 001: torch's suggested fix for the plain-Dim violation is a static size ('height = 640, width = 640').
+    Judged on the seed's range and example (SEED_RANGE, SEED_EXAMPLE): confirmed when every suggestion pins a size,
+    refuted when none does (derived dims 32*_height instead), partly when both kinds are suggested."""
+    plain, span = _plain(res)
     if plain is None or plain.ok:
-        return "error", "the `dim` spec was not run or exported without a violation, so torch suggested nothing", {}
+        why = "the `dim` spec was not run" if plain is None else "the plain-Dim export raised nothing to suggest a fix for"
+        return Judgement("inconclusive", why, basis="none" if plain is None else "measured")
+    run = {"model_variant": model_variant(plain.spec), "size_range": span, "imgsz": int(plain.example[2])}
     fixes = suggested_fixes(plain.message)
     static = [f for f in fixes if re.fullmatch(r"(height|width) = \d+", f)]
     derived = [f for f in fixes if re.search(r"= \d+\*_", f)]
-    p = res.run.params
-    where = f"range {p['min_size']}..{p['max_size']}"
-    if derived and not static:
-        return "refuted", (f"{len(derived)} of {len(fixes)} suggested fixes are derived dims ({'; '.join(derived)}), 0 a "
-                           f"static size ({where}): torch suggests the dynamic export that works"), {"fixes": fixes}
-    if static and not derived:
-        return "confirmed", f"{len(static)} of {len(fixes)} suggested fixes pin a static size ({'; '.join(static)}; {where})", \
-            {"fixes": fixes}
-    return "partly", f"{len(fixes)} suggested fixes ({where}): {'; '.join(fixes) or 'none'}", {"fixes": fixes}
+    where = f"{_range_text(span)}, example {plain.example[2]}"
+    data = {"fixes": fixes}
+    if not static and not derived:
+        return Judgement("inconclusive", f"torch suggested no size fix ({where}): {'; '.join(fixes) or 'nothing'}",
+                         data, run=run)
+    verdict = "confirmed" if static and not derived else ("refuted" if derived and not static else "partly")
+    return Judgement(verdict, (f"{len(static)} of {len(fixes)} suggested fixes pin a static size "
+                               f"({'; '.join(static) or 'none'}), {len(derived)} are derived dims "
+                               f"({'; '.join(derived) or 'none'}) ({where})"), data, run=run)
 
 
-def _blocked(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """Does any H/W-dynamic spec export and stay correct at every multiple of 32?"""
+def _blocked(res: Results) -> Judgement:
+    """One test for seeds 000 and 001 (both say the stride guards make dynamic H/W impossible, so static only):
+    does a dynamic H/W spec of the STOCK model export and match eager at every multiple of 32 swept?
+    Refuted when one does; partly when stock specs export but none stays correct (not blocked, not usable);
+    confirmed when none exports, torch's suggested derived dims among them, and the failures are unprovable guards;
+    inconclusive otherwise.
+    Specs on the kit-modified model are reported beside it, never counted."""
     summary = res.summary
     hw = [r for r in res.run.results.values() if r.spec.sweep == "size" and r.spec.shapes != "static"]
-    exported = [r.spec.name for r in hw if r.ok]
-    correct = [n for n in exported if n in summary.index and bool(summary.loc[n, "correct_at_every_multiple"])]
-    if not hw:
-        return "error", "no H/W-dynamic spec in `specs`", {}
-    if correct:
-        return "refuted", (f"{len(correct)} of {len(hw)} dynamic H/W specs export and match eager at every multiple of "
-                           f"32 swept ({', '.join(correct)}); max |Δ| {summary.loc[correct, 'max_abs_diff'].max():.3g}"), \
-            {"correct": correct, "exported": exported}
+    stock = [r for r in hw if model_variant(r.spec) == "stock"]
+    kit = [r for r in hw if model_variant(r.spec) != "stock"]
+
+    def correct(rs: list[Exported]) -> list[str]:
+        return [r.spec.name for r in rs if r.ok and r.spec.name in summary.index
+                and bool(summary.loc[r.spec.name, "correct_at_every_multiple"])]
+
+    kit_ok = correct(kit)
+    beside = (f"; on the kit-modified model {len(kit_ok)} of {len(kit)} specs export and match eager"
+              f"{' (' + ', '.join(kit_ok) + ')' if kit_ok else ''}") if kit else ""
+    if not stock:
+        return Judgement("inconclusive", f"no dynamic H/W spec of the stock model in `specs`{beside}", basis="none")
+    run = {"model_variant": "stock"}
+    exported = [r.spec.name for r in stock if r.ok]
+    good = correct(stock)
+    data = {"stock_correct": good, "stock_exported": exported, "kit_correct": kit_ok}
+    if good:
+        return Judgement("refuted", (f"{len(good)} of {len(stock)} dynamic H/W specs of the stock model export and match "
+                                     f"eager at every multiple of 32 swept ({', '.join(good)}); max |Δ| "
+                                     f"{summary.loc[good, 'max_abs_diff'].max():.3g}{beside}"), data, run=run)
     if exported:
-        return "partly", f"{len(exported)} of {len(hw)} dynamic H/W specs export ({', '.join(exported)}) but none matches " \
-            "eager at every multiple of 32", {"exported": exported}
-    return "confirmed", f"0 of {len(hw)} dynamic H/W specs exported", {"errors": [r.error for r in hw]}
+        return Judgement("partly", (f"{len(exported)} of {len(stock)} dynamic H/W specs of the stock model export "
+                                    f"({', '.join(exported)}) but none matches eager at every multiple of 32{beside}"),
+                         data, run=run)
+    guarded = [r.spec.name for r in stock if _unprovable(r)]
+    errors = "; ".join(f"{r.spec.name}: {r.error}" for r in stock)[:400]
+    if "derived" not in [r.spec.name for r in stock]:
+        return Judgement("inconclusive", (f"0 of {len(stock)} dynamic H/W specs of the stock model exported ({errors}), "
+                                          f"but torch's own suggested fix (derived dims, spec `derived`) was not tried"
+                                          f"{beside}"), data, run=run)
+    if guarded:
+        return Judgement("confirmed", (f"0 of {len(stock)} dynamic H/W specs of the stock model exported; "
+                                       f"{len(guarded)} failed with unprovable guards ({errors}){beside}"),
+                         data, run=run)
+    return Judgement("inconclusive", f"0 of {len(stock)} stock specs exported, none for an unprovable guard ({errors})"
+                     f"{beside}", data, run=run)
 
 
-def judge_fundamentally_blocked(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """Seed 001: dynamic H/W are a fundamental limitation, static shapes only."""
+def judge_fundamentally_blocked(res: Results) -> Judgement:
+    """Seed 001: dynamic H/W are a fundamental limitation, static shapes only (the same test as blocked_000)."""
     return _blocked(res)
 
 
-def judge_blocked_000(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """Seed 000's version of the same claim: dynamic shapes remain blocked by the stride guards."""
+def judge_blocked_000(res: Results) -> Judgement:
+    """Seed 000: dynamic shapes remain blocked by the stride guards (the same test as fundamentally_blocked)."""
     return _blocked(res)
 
 
-def judge_multiple_of_32(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """Which sizes mod 32 the eager model runs at, where it fails, and what the letterboxed .pte did."""
+def judge_multiple_of_32(res: Results) -> Judgement:
+    """Seed 001: sizes that are not multiples of 32 cause runtime errors in the detection head (stock model, eager).
+
+    From the residue scan (every size mod 32, both axes): confirmed when all 31 non-multiple residues fail and the
+    errors come from the detection head; refuted when none fails; partly otherwise (some residues run, or the
+    errors come from another layer: the scan names the layer that raised)."""
     scan, et = res.scan, res.et
     if not len(scan):
-        return "error", "the residue scan did not run", {}
+        return Judgement("inconclusive", "the residue scan did not run", basis="none")
+    run = {"model_variant": "stock"}
     residues = running_residues(scan)
-    fails = STRIDE - len(residues)
-    errors = scan[scan.eager != "ok"].error
-    where = errors.iloc[0].split(":")[0] if len(errors) else ""
+    runs_at = [r for r in residues if r]
+    failing = sorted(set(range(1, STRIDE)) - set(runs_at))
+    bad = scan[scan.eager != "ok"]
+    layers = sorted(set(bad.get("failed_in", pd.Series("", index=bad.index)).fillna("")) - {""})
+    in_head = bool(layers) and all("Detect" in layer for layer in layers)
+    error = bad.error.iloc[0].split(":")[0] if len(bad) else ""
     boxed = et.runs[_flag(et.runs.letterboxed)] if len(et.runs) and "letterboxed" in et.runs else pd.DataFrame()
     boxed_ok = boxed[(boxed.status == "ok") & _flag(boxed.agrees)] if len(boxed) else boxed
     note = (f"; letterboxed to the next multiple of 32 the .pte ran {len(boxed_ok)}/{len(boxed)} such sizes matching "
             "eager") if len(boxed) else ""
-    return ("confirmed" if residues == [0] else "partly",
-            f"eager YOLO26 fails at {fails} of 32 sizes mod 32 ({where} in the neck's concat, not the detection head) "
-            f"and runs at residues {residues}: stride-2 convs round up, so 32k-7 .. 32k all work{note}",
-            {"running_residues": residues, "letterboxed_ok": len(boxed_ok), "letterboxed": len(boxed)})
+    data = {"running_residues": residues, "failing_residues": failing, "failed_in": layers,
+            "letterboxed_ok": len(boxed_ok), "letterboxed": len(boxed)}
+    if not failing:
+        return Judgement("refuted", f"the eager stock model runs at all 31 sizes mod 32 that are not multiples{note}",
+                         data, run=run)
+    where = (f"{error} raised in {', '.join(layers)} ({'the detection head' if in_head else 'not the detection head'})"
+             if layers else f"{error}, raising layer not recorded")
+    verdict = "confirmed" if len(failing) == STRIDE - 1 and in_head else "partly"
+    return Judgement(verdict, (f"the eager stock model fails at {len(failing)} of 31 non-multiple sizes mod 32 "
+                               f"({_spans(failing)}: {where}) and runs at {_spans(runs_at) or 'none'}{note}"),
+                     data, run=run)
 
 
-def judge_xnnpack_dynamic(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """XNNPACK with dynamic shapes: the stock model with derived dims, and the kit's model."""
+def judge_xnnpack_dynamic(res: Results) -> Judgement:
+    """Seed 001: XNNPACK supports dynamic shapes (for the model as it is: the seed changes nothing for XNNPACK).
+
+    The stock model with derived dims (`derived`, torch's own suggestion) lowered with the XnnpackPartitioner and
+    the default edge config: confirmed when it lowers and matches eager at every multiple of 32 it ran in range;
+    refuted when lowering raises or a multiple of 32 comes out wrong; inconclusive when the lowering was not tried,
+    timed out or crashed. The kit-modified model (`derived_kit`) is reported beside it. This investigation judges
+    the dynamic-shapes part; "all models" and "full operator support" are judged by deployment_paths."""
     et, max_size = res.et, res.run.params["max_size"]
     low = et.lowering.set_index("program") if len(et.lowering) and "program" in et.lowering else pd.DataFrame()
     runs = et.runs
 
-    def et_ok(program: str) -> tuple[bool, str]:
-        if program not in low.index or low.loc[program, "status"] != "ok":
-            return False, (low.loc[program, "error"] if program in low.index else "not lowered")
+    def et_state(program: str) -> tuple[str, str]:
+        """(ok | wrong | failed | untried, note) of one lowered program."""
+        if program not in low.index:
+            return "untried", "not lowered"
+        status = low.loc[program, "status"]
+        if status != "ok":
+            return ("failed" if status == "error" else "untried"), f"{status}: {low.loc[program, 'error']}"
         r = runs[(runs.program == program) & (runs.status == "ok")] if len(runs) else runs
         mult = r[(r.height % STRIDE == 0) & (r.height <= max_size)] if len(r) else r
         if not len(mult):
-            return False, "no run at a multiple of 32"
-        good = bool(_flag(mult.agrees).all())
-        return good, (f"{int(_flag(mult.agrees).sum())}/{len(mult)} multiples of 32 match eager, "
-                      f"max |Δ| {mult.matched_diff.max():.2g} order-insensitive ({mult.max_abs_diff.max():.2g} row by row)")
+            return "untried", "no run at a multiple of 32"
+        agree = int(_flag(mult.agrees).sum())
+        return ("ok" if agree == len(mult) else "wrong"), (
+            f"{agree}/{len(mult)} multiples of 32 match eager, max |Δ| {mult.matched_diff.max():.2g} "
+            f"order-insensitive ({mult.max_abs_diff.max():.2g} row by row)")
 
-    if "derived" not in low.index:
-        return "error", ("the stock model was not lowered with dynamic shapes (`executorch` not in paths, or `derived` "
-                         "not in et_specs)"), {}
-    stock_ok, stock_note = et_ok("derived")
-    kit_ok, kit_note = et_ok("derived_kit") if "derived_kit" in low.index else (False, "not tried")
-    verdict = "confirmed" if stock_ok else ("partly" if kit_ok else "refuted")
-    return verdict, (f"stock model, derived dims: {'runs' if stock_ok else 'fails'} ({stock_note}); with the kit's model "
-                     f"changes: {'runs' if kit_ok else 'fails'} ({kit_note})"), {"stock": stock_note, "kit": kit_note}
+    stock, stock_note = et_state("derived")
+    kit, kit_note = et_state("derived_kit")
+    data = {"stock": stock_note, "kit": kit_note}
+    text = f"stock model, derived dims: {stock_note}; kit-modified model (derived_kit): {kit_note}"
+    if stock == "untried":
+        return Judgement("inconclusive", f"the stock model's dynamic XNNPACK program did not run: {text}", data,
+                         basis="none" if "derived" not in low.index else "measured")
+    run = {"model_variant": "stock", "backend": "executorch-xnnpack", "model": res.run.params["model"]}
+    return Judgement("confirmed" if stock == "ok" else "refuted", f"{text} ({res.run.params['model']})", data, run=run)
 
 
 def _aoti_notes(rows: pd.DataFrame, aoti_max: int) -> tuple[pd.DataFrame, str]:
@@ -1430,35 +1565,54 @@ def _load_note(rows: pd.DataFrame) -> str:
     return ""
 
 
-def judge_aoti_cuda_dynamic(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """One dynamic AOTI package on CUDA run at several sizes against eager."""
+def judge_aoti_cuda_dynamic(res: Results) -> Judgement:
+    """Seed 001: ExecuTorch's CUDA AOTI back-end cannot take dynamic shapes (static 640x640 only).
+
+    Reads the AOTI rows of the back-end that ran (column `backend`: `executorch-cuda` rows first, else the plain
+    AOT Inductor rows the study makes) on CUDA: refuted when one dynamic package matches eager at two or more
+    in-range multiples of 32; partly when it runs them but not right; confirmed when the dynamic compile fails on
+    a constraint violation; inconclusive otherwise (a compile error of another kind, a load that never ran).
+    The run records its back-end: plain AOT Inductor is not the seed's back-end, so the conditions rule leaves
+    such a verdict inconclusive and says so; its rows are the supporting data."""
     aoti, aoti_max = res.aoti, res.run.params["max_size"]
-    cuda_rows = aoti[aoti["device"] == "cuda"] if len(aoti) and "device" in aoti else pd.DataFrame()
-    if not len(cuda_rows):
+    if len(aoti) and "backend" not in aoti:
+        aoti = aoti.assign(backend=AOTI_BACKEND)  # tables from before the column: the study only ran plain AOTI
+    cuda = aoti[aoti["device"] == "cuda"] if len(aoti) and "device" in aoti else pd.DataFrame()
+    if not len(cuda):
         cpu, note = _aoti_notes(aoti, aoti_max)
-        extra = (f"; AOTInductor on CPU ran one dynamic package at {len(cpu)} sizes "
+        extra = (f"; plain AOT Inductor on CPU ran one dynamic package at {len(cpu)} sizes "
                  f"({', '.join(f'{h:.0f}x{w:.0f}' for h, w in zip(cpu.height, cpu.width))}){note}") if len(cpu) \
             else "; AOTI steps skipped"
-        return "needs_cuda", f"no CUDA device in this run{extra}", {}
-    compiled = cuda_rows[cuda_rows.step.astype(str).str.startswith("aoti compile")]
-    ran, _ = _aoti_notes(cuda_rows, aoti_max)
+        return Judgement("needs_cuda", f"no CUDA device in this run{extra}", basis="none" if not len(cpu) else "measured")
+    backend = "executorch-cuda" if (cuda.backend == "executorch-cuda").any() else str(cuda.backend.iloc[0])
+    rows = cuda[cuda.backend == backend]
+    specs = [s for s in dict.fromkeys(rows.spec) if s in SPECS]
+    variant = sorted({model_variant(SPECS[s]) for s in specs}) or ["stock"]
+    run = {"device": "cuda", "backend": backend, "model_variant": variant[0] if len(variant) == 1 else variant}
+    compiled = rows[rows.step.astype(str).str.startswith("aoti compile")]
+    ran, _ = _aoti_notes(rows, aoti_max)
     if len(ran):
         best = "derived" if "derived" in set(ran.spec) else ran.groupby("spec").size().idxmax()
         r = ran[ran.spec == best]
-        _, note = _aoti_notes(cuda_rows[cuda_rows.spec == best], aoti_max)
+        run["model_variant"] = model_variant(SPECS[best]) if best in SPECS else run["model_variant"]
+        _, note = _aoti_notes(rows[rows.spec == best], aoti_max)
         agree = r[_flag(r.agrees)] if "agrees" in r else r.iloc[:0]
         sizes_text = ", ".join(f"{h:.0f}x{w:.0f}" for h, w in zip(r.height, r.width))
-        verdict = "refuted" if len(agree) >= 2 else "partly"  # it ran other sizes; were they right?
-        return verdict, (f"one dynamic AOTI package ({best}) ran {len(r)} sizes on CUDA ({sizes_text}); {len(agree)} "
-                         f"match eager, max |Δ| {r.matched_diff.max() if 'matched_diff' in r else float('nan'):.2g} "
-                         f"order-insensitive{note}{_load_note(cuda_rows[cuda_rows.spec == best])}"), \
-            {"spec": best, "sizes": sizes_text}
+        verdict = "refuted" if agree[["height", "width"]].drop_duplicates().shape[0] >= 2 else \
+            ("partly" if len(r) >= 2 else "inconclusive")
+        return Judgement(verdict, (f"one dynamic {backend} package ({best}) ran {len(r)} sizes on CUDA ({sizes_text}); "
+                                   f"{len(agree)} match eager, max |Δ| "
+                                   f"{r.matched_diff.max() if 'matched_diff' in r else float('nan'):.2g} "
+                                   f"order-insensitive{note}{_load_note(rows[rows.spec == best])}"),
+                         {"spec": best, "sizes": sizes_text, "backend": backend}, run=run)
     if len(compiled) and (compiled.status != "ok").all():
-        err = compiled.error.iloc[0]
-        return ("confirmed" if "onstraint" in err else "error"), f"dynamic AOTI compile failed: {err}", {}
-    bad = cuda_rows[cuda_rows.status != "ok"]
-    return "error", (f"the dynamic AOTI package compiled but did not run: "
-                     f"{bad.error.iloc[-1] if len(bad) else 'no run'}"), {}
+        err = str(compiled.error.iloc[0])
+        guard = "onstraint" in err and (compiled.status == "error").all()
+        return Judgement("confirmed" if guard else "inconclusive", f"dynamic {backend} compile failed: {err}",
+                         {"backend": backend}, run=run)
+    bad = rows[rows.status != "ok"]
+    return Judgement("inconclusive", (f"the dynamic {backend} package compiled but did not run: "
+                                      f"{bad.error.iloc[-1] if len(bad) else 'no run'}"), {"backend": backend}, run=run)
 
 
 JUDGES = {
