@@ -36,6 +36,7 @@ import pandas as pd
 import torch
 
 from .. import aoti, artifacts, catalog, findings, graphs, isolate, yolo
+from ..backends import executorch_cuda
 
 VARIANTS = ("legacy", "gather", "upstream", "legacy_cast")
 PATHS = ("eager", "export", "aoti", "compile", "et_xnnpack", "et_cuda")
@@ -286,80 +287,24 @@ def step_et_xnnpack_lower(spec: Spec) -> dict[str, Any]:
     return {"pte": str(pte), "bytes": len(data), "delegated": b"XnnpackBackend" in data, "cached": facts["cached"]}
 
 
-def _cuda_compile_specs(autotune: bool) -> list:
-    from executorch.backends.cuda.cuda_backend import CudaBackend
-    from executorch.exir.backend.compile_spec_schema import CompileSpec
-
-    specs = [CudaBackend.generate_method_name_compile_spec("forward")]
-    if not autotune:
-        specs.append(CompileSpec("max_autotune", b"OFF"))
-    return specs
-
-
-def _override_cuda_options(**overrides: Any) -> None:
-    """Override entries of the CUDA back-end's AOTI options (this step's child process only)."""
-    from executorch.backends.cuda.cuda_backend import CudaBackend
-
-    original = CudaBackend.get_aoti_compile_options.__func__
-
-    def overridden(cls, compile_specs):
-        return {**original(cls, compile_specs), **overrides}
-
-    CudaBackend.get_aoti_compile_options = classmethod(overridden)
-
-
-def _force_autotune_off() -> None:
-    """Make the CUDA back-end's AOTI options say max_autotune=False (older releases ignore the compile spec)."""
-    _override_cuda_options(max_autotune=False)
-
-
-CUDA_OPTION_KEYS = ("max_autotune", "max_autotune_gemm_backends", "max_autotune_conv_backends",
-                    "aot_inductor.link_libtorch", "emulate_precision_casts")
-
-
-def et_cuda_options() -> dict[str, Any]:
-    """The Inductor options ExecuTorch's CUDA back-end compiles with by default (the ones that decide fallbacks)."""
-    from executorch.backends.cuda.cuda_backend import CudaBackend
-
-    options = CudaBackend.get_aoti_compile_options(_cuda_compile_specs(True))
-    return {k: options.get(k) for k in CUDA_OPTION_KEYS}
+# The ExecuTorch CUDA back-end lives in backends.executorch_cuda; these names stay for callers of this module.
+_cuda_compile_specs = executorch_cuda.compile_specs
+_override_cuda_options = executorch_cuda.override_options
+_force_autotune_off = executorch_cuda.force_autotune_off
+CUDA_OPTION_KEYS = executorch_cuda.OPTION_KEYS
+et_cuda_options = executorch_cuda.default_options
+runtime_shims = executorch_cuda.runtime_shims
+runtime_backends = executorch_cuda.runtime_backends
 
 
 def step_et_cuda_lower(spec: Spec, autotune: bool) -> dict[str, Any]:
     """ExecuTorch CUDA back-end (AOT Inductor): CudaPartitioner lowering and .pte/.ptd serialisation."""
-    from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
-    from executorch.exir import to_edge_transform_and_lower
-
     overrides: dict[str, Any] = {} if autotune else {"max_autotune": False}
     if spec.conv_backends:
         overrides["max_autotune_conv_backends"] = spec.conv_backends
-    if overrides:
-        _override_cuda_options(**overrides)  # runs in this step's own child process only
-    lowered = to_edge_transform_and_lower(export(spec), partitioner=[CudaPartitioner(_cuda_compile_specs(autotune))])
-    program = lowered.to_executorch()
-    folder = Path(spec.workdir) / f"{spec.tag}.cuda"  # its own folder: concurrent lowerings write .ptd files
-    folder.mkdir(parents=True, exist_ok=True)
-    pte = folder / f"{spec.tag}.cuda.pte"
-    pte.write_bytes(program.buffer)
-    if hasattr(program, "write_tensor_data_to_file"):
-        program.write_tensor_data_to_file(str(folder))
-    blobs = b"".join(f.read_bytes() for f in folder.iterdir() if f.is_file())
-    shims = sorted({m.decode() for m in re.findall(rb"aoti_torch_cuda_\w+", blobs)})
-    return {"pte": str(pte), "bytes": pte.stat().st_size, "overrides": overrides, "shim_calls": shims}
-
-
-def runtime_shims(pattern: str = r"aoti_torch_cuda_\w+") -> dict[str, list[str]]:
-    """The AOTI C-shim functions (`aoti_torch_cuda_*`) that the installed executorch's libraries define, per library."""
-    import executorch
-
-    from .. import forensics
-
-    found: dict[str, list[str]] = {}
-    for lib in Path(executorch.__file__).parent.rglob("*.so*"):
-        names = forensics.defined_symbols(str(lib), pattern)
-        if names:
-            found[str(lib.relative_to(Path(executorch.__file__).parent))] = sorted(set(names))
-    return found
+    # its own folder: concurrent lowerings write .ptd files; the overrides apply in this step's child process only
+    return executorch_cuda.lower(export(spec), Path(spec.workdir) / f"{spec.tag}.cuda", f"{spec.tag}.cuda",
+                                 autotune, overrides)
 
 
 _GPU_PROBE = ("import json, torch\n"
@@ -386,14 +331,6 @@ def step_subprocess_gpu() -> dict[str, Any]:
                 "error": f"exit code {done.returncode}: {done.stderr.strip().splitlines()[-1:] or ''}"}
     return {**json.loads(lines[-1]), "error": "",
             "parent_sees": torch.cuda.is_available(), "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES")}
-
-
-def runtime_backends() -> list[str]:
-    """Back-ends registered in this executorch runtime (pybindings)."""
-    from executorch.runtime import Runtime
-
-    registry = Runtime.get().backend_registry
-    return list(getattr(registry, "registered_backend_names", []) or [])
 
 
 def step_et_run(spec: Spec, pte: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import torch
 
 from ... import aoti, artifacts, isolate, timing, yolo
+from ...backends import executorch_cuda
 from .. import dynamic_shapes, index_dtype
 
 NAME = "deployment_paths"
@@ -144,9 +145,9 @@ def step_prepare(case: Case) -> dict[str, Any]:
         from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
         from executorch.exir import to_edge_transform_and_lower
 
-        # index_dtype's helpers: max-autotune off (this child only); the back-end's default takes many minutes
-        index_dtype._force_autotune_off()
-        partitioner = CudaPartitioner(index_dtype._cuda_compile_specs(False))
+        # max-autotune off (this child only); the back-end's default takes many minutes
+        executorch_cuda.force_autotune_off()
+        partitioner = CudaPartitioner(executorch_cuda.compile_specs(False))
         program = to_edge_transform_and_lower(export(case), partitioner=[partitioner]).to_executorch()
         folder = work / f"{case.tag}.cuda"  # its own folder: the weights go to a .ptd file beside the .pte
         folder.mkdir(parents=True, exist_ok=True)
@@ -478,7 +479,7 @@ def run_case(case: Case, timeout: float, compile_models: list[str]) -> Row:
             return Row(case, steps)
         artifact = prepared.value["artifact"]
     if case.backend == "et_cuda":
-        backends = isolate.run_step(index_dtype.runtime_backends, timeout=120, step=f"{case.tag}:backends")
+        backends = isolate.run_step(executorch_cuda.runtime_backends, timeout=120, step=f"{case.tag}:backends")
         if not (backends.ok and "CudaBackend" in (backends.value or [])):
             registered = backends.value if backends.ok else backends.error
             return Row(case, steps + [isolate.skipped(f"{case.tag}:run", "this executorch runtime has no "
