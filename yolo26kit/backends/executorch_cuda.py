@@ -52,29 +52,99 @@ def default_options() -> dict[str, Any]:
     return {k: options.get(k) for k in OPTION_KEYS}
 
 
-def lower(program: Any, folder: str | Path, stem: str, autotune: bool = True,
-          overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """CudaPartitioner lowering of an exported program, to_executorch, the .pte and its .ptd weights written in
-    `folder` (its own folder: concurrent lowerings write .ptd files); the AOTI shims the lowered code calls."""
-    from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
-    from executorch.exir import to_edge_transform_and_lower
+DEFAULTS = "defaults"  # the back-end's own compile options (max-autotune on, Triton-only GEMM/conv choices)
 
-    overrides = dict(overrides or {})
-    if not autotune:
-        overrides.setdefault("max_autotune", False)
-    if overrides:
-        override_options(**overrides)
-    lowered = to_edge_transform_and_lower(program, partitioner=[CudaPartitioner(compile_specs(autotune))])
-    executorch_program = lowered.to_executorch()
+
+def kit_overrides(autotune: bool = True, conv_backends: str = "") -> dict[str, Any]:
+    """The entries the kit changes in the back-end's options: none for its defaults."""
+    overrides: dict[str, Any] = {} if autotune else {"max_autotune": False}
+    if conv_backends:
+        overrides["max_autotune_conv_backends"] = conv_backends
+    return overrides
+
+
+def options_label(overrides: dict[str, Any] | None) -> str:
+    """The lowering's options as a recorded condition: "defaults", or "kit: key=value, ..." naming every change."""
+    if not overrides:
+        return DEFAULTS
+    return "kit: " + ", ".join(f"{k}={v!r}" for k, v in sorted(overrides.items()))
+
+
+def _build_facts() -> dict[str, Any]:
+    """What besides the program and options decides a lowered CUDA program: releases and the GPU."""
+    from importlib import metadata
+
+    import torch
+
+    facts: dict[str, Any] = {"torch": torch.__version__}
+    try:
+        facts["triton"] = metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        facts["triton"] = ""
+    if torch.cuda.is_available():
+        facts["gpu"] = torch.cuda.get_device_name()
+        facts["capability"] = list(torch.cuda.get_device_capability())
+    return facts
+
+
+def lower(program: Any, folder: str | Path, stem: str, autotune: bool = True,
+          overrides: dict[str, Any] | None = None, cache: bool = True) -> dict[str, Any]:
+    """CudaPartitioner lowering of an exported program, to_executorch, the .pte and its .ptd weights written in
+    `folder` (its own folder: concurrent lowerings write .ptd files); the AOTI shims the lowered code calls.
+
+    `overrides` (with `max_autotune=False` added when autotune is off) patch the back-end's options in this
+    process; `backend_options` in the result names them ("defaults" when none). A lowering that succeeded is kept
+    in the kit's compile cache (artifacts.lowered_folder), keyed by program, options, releases and GPU; a failure
+    raises and is never kept.
+    """
+    import time
+
+    from .. import artifacts
+
+    overrides = {**kit_overrides(autotune), **(overrides or {})}
+    label = options_label(overrides)
+
+    def run_lowering(out: Path) -> dict[str, Any]:
+        from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
+        from executorch.exir import to_edge_transform_and_lower
+
+        t0 = time.perf_counter()
+        if overrides:
+            override_options(**overrides)
+        specs = compile_specs(overrides.get("max_autotune", True) is not False)
+        lowered = to_edge_transform_and_lower(program, partitioner=[CudaPartitioner(specs)])
+        executorch_program = lowered.to_executorch()
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{stem}.pte").write_bytes(executorch_program.buffer)
+        if hasattr(executorch_program, "write_tensor_data_to_file"):
+            executorch_program.write_tensor_data_to_file(str(out))
+        blobs = b"".join(f.read_bytes() for f in out.iterdir() if f.is_file())
+        shims = sorted({m.decode() for m in re.findall(rb"aoti_torch_cuda_\w+", blobs)})
+        return {"pte_name": f"{stem}.pte", "bytes": (out / f"{stem}.pte").stat().st_size, "overrides": overrides,
+                "backend_options": label, "shim_calls": shims, "lowering_seconds": time.perf_counter() - t0}
+
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    pte = folder / f"{stem}.pte"
-    pte.write_bytes(executorch_program.buffer)
-    if hasattr(executorch_program, "write_tensor_data_to_file"):
-        executorch_program.write_tensor_data_to_file(str(folder))
-    blobs = b"".join(f.read_bytes() for f in folder.iterdir() if f.is_file())
-    shims = sorted({m.decode() for m in re.findall(rb"aoti_torch_cuda_\w+", blobs)})
-    return {"pte": str(pte), "bytes": pte.stat().st_size, "overrides": overrides, "shim_calls": shims}
+    if cache:
+        facts = artifacts.lowered_folder(program, "cuda", {"backend_options": label, **_build_facts()}, folder,
+                                         run_lowering)
+    else:
+        facts = {**run_lowering(folder), "cached": False}
+    return {**facts, "pte": str(folder / facts["pte_name"])}
+
+
+def run(pte: str | Path, inputs: list[Any] | tuple[Any, ...]) -> list[Any]:
+    """Load a .pte with executorch.runtime, with the .ptd weights beside it where there are any (external
+    constants), and run `forward` once."""
+    import inspect
+
+    from executorch.runtime import Runtime
+
+    runtime = Runtime.get()
+    data = sorted(Path(pte).parent.glob("*.ptd"))
+    takes_data = "data_path" in inspect.signature(runtime.load_program).parameters
+    # by path: the runtime keeps no reference to a bytes buffer
+    program = runtime.load_program(Path(pte), **({"data_path": str(data[0])} if data and takes_data else {}))
+    return list(program.load_method("forward").execute(list(inputs)))
 
 
 def runtime_shims(pattern: str = r"aoti_torch_cuda_\w+") -> dict[str, list[str]]:

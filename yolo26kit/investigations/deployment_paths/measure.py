@@ -142,19 +142,12 @@ def step_prepare(case: Case) -> dict[str, Any]:
         Path(path).write_bytes(data)
         cached = facts["cached"]
     elif case.backend == "et_cuda":
-        from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
-        from executorch.exir import to_edge_transform_and_lower
-
-        # max-autotune off (this child only); the back-end's default takes many minutes
-        executorch_cuda.force_autotune_off()
-        partitioner = CudaPartitioner(executorch_cuda.compile_specs(False))
-        program = to_edge_transform_and_lower(export(case), partitioner=[partitioner]).to_executorch()
-        folder = work / f"{case.tag}.cuda"  # its own folder: the weights go to a .ptd file beside the .pte
-        folder.mkdir(parents=True, exist_ok=True)
-        path = str(folder / f"{case.tag}.pte")
-        Path(path).write_bytes(program.buffer)
-        if hasattr(program, "write_tensor_data_to_file"):
-            program.write_tensor_data_to_file(str(folder))
+        # max-autotune off (a kit option, this child only; facts["backend_options"] names it); the back-end's default
+        # takes many minutes. Its own folder: the weights go to a .ptd file beside the .pte; successes are cached.
+        facts = executorch_cuda.lower(export(case), work / f"{case.tag}.cuda", case.tag, autotune=False)
+        path, cached = facts["pte"], facts["cached"]
+        return {"artifact": path, "bytes": os.path.getsize(path), "cached": cached,
+                "backend_options": facts["backend_options"]}
     elif case.backend == "onnxruntime":
         path = str(work / f"{case.tag}.onnx")
         with torch.no_grad():
