@@ -280,3 +280,15 @@ def test_extra_judge_cases():
         judged = inv.JUDGES[claim_id](factory())
         final, _ = verdicts.settle(judged, findings.ledger_entry(claim_id).get("conditions", {}))
         assert final.verdict == expected, f"{claim_id} {factory.__name__}: {final.verdict} ({final.evidence[:200]})"
+
+
+def test_cuda_preprocess_input_is_captured_on_a_cpu_machine():
+    from yolo26kit.backends import executorch_cuda
+
+    class Slice(torch.nn.Module):
+        def forward(self, x):
+            return x[:, :2].relu()
+
+    program, source = executorch_cuda.preprocess_input(torch.export.export(Slice(), (torch.ones(2, 4),)))
+    assert source in ("to_edge", "CudaBackend.preprocess input (to_edge_transform_and_lower + CudaPartitioner)")
+    assert any(n.op == "call_function" for n in program.graph_module.graph.nodes)

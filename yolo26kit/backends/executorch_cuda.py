@@ -167,3 +167,47 @@ def runtime_backends() -> list[str]:
 
     registry = Runtime.get().backend_registry
     return list(getattr(registry, "registered_backend_names", []) or [])
+
+
+class _Captured(Exception):
+    """Raised inside the CUDA back-end's preprocess once its edge program is captured."""
+
+
+def preprocess_input(program: Any, autotune: bool = True) -> tuple[Any, str]:
+    """The edge program the CUDA back-end's preprocess receives (partitioned by CudaPartitioner, not yet moved to
+    the device), and where it came from.
+
+    Stops preprocess where it moves the program to the device, so it runs on a CPU-only machine too. Falls back to
+    plain `to_edge` when the CUDA back-end cannot be imported.
+    """
+    import importlib
+
+    from executorch.exir import EdgeCompileConfig, to_edge
+
+    try:
+        import executorch.backends.aoti.aoti_backend as aoti_backend
+        import torch.export.passes as export_passes
+        from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
+        from executorch.exir import to_edge_transform_and_lower
+    except ImportError:
+        return to_edge(program, compile_config=EdgeCompileConfig(_check_ir_validity=False)).exported_program(), "to_edge"
+    box: dict[str, Any] = {}
+
+    def capture(edge: Any, _device: Any) -> Any:
+        box["program"] = edge
+        raise _Captured()
+
+    modules = [aoti_backend, export_passes, importlib.import_module("executorch.backends.cuda.cuda_backend")]
+    saved = [(m, m.__dict__.get("move_to_device_pass")) for m in modules]
+    for m, _ in saved:
+        m.move_to_device_pass = capture
+    try:
+        to_edge_transform_and_lower(program, partitioner=[CudaPartitioner(compile_specs(autotune))])
+    except Exception:  # _Captured, wrapped or not by the lowering machinery
+        if "program" not in box:
+            raise
+    finally:
+        for m, original in saved:
+            if original is not None:
+                m.move_to_device_pass = original
+    return box["program"], "CudaBackend.preprocess input (to_edge_transform_and_lower + CudaPartitioner)"
