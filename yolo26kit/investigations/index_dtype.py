@@ -741,20 +741,31 @@ def diagnosis(root: dict[str, pd.DataFrame]) -> str:
         float_part = ir[ir.find("torch.float32"):] if "torch.float32" in ir else ir
         origin = re.search(r"origin_node=(\w+)", float_part)
         body = [ln.strip() for ln in float_part.splitlines() if re.match(r"\s*tmp\d+ = ", ln)]
+        casts = re.findall(r"ops\.to_dtype\([^,]+,\s*(torch\.\w+)", "\n".join(body))
+        used = [op for op in ("reciprocal", "truediv", "mul", "floor") if f"ops.{op}(" in "\n".join(body)]
+        used += ["multiply (*)"] if re.search(r"= tmp\d+ \* ", "\n".join(body)) else []
+        used += [f"to_dtype → {c.removeprefix('torch.')}" for c in casts]
+        cast_back = "torch.int64" in casts
         lines.append(f"The float32 index of `aten.index.Tensor` is built by Inductor while lowering node "
-                     f"`{origin.group(1) if origin else '?'}` (the floor division `index // nc` of the top-k): "
-                     f"`{'; '.join(body)}` — integer floor-division lowered as a float32 multiply by the reciprocal "
-                     "and `floor`, with no cast back to int64. The FX graph before Inductor is int64 throughout "
-                     "(table above), so the dtype appears inside the lowering, not in torch.export.")
+                     f"`{origin.group(1) if origin else '?'}`: `{'; '.join(body)}` — Inductor ops "
+                     f"{', '.join(used) or 'none recognised'} in its IR, "
+                     f"{'with' if cast_back else 'no'} cast back to int64 there. Whether the FX graph before Inductor "
+                     "is int64 throughout is in the table above.")
     passes = root["passes"]
     names = list(passes["pass"]) if "pass" in passes else []
-    floor_pass = [n for n in names if "FloorDiv" in n]
-    if floor_pass:
-        lines.append(f"The installed executorch ships `{floor_pass[0]}`, which rewrites integer floor-division into "
-                     "float64 `floor(a / b)` cast back to the integer dtype before AOT Inductor sees it.")
+    division = ("aten.div.Tensor_mode", "aten.floor_divide")
+    rows = passes.to_dict("records") if "removed ops" in passes else []
+    touching = [r for r in rows if any(d in (r.get("removed ops") or []) for d in division)]
+    if touching:
+        r = touching[0]
+        lines.append(f"The installed executorch's CUDA back-end applies `{r['pass']}`, which in the replay above removed "
+                     f"{', '.join(d for d in division if d in r['removed ops'])} and added "
+                     f"{', '.join(r.get('added ops') or []) or 'nothing'} before AOT Inductor sees the graph.")
     else:
+        unreplayed = [r["pass"] for r in rows if r.get("error")]
         lines.append(f"The installed executorch's CUDA back-end applies {', '.join(f'`{n}`' for n in names) or 'no passes'}; "
-                     "none of them touches floor-division.")
+                     "in the replay above none of them removed a floor-division node"
+                     + (f" ({', '.join(unreplayed)} could not be replayed here)" if unreplayed else "") + ".")
     return "\n\n".join(lines)
 
 
@@ -965,7 +976,8 @@ def judge_explicit_cast(res: Results) -> Judgement:
                          "failed)", basis="none")
     rows = [r for r in export_cell.final.value["scan"] if r["target"].startswith("aten.index.Tensor")]
     graph = (f"{len(rows)} aten.index.Tensor in the cast variant's exported graph, index dtypes "
-             f"{[r['index_dtypes'] for r in rows]} (the casts are no-ops on int64 tensors)")
+             f"{[r['index_dtypes'] for r in rows]}"
+             + (" (all int64 already, so the casts change no dtype)" if rows and graphs.all_int64(rows) else ""))
     if not res.on_cuda:
         return _no_cuda(graph)
     cast_cuda = res.cell("legacy_cast", "et_cuda", scope="postprocess")
