@@ -292,3 +292,19 @@ def test_cuda_preprocess_input_is_captured_on_a_cpu_machine():
     program, source = executorch_cuda.preprocess_input(torch.export.export(Slice(), (torch.ones(2, 4),)))
     assert source in ("to_edge", "CudaBackend.preprocess input (to_edge_transform_and_lower + CudaPartitioner)")
     assert any(n.op == "call_function" for n in program.graph_module.graph.nodes)
+
+
+def test_a_lowered_program_runs_through_the_backend_runner(tmp_path):
+    """executorch_cuda.run loads a .pte (with any .ptd beside it) and runs forward: here a tiny XNNPACK program."""
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    from yolo26kit.backends import executorch_cuda
+
+    model, x = torch.nn.Linear(3, 2).eval(), torch.ones(1, 3)
+    pte = tmp_path / "m.pte"
+    pte.write_bytes(to_edge_transform_and_lower(torch.export.export(model, (x,)),
+                                                partitioner=[XnnpackPartitioner()]).to_executorch().buffer)
+    out = executorch_cuda.run(pte, (x,))[0]
+    with torch.no_grad():
+        assert torch.allclose(out, model(x), atol=1e-5)

@@ -132,9 +132,9 @@ def lower(program: Any, folder: str | Path, stem: str, autotune: bool = True,
     return {**facts, "pte": str(folder / facts["pte_name"])}
 
 
-def run(pte: str | Path, inputs: list[Any] | tuple[Any, ...]) -> list[Any]:
+def load_method(pte: str | Path) -> Any:
     """Load a .pte with executorch.runtime, with the .ptd weights beside it where there are any (external
-    constants), and run `forward` once."""
+    constants), and return its `forward` method."""
     import inspect
 
     from executorch.runtime import Runtime
@@ -144,7 +144,12 @@ def run(pte: str | Path, inputs: list[Any] | tuple[Any, ...]) -> list[Any]:
     takes_data = "data_path" in inspect.signature(runtime.load_program).parameters
     # by path: the runtime keeps no reference to a bytes buffer
     program = runtime.load_program(Path(pte), **({"data_path": str(data[0])} if data and takes_data else {}))
-    return list(program.load_method("forward").execute(list(inputs)))
+    return program.load_method("forward")
+
+
+def run(pte: str | Path, inputs: list[Any] | tuple[Any, ...]) -> list[Any]:
+    """Load a .pte (and its .ptd weights) and run `forward` once."""
+    return list(load_method(pte).execute(list(inputs)))
 
 
 def runtime_shims(pattern: str = r"aoti_torch_cuda_\w+") -> dict[str, list[str]]:
