@@ -1,8 +1,11 @@
 """Artifacts kept in the run's compile cache ($YOLO26KIT_CACHE), keyed by what decides them, so a warm run reuses them.
 
-Inductor and Triton cache their own work; what they do not cover is cached here: ExecuTorch programs lowered to
-XNNPACK (`lowered_program`; lowering is pure Python and costs 10–100 s per program) and crash diagnoses
-(`crash_site_file`: a native backtrace under a debugger costs minutes on a GPU runner). Only successes are kept:
+Inductor and Triton cache their own work (the runner points TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR into the
+cache root, so Inductor's max-autotune benchmark results, kept by its local autotune cache under
+`inductor/cache/`, survive across runs too); what they do not cover is cached here: ExecuTorch programs lowered to
+XNNPACK (`lowered_program`; lowering is pure Python and costs 10–100 s per program), ExecuTorch CUDA lowerings
+(`lowered_folder`: the .pte and its .ptd weights; with the back-end's default max-autotune a whole model takes many
+minutes) and crash diagnoses (`crash_site_file`: a native backtrace under a debugger costs minutes on a GPU runner). Only successes are kept:
 a failing lowering is repeated every run, so its error is always this run's. A result served from the cache says
 so (`cached: True`), and `run.json` marks the whole run `warm`.
 """
@@ -78,6 +81,43 @@ def lowered_program(program: Any, backend: str, lower: Callable[[Any], tuple[byt
         write_atomic(stem.with_suffix(".pte"), data)
         write_atomic(stem.with_suffix(".json"), json.dumps(facts, default=str).encode())
     return data, {**facts, "cached": False}
+
+
+def lowered_folder(program: Any, kind: str, options: dict[str, Any], folder: Path,
+                   lower: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+    """`lower(folder)` writes a lowered program's files (.pte, .ptd ...) into `folder` and returns facts; or the
+    files come from the cache when the same program was lowered before with the same options and versions.
+
+    The key adds `kind`, `options` (everything that decides the lowering: the back-end's options, versions, the
+    GPU) and the executorch version to `program_key`. Only a lowering that returned is kept (a failure raises,
+    so it is repeated every run); the facts come back with `cached` set.
+    """
+    import shutil
+    from importlib import metadata
+
+    root = cache_root()
+    key = program_key(program, {"kind": kind, "executorch": metadata.version("executorch"), **options})
+    entry = root / "executorch" / f"{kind}-{key}" if root else None
+    folder = Path(folder)
+    if entry is not None and (entry / "facts.json").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        for f in entry.iterdir():
+            if f.is_file() and f.name != "facts.json":
+                shutil.copyfile(f, folder / f.name)
+        return {**json.loads((entry / "facts.json").read_text()), "cached": True}
+    facts = lower(folder)
+    if entry is not None:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=entry.parent, prefix=f".{entry.name}-"))
+        for f in folder.iterdir():
+            if f.is_file():
+                shutil.copyfile(f, tmp / f.name)
+        (tmp / "facts.json").write_text(json.dumps(facts, default=str))
+        try:
+            os.rename(tmp, entry)  # whole or not at all; a concurrent writer of the same key wins
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return {**facts, "cached": False}
 
 
 def crash_site_file(site: str) -> Path | None:

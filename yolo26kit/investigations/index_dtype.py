@@ -22,10 +22,12 @@ order top-k breaks ties in, and the kit compares them with `torch.equal`, not al
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import re
 import tempfile
+import threading
 import types
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -36,6 +38,8 @@ import pandas as pd
 import torch
 
 from .. import aoti, artifacts, catalog, findings, graphs, isolate, yolo
+from ..verdicts import Judgement
+from ..backends import executorch_cuda
 
 VARIANTS = ("legacy", "gather", "upstream", "legacy_cast")
 PATHS = ("eager", "export", "aoti", "compile", "et_xnnpack", "et_cuda")
@@ -159,6 +163,7 @@ class Spec:
     scope: postprocess (the head's top-k alone), full (end-to-end model), backbone (the model without the
     top-k: raw [B, 4+nc, anchors] outputs, seed 001's "hybrid" export) or op_<name> (one operator alone).
     conv_backends: Inductor's max_autotune_conv_backends for the ExecuTorch CUDA lowering ("" = the back-end's).
+    autotune: keep the back-end's max-autotune (its default); False is a kit option, recorded as such.
     """
 
     variant: str
@@ -171,6 +176,17 @@ class Spec:
     device: str = "cpu"
     workdir: str = ""
     conv_backends: str = ""
+    autotune: bool = True
+
+    @property
+    def backend_options(self) -> str:
+        """The ExecuTorch CUDA lowering's options as a recorded condition: "defaults" or "kit: ..." naming each change."""
+        return executorch_cuda.options_label(executorch_cuda.kit_overrides(self.autotune, self.conv_backends))
+
+    @property
+    def whole_model(self) -> bool:
+        """The model's convolutions are in the graph (the back-end's max-autotune then tunes every one)."""
+        return self.scope in ("full", "backbone")
 
     @property
     def tag(self) -> str:
@@ -286,80 +302,23 @@ def step_et_xnnpack_lower(spec: Spec) -> dict[str, Any]:
     return {"pte": str(pte), "bytes": len(data), "delegated": b"XnnpackBackend" in data, "cached": facts["cached"]}
 
 
-def _cuda_compile_specs(autotune: bool) -> list:
-    from executorch.backends.cuda.cuda_backend import CudaBackend
-    from executorch.exir.backend.compile_spec_schema import CompileSpec
-
-    specs = [CudaBackend.generate_method_name_compile_spec("forward")]
-    if not autotune:
-        specs.append(CompileSpec("max_autotune", b"OFF"))
-    return specs
-
-
-def _override_cuda_options(**overrides: Any) -> None:
-    """Override entries of the CUDA back-end's AOTI options (this step's child process only)."""
-    from executorch.backends.cuda.cuda_backend import CudaBackend
-
-    original = CudaBackend.get_aoti_compile_options.__func__
-
-    def overridden(cls, compile_specs):
-        return {**original(cls, compile_specs), **overrides}
-
-    CudaBackend.get_aoti_compile_options = classmethod(overridden)
+# The ExecuTorch CUDA back-end lives in backends.executorch_cuda; these names stay for callers of this module.
+_cuda_compile_specs = executorch_cuda.compile_specs
+_override_cuda_options = executorch_cuda.override_options
+_force_autotune_off = executorch_cuda.force_autotune_off
+CUDA_OPTION_KEYS = executorch_cuda.OPTION_KEYS
+et_cuda_options = executorch_cuda.default_options
+runtime_shims = executorch_cuda.runtime_shims
+runtime_backends = executorch_cuda.runtime_backends
 
 
-def _force_autotune_off() -> None:
-    """Make the CUDA back-end's AOTI options say max_autotune=False (older releases ignore the compile spec)."""
-    _override_cuda_options(max_autotune=False)
-
-
-CUDA_OPTION_KEYS = ("max_autotune", "max_autotune_gemm_backends", "max_autotune_conv_backends",
-                    "aot_inductor.link_libtorch", "emulate_precision_casts")
-
-
-def et_cuda_options() -> dict[str, Any]:
-    """The Inductor options ExecuTorch's CUDA back-end compiles with by default (the ones that decide fallbacks)."""
-    from executorch.backends.cuda.cuda_backend import CudaBackend
-
-    options = CudaBackend.get_aoti_compile_options(_cuda_compile_specs(True))
-    return {k: options.get(k) for k in CUDA_OPTION_KEYS}
-
-
-def step_et_cuda_lower(spec: Spec, autotune: bool) -> dict[str, Any]:
-    """ExecuTorch CUDA back-end (AOT Inductor): CudaPartitioner lowering and .pte/.ptd serialisation."""
-    from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
-    from executorch.exir import to_edge_transform_and_lower
-
-    overrides: dict[str, Any] = {} if autotune else {"max_autotune": False}
-    if spec.conv_backends:
-        overrides["max_autotune_conv_backends"] = spec.conv_backends
-    if overrides:
-        _override_cuda_options(**overrides)  # runs in this step's own child process only
-    lowered = to_edge_transform_and_lower(export(spec), partitioner=[CudaPartitioner(_cuda_compile_specs(autotune))])
-    program = lowered.to_executorch()
-    folder = Path(spec.workdir) / f"{spec.tag}.cuda"  # its own folder: concurrent lowerings write .ptd files
-    folder.mkdir(parents=True, exist_ok=True)
-    pte = folder / f"{spec.tag}.cuda.pte"
-    pte.write_bytes(program.buffer)
-    if hasattr(program, "write_tensor_data_to_file"):
-        program.write_tensor_data_to_file(str(folder))
-    blobs = b"".join(f.read_bytes() for f in folder.iterdir() if f.is_file())
-    shims = sorted({m.decode() for m in re.findall(rb"aoti_torch_cuda_\w+", blobs)})
-    return {"pte": str(pte), "bytes": pte.stat().st_size, "overrides": overrides, "shim_calls": shims}
-
-
-def runtime_shims(pattern: str = r"aoti_torch_cuda_\w+") -> dict[str, list[str]]:
-    """The AOTI C-shim functions (`aoti_torch_cuda_*`) that the installed executorch's libraries define, per library."""
-    import executorch
-
-    from .. import forensics
-
-    found: dict[str, list[str]] = {}
-    for lib in Path(executorch.__file__).parent.rglob("*.so*"):
-        names = forensics.defined_symbols(str(lib), pattern)
-        if names:
-            found[str(lib.relative_to(Path(executorch.__file__).parent))] = sorted(set(names))
-    return found
+def step_et_cuda_lower(spec: Spec) -> dict[str, Any]:
+    """ExecuTorch CUDA back-end (AOT Inductor): CudaPartitioner lowering with the spec's options (the back-end's
+    defaults unless the spec says otherwise) and .pte/.ptd serialisation; a success comes from / goes to the cache."""
+    overrides = executorch_cuda.kit_overrides(spec.autotune, spec.conv_backends)
+    # its own folder: concurrent lowerings write .ptd files; the overrides apply in this step's child process only
+    return executorch_cuda.lower(export(spec), Path(spec.workdir) / f"{spec.tag}.cuda", f"{spec.tag}.cuda",
+                                 overrides=overrides)
 
 
 _GPU_PROBE = ("import json, torch\n"
@@ -388,22 +347,10 @@ def step_subprocess_gpu() -> dict[str, Any]:
             "parent_sees": torch.cuda.is_available(), "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
-def runtime_backends() -> list[str]:
-    """Back-ends registered in this executorch runtime (pybindings)."""
-    from executorch.runtime import Runtime
-
-    registry = Runtime.get().backend_registry
-    return list(getattr(registry, "registered_backend_names", []) or [])
-
-
 def step_et_run(spec: Spec, pte: str) -> dict[str, Any]:
     """Load a .pte with executorch.runtime and run forward once on CPU inputs."""
-    from executorch.runtime import Runtime
-
-    program = Runtime.get().load_program(Path(pte))  # by path: the runtime keeps no reference to a bytes buffer
-    method = program.load_method("forward")
     cpu_spec = replace(spec, device="cpu")
-    return {"output": method.execute(list(build_inputs(cpu_spec)))[0].cpu()}
+    return {"output": executorch_cuda.run(pte, build_inputs(cpu_spec))[0].cpu()}
 
 
 # --- comparing outputs -------------------------------------------------------------------------
@@ -484,6 +431,8 @@ class Cell:
         return {"variant": self.variant, "scope": self.scope, "path": self.path + (f" ({self.spec.tag})" if
                 self.scope.startswith("op_") or self.spec.conv_backends else ""),
                 "status": mark, "outcome": final.status, "aoti_load": load, "cause": cause,
+                "backend options": self.spec.backend_options if self.path == "et_cuda" else "",
+                "cached": bool(outcomes[0].ok and isinstance(outcomes[0].value, dict) and outcomes[0].value.get("cached")),
                 "failed step": "" if final.ok else final.step, "error": final.error[:200],
                 "seconds": round(sum(o.seconds for o in outcomes), 2),
                 "max |Δ| vs eager": delta.get("max_abs"), "max |Δ| sorted scores": delta.get("score_max_abs"),
@@ -507,12 +456,25 @@ def _output(outcome: isolate.Outcome) -> torch.Tensor | None:
     return outcome.value.get("output") if outcome.ok and isinstance(outcome.value, dict) else None
 
 
-def run_path(spec: Spec, path: str, timeout: float, autotune: bool) -> Cell:
-    """Run one path for one spec, each step isolated; never raises for the step's own failure."""
+WHOLE_MODEL_SKIP = ("the back-end's default lowering of the whole model autotunes every convolution, many minutes on an "
+                    "H100; --profile full runs it")
+# One whole-model ExecuTorch CUDA lowering at a time: each benchmarks the same convolutions on the one GPU, and the
+# next one finds their timings in Inductor's autotune cache.
+_WHOLE_MODEL_CUDA = threading.Lock()
+
+
+def run_path(spec: Spec, path: str, timeout: float, whole_model_cuda: bool = True) -> Cell:
+    """Run one path for one spec, each step isolated; never raises for the step's own failure.
+
+    `whole_model_cuda` False: an ExecuTorch CUDA cell whose graph holds the model's convolutions is a skipped row
+    (WHOLE_MODEL_SKIP) — never a lowering with options the back-end would not use.
+    """
     on_cuda = spec.device.startswith("cuda")
     name = f"{spec.tag}:{path}"
     if path in CUDA_ONLY_PATHS and not on_cuda:
         return Cell(spec, path, [isolate.skipped(name, "needs a CUDA device")], {})
+    if path == "et_cuda" and spec.whole_model and not whole_model_cuda:
+        return Cell(spec, path, [isolate.skipped(f"{name}:lower", WHOLE_MODEL_SKIP)], {})
     if path == "eager":
         steps = [isolate.run_step(step_eager, spec, timeout=timeout, step=name)]
     elif path == "eager_cpu":  # the reference of CPU back-ends when the run's device is CUDA
@@ -533,8 +495,9 @@ def run_path(spec: Spec, path: str, timeout: float, autotune: bool) -> Cell:
         if lowered.ok:
             steps.append(isolate.run_step(step_et_run, spec, lowered.value["pte"], timeout=timeout, step=f"{name}:run"))
     elif path == "et_cuda":
-        lowered = isolate.run_step(step_et_cuda_lower, spec, autotune, timeout=timeout, step=f"{name}:lower",
-                                   phase="compile")
+        with _WHOLE_MODEL_CUDA if spec.whole_model else contextlib.nullcontext():
+            lowered = isolate.run_step(step_et_cuda_lower, spec, timeout=timeout, step=f"{name}:lower",
+                                       phase="compile")
         steps = [lowered]
         if lowered.ok:
             backends = isolate.run_step(runtime_backends, timeout=60, step=f"{name}:backends")
@@ -564,7 +527,7 @@ def expected_seconds(spec: Spec, path: str) -> float:
 CPU_PATHS = ("et_xnnpack",)  # back-ends that run on the CPU: compared with eager on the CPU
 
 
-def status_matrix(plan: list[tuple], timeout: float, autotune: bool, workers: int = 1) -> list[Cell]:
+def status_matrix(plan: list[tuple], timeout: float, workers: int = 1, whole_model_cuda: bool = True) -> list[Cell]:
     """Every (spec, path) cell of the plan, `workers` at a time; each compared with its spec's eager output.
 
     A CPU back-end is compared with eager on the CPU (an `eager_cpu` row, added when the run's device is
@@ -581,7 +544,7 @@ def status_matrix(plan: list[tuple], timeout: float, autotune: bool, workers: in
     # Longest first: the wall time is set by the last long step to start (cells are independent).
     order = sorted(range(len(tasks)), key=lambda i: -expected_seconds(*tasks[i]))
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        done = dict(zip(order, pool.map(lambda i: run_path(tasks[i][0], tasks[i][1], timeout, autotune), order)))
+        done = dict(zip(order, pool.map(lambda i: run_path(tasks[i][0], tasks[i][1], timeout, whole_model_cuda), order)))
     cells = [done[i] for i in range(len(tasks))]
     for cell, group in zip(cells, groups):
         cell.group = group
@@ -778,24 +741,45 @@ def diagnosis(root: dict[str, pd.DataFrame]) -> str:
         float_part = ir[ir.find("torch.float32"):] if "torch.float32" in ir else ir
         origin = re.search(r"origin_node=(\w+)", float_part)
         body = [ln.strip() for ln in float_part.splitlines() if re.match(r"\s*tmp\d+ = ", ln)]
+        casts = re.findall(r"ops\.to_dtype\([^,]+,\s*(torch\.\w+)", "\n".join(body))
+        used = [op for op in ("reciprocal", "truediv", "mul", "floor") if f"ops.{op}(" in "\n".join(body)]
+        used += ["multiply (*)"] if re.search(r"= tmp\d+ \* ", "\n".join(body)) else []
+        used += [f"to_dtype → {c.removeprefix('torch.')}" for c in casts]
+        cast_back = "torch.int64" in casts
         lines.append(f"The float32 index of `aten.index.Tensor` is built by Inductor while lowering node "
-                     f"`{origin.group(1) if origin else '?'}` (the floor division `index // nc` of the top-k): "
-                     f"`{'; '.join(body)}` — integer floor-division lowered as a float32 multiply by the reciprocal "
-                     "and `floor`, with no cast back to int64. The FX graph before Inductor is int64 throughout "
-                     "(table above), so the dtype appears inside the lowering, not in torch.export.")
+                     f"`{origin.group(1) if origin else '?'}`: `{'; '.join(body)}` — Inductor ops "
+                     f"{', '.join(used) or 'none recognised'} in its IR, "
+                     f"{'with' if cast_back else 'no'} cast back to int64 there. Whether the FX graph before Inductor "
+                     "is int64 throughout is in the table above.")
     passes = root["passes"]
     names = list(passes["pass"]) if "pass" in passes else []
-    floor_pass = [n for n in names if "FloorDiv" in n]
-    if floor_pass:
-        lines.append(f"The installed executorch ships `{floor_pass[0]}`, which rewrites integer floor-division into "
-                     "float64 `floor(a / b)` cast back to the integer dtype before AOT Inductor sees it.")
+    division = ("aten.div.Tensor_mode", "aten.floor_divide")
+    rows = passes.to_dict("records") if "removed ops" in passes else []
+    touching = [r for r in rows if any(d in (r.get("removed ops") or []) for d in division)]
+    if touching:
+        r = touching[0]
+        lines.append(f"The installed executorch's CUDA back-end applies `{r['pass']}`, which in the replay above removed "
+                     f"{', '.join(d for d in division if d in r['removed ops'])} and added "
+                     f"{', '.join(r.get('added ops') or []) or 'nothing'} before AOT Inductor sees the graph.")
     else:
+        unreplayed = [r["pass"] for r in rows if r.get("error")]
         lines.append(f"The installed executorch's CUDA back-end applies {', '.join(f'`{n}`' for n in names) or 'no passes'}; "
-                     "none of them touches floor-division.")
+                     "in the replay above none of them removed a floor-division node"
+                     + (f" ({', '.join(unreplayed)} could not be replayed here)" if unreplayed else "") + ".")
     return "\n\n".join(lines)
 
 
 # --- verdicts ---------------------------------------------------------------------------------
+#
+# Every judge returns a verdicts.Judgement whose `run` holds the run's value of each condition the ledger names for
+# its claim (back-end, the ExecuTorch CUDA lowering's `backend_options`, device, input size, top-k variant ...):
+# verdicts.settle turns a decisive verdict reached under other conditions (a kit option among them) into
+# `inconclusive`. A lowering that did not finish (timeout, crash, out of memory) or was not run decides nothing.
+
+UNFINISHED = ("timeout", "crash", "oom")
+MISSING_FALLBACK = "missing fallback kernels"
+NOT_IMPLEMENTED = "Lowering not implemented"
+
 
 def _cell(cells: list[Cell], variant: str, path: str) -> Cell | None:
     return next((c for c in cells if c.variant == variant and c.path == path), None)
@@ -816,6 +800,10 @@ class Results:
     def on_cuda(self) -> bool:
         return self.run.on_cuda
 
+    @property
+    def device(self) -> str:
+        return "cuda" if self.on_cuda else "cpu"
+
     def cell(self, variant: str, path: str, scope: str = "") -> Cell | None:
         """The matrix (or full-model, or probe) cell of a variant and path; `scope` picks among them."""
         pool = self.run.cells + self.run.probe_cells if scope else self.run.cells
@@ -827,13 +815,41 @@ class Results:
         return next((c for c in self.run.probe_cells + self.run.full_cells
                      if c.scope == scope and c.spec.conv_backends == conv_backends and c.path == path), None)
 
+    def et_cuda_cells(self) -> list[Cell]:
+        """Every ExecuTorch CUDA cell of the run."""
+        return [c for c in self.run.cells + self.run.full_cells + self.run.probe_cells if c.path == "et_cuda"]
+
 
 def _lowering(cell: Cell | None) -> isolate.Outcome | None:
     return cell.outcomes[0] if cell is not None and cell.outcomes else None
 
 
-def _no_cuda(cpu_part: str) -> tuple[str, str, dict[str, Any]]:
-    return "needs_cuda", f"No CUDA device in this run: the ExecuTorch CUDA lowering needs one; on CPU: {cpu_part}.", {}
+def _et_run(res: Results, cell: Cell, **more: Any) -> dict[str, Any]:
+    """The run's conditions of an ExecuTorch CUDA cell: back-end, its options, device, input size, top-k variant."""
+    return {"backend": "executorch-cuda", "backend_options": cell.spec.backend_options, "device": res.device,
+            "imgsz": cell.spec.imgsz, "topk": cell.variant, **more}
+
+
+def _where(cell: Cell) -> str:
+    what = {"full": "whole model", "backbone": "backbone (raw outputs)", "postprocess": "postprocess"}.get(
+        cell.scope, cell.scope)
+    return f"{what}, {cell.spec.imgsz} px, backend_options {cell.spec.backend_options}"
+
+
+def _undecided(lower: isolate.Outcome, what: str, run: dict[str, Any]) -> Judgement | None:
+    """`inconclusive` when the lowering was skipped or did not finish; None when it ended with an answer."""
+    if lower.status == "skipped":
+        return Judgement("inconclusive", f"{what}: not lowered in this run ({lower.error})", {}, run=run)
+    if lower.status in UNFINISHED:
+        return Judgement("inconclusive", f"{what}: the lowering ended with {lower.status} after {lower.seconds:.0f} s "
+                         f"({lower.error[:160]}); a lowering that did not finish says nothing about the claim",
+                         {"status": lower.status}, run=run)
+    return None
+
+
+def _no_cuda(cpu_part: str) -> Judgement:
+    return Judgement("needs_cuda", f"No CUDA device in this run: the ExecuTorch CUDA lowering needs one; on CPU: "
+                     f"{cpu_part}.", {}, run={"device": "cpu"})
 
 
 def _options_text(res: Results) -> str:
@@ -841,73 +857,110 @@ def _options_text(res: Results) -> str:
     if o is None or not o.ok:
         return "ExecuTorch's CUDA back-end options could not be read" + (f" ({o.error})" if o is not None else "")
     v = o.value
-    return (f"ExecuTorch's CUDA back-end compiles with max_autotune_conv_backends={v.get('max_autotune_conv_backends')!r}, "
+    return (f"ExecuTorch's CUDA back-end compiles with max_autotune={v.get('max_autotune')}, "
+            f"max_autotune_conv_backends={v.get('max_autotune_conv_backends')!r}, "
             f"max_autotune_gemm_backends={v.get('max_autotune_gemm_backends')!r}, "
             f"aot_inductor.link_libtorch={v.get('aot_inductor.link_libtorch')}")
 
 
-def judge_fx_int64(res: Results) -> tuple[str, str, dict[str, Any]]:
+def judge_fx_int64(res: Results) -> Judgement:
     """Every aten.index.Tensor index argument of the legacy graph is int64 after torch.export."""
+    run = {"backend": "torch.export", "topk": "legacy"}
     legacy_export = res.cell("legacy", "export")
     if legacy_export is None or not legacy_export.final.ok:
-        return "error", (f"torch.export of the legacy variant did not run: "
-                         f"{legacy_export.final.error if legacy_export else 'not in the run'}"), {}
+        return Judgement("error", f"torch.export of the legacy variant did not run: "
+                         f"{legacy_export.final.error if legacy_export else 'not in the run'}", basis="none")
     rows = legacy_export.final.value["scan"]
     index_rows = [r for r in rows if r["target"].startswith("aten.index.Tensor")]
-    ok = graphs.all_int64(rows)
-    return ("confirmed" if ok else "refuted",
-            f"{len(index_rows)} aten.index.Tensor node(s) after torch.export; index dtypes "
-            f"{[r['index_dtypes'] for r in index_rows]}", {"nodes": index_rows})
+    dtypes = [r["index_dtypes"] for r in index_rows]
+    if not index_rows:
+        return Judgement("inconclusive", "0 aten.index.Tensor nodes in the legacy graph after torch.export: no index "
+                         "argument to check", {"nodes": []}, run=run)
+    ok = bool(graphs.all_int64(rows))
+    return Judgement("confirmed" if ok else "refuted",
+                     f"{len(index_rows)} aten.index.Tensor node(s) after torch.export; index dtypes {dtypes}",
+                     {"nodes": index_rows}, run=run)
 
 
-def _float_index_verdict(lower: isolate.Outcome, what: str) -> tuple[str, str, dict[str, Any]]:
-    """Verdict for 'this lowering fails with the seed's float32 index error'."""
+def _float_index_verdict(res: Results, cell: Cell, what: str) -> Judgement:
+    """'This lowering fails with the seed's float32 index error': confirmed only on that error with float32 among the
+    index dtypes; not_reproduced when it lowers; inconclusive when it failed otherwise or did not finish."""
+    lower = cell.outcomes[0]
+    run = _et_run(res, cell)
+    what = f"{what} ({_where(cell)})"
+    undecided = _undecided(lower, what, run)
+    if undecided is not None:
+        return undecided
+    if lower.ok:
+        return Judgement("not_reproduced", f"{what}: lowered through CudaPartitioner in {lower.seconds:.1f} s without "
+                         "the index dtype error", {"seconds": lower.seconds}, run=run)
     text = _text(lower)
     details = lowering_error_details(text)
-    if lower.ok:
-        return ("not_reproduced", f"{what} lowered through CudaPartitioner in {lower.seconds:.1f} s without the index "
-                "dtype error", {"seconds": lower.seconds})
     if SEED_INDEX_ERROR in text and "float32" in details["dtypes"]:
-        return "confirmed", f"{what}: lowering failed: {lower.error[:200]}", {"details": details}
-    if lower.status in ("timeout", "crash", "oom"):
-        return "error", f"{what}: lowering ended with {lower.status}: {lower.error}", {}
-    return "partly", f"{what}: lowering fails, but not with the seed's index dtype error: {lower.error[:200]}", \
-        {"details": details}
+        return Judgement("confirmed", f"{what}: lowering failed on {details['target'] or 'an index node'}: "
+                         f"{lower.error[:200]}", {"details": details}, run=run)
+    return Judgement("inconclusive", f"{what}: lowering failed with another error before any index dtype error: "
+                     f"{lower.error[:200]}; whether the index would be float32 cannot be told from it",
+                     {"details": details}, run=run)
 
 
-def judge_et_cuda_float_index(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """The legacy top-k fails the ExecuTorch CUDA lowering with a float32 index."""
+def judge_et_cuda_float_index(res: Results) -> Judgement:
+    """The legacy top-k fails the ExecuTorch CUDA lowering (the back-end's defaults) with a float32 index."""
+    if not res.on_cuda:
+        return _no_cuda("the legacy graph's index arguments are int64 after torch.export (fx_int64); the float32 "
+                        "appears inside the CUDA lowering")
     legacy_cuda = res.cell("legacy", "et_cuda")
-    if not res.on_cuda or legacy_cuda is None:
-        return ("needs_cuda", "the ExecuTorch CUDA lowering needs a CUDA device; this run had none (or et_cuda was "
-                "not among the paths)", {})
-    return _float_index_verdict(legacy_cuda.outcomes[0], "legacy advanced-indexing top-k")
+    if legacy_cuda is None:
+        return Judgement("error", "et_cuda was not among the paths", basis="none")
+    return _float_index_verdict(res, legacy_cuda, "legacy advanced-indexing top-k")
 
 
-def judge_aoti_float_index(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """Plain AOT Inductor (Inductor's defaults, no ExecuTorch) on CUDA: does it see the float32 index too?"""
+def judge_aoti_float_index(res: Results) -> Judgement:
+    """Plain AOT Inductor (Inductor's defaults, no ExecuTorch): does its type inference see the float32 index too?
+    Plain AOTI compiles on any device, so the CPU run answers when AOTI itself fails; when it compiles, telling
+    `refuted` (AOTI never sees float32) from `partly` (only the AOTI inside ExecuTorch's CUDA lowering does) needs
+    that lowering, on CUDA."""
     cell = res.cell("legacy", "aoti")
-    et = _lowering(res.cell("legacy", "et_cuda"))
-    et_fails = et is not None and SEED_INDEX_ERROR in _text(et)
+    run: dict[str, Any] = {"topk": "legacy", "backend_options": "defaults"}
     if cell is None:
-        return "error", "the aoti path was not among the paths, so plain AOT Inductor was not tried", {}
+        return Judgement("error", "the aoti path was not among the paths, so plain AOT Inductor was not tried",
+                         basis="none")
     compiled = cell.outcomes[0]
+    device = res.device.upper() if res.on_cuda else "CPU"
+    what = f"plain AOT Inductor (aoti_compile_and_package, Inductor's defaults) of the legacy top-k on {device}"
+    undecided = _undecided(compiled, what, run)
+    if undecided is not None:
+        return undecided
+    if not compiled.ok:
+        if SEED_INDEX_ERROR in _text(compiled):
+            return Judgement("confirmed", f"{what} fails: {compiled.error[:200]}", {}, run=run)
+        return Judgement("inconclusive", f"{what} failed with another error: {compiled.error[:200]}", {}, run=run)
     loads = ", ".join(f"{o.details.get('aoti_load')}: {o.status}" for o in cell.aoti_loads) or "not loaded"
     ran = f"its package ran ({loads}), {_matched(cell)} of eager's detections matched" if cell.final.ok else \
         f"load/run: {loads}"
+    text = f"0 index dtype errors: {what} compiled in {compiled.seconds:.0f} s and {ran}"
     if not res.on_cuda:
-        state = f"compiled and {ran}" if compiled.ok else f"{compiled.status}: {compiled.error[:160]}"
-        return "needs_cuda", (f"No CUDA device in this run; on CPU plain AOT Inductor of the legacy top-k {state}."), {}
-    if not compiled.ok:
-        if SEED_INDEX_ERROR in _text(compiled):
-            return "confirmed", f"plain AOT Inductor on CUDA fails on the legacy top-k: {compiled.error[:200]}", {}
-        return "error", f"plain AOT Inductor compile on CUDA ended {compiled.status}: {compiled.error[:200]}", {}
-    text = (f"0 index dtype errors: plain AOT Inductor (aoti_compile_and_package, Inductor's defaults) compiled the "
-            f"legacy top-k on CUDA in {compiled.seconds:.0f} s and {ran}")
-    if et_fails:
-        return ("partly", f"{text}; only the ExecuTorch CUDA lowering (its own Inductor options: {_options_text(res)}) "
-                "sees the float32 index", {"loads": loads})
-    return "refuted", f"{text}; the ExecuTorch CUDA lowering did not hit the index error either", {"loads": loads}
+        return Judgement("inconclusive", f"{text}; the seed's error arises inside ExecuTorch's CUDA lowering, which "
+                         "needs a CUDA device: this run cannot tell refuted (AOT Inductor never sees float32) from "
+                         "partly (only the AOT Inductor inside ExecuTorch's CUDA lowering does)", {"loads": loads},
+                         run=run)
+    et_cell = res.cell("legacy", "et_cuda")
+    et = _lowering(et_cell)
+    if et_cell is None or et is None:
+        return Judgement("inconclusive", f"{text}; the ExecuTorch CUDA lowering of the legacy top-k was not run, so "
+                         "refuted cannot be told from partly", {"loads": loads}, run=run)
+    run.update(backend_options=et_cell.spec.backend_options)
+    undecided = _undecided(et, f"{text}; ExecuTorch CUDA ({_where(et_cell)})", run)
+    if undecided is not None:
+        return undecided
+    if SEED_INDEX_ERROR in _text(et):
+        return Judgement("partly", f"{text}; only the ExecuTorch CUDA lowering ({_where(et_cell)}; {_options_text(res)}) "
+                         "sees the float32 index", {"loads": loads}, run=run)
+    if et.ok:
+        return Judgement("refuted", f"{text}; the ExecuTorch CUDA lowering ({_where(et_cell)}) lowered it without the "
+                         "index error too", {"loads": loads}, run=run)
+    return Judgement("inconclusive", f"{text}; the ExecuTorch CUDA lowering failed with another error: "
+                     f"{et.error[:160]}", {"loads": loads}, run=run)
 
 
 def _matched(cell: Cell) -> str:
@@ -915,78 +968,105 @@ def _matched(cell: Cell) -> str:
     return f"{rate:.0%}" if isinstance(rate, float) else ("all" if cell.delta.get("exact") else "?")
 
 
-def judge_explicit_cast(res: Results) -> tuple[str, str, dict[str, Any]]:
+def judge_explicit_cast(res: Results) -> Judgement:
     """The legacy top-k with explicit .to(torch.int64) casts still hits the float32 index in the CUDA lowering."""
     export_cell = res.cell("legacy_cast", "export", scope="postprocess")
     if export_cell is None or not export_cell.final.ok:
-        return "error", "the legacy_cast variant was not exported (the `cast` probe is off, or its export failed)", {}
+        return Judgement("error", "the legacy_cast variant was not exported (the `cast` probe is off, or its export "
+                         "failed)", basis="none")
     rows = [r for r in export_cell.final.value["scan"] if r["target"].startswith("aten.index.Tensor")]
     graph = (f"{len(rows)} aten.index.Tensor in the cast variant's exported graph, index dtypes "
-             f"{[r['index_dtypes'] for r in rows]} (the casts are no-ops on int64 tensors)")
-    cast_cuda = res.cell("legacy_cast", "et_cuda", scope="postprocess")
-    if not res.on_cuda or cast_cuda is None:
+             f"{[r['index_dtypes'] for r in rows]}"
+             + (" (all int64 already, so the casts change no dtype)" if rows and graphs.all_int64(rows) else ""))
+    if not res.on_cuda:
         return _no_cuda(graph)
-    verdict, evidence, data = _float_index_verdict(cast_cuda.outcomes[0], "legacy top-k with .to(torch.int64)")
-    if verdict == "not_reproduced":
-        legacy = _lowering(res.cell("legacy", "et_cuda"))
-        verdict = "refuted" if legacy is not None and SEED_INDEX_ERROR in _text(legacy) else "not_reproduced"
-    return verdict, f"{evidence}; {graph}", data
+    cast_cuda = res.cell("legacy_cast", "et_cuda", scope="postprocess")
+    if cast_cuda is None:
+        return Judgement("error", "the cast variant's ExecuTorch CUDA lowering was not run", basis="none")
+    judged = _float_index_verdict(res, cast_cuda, "legacy top-k with .to(torch.int64)")
+    if judged.verdict == "not_reproduced":
+        legacy_cell = res.cell("legacy", "et_cuda")
+        legacy = _lowering(legacy_cell)
+        if legacy is not None and SEED_INDEX_ERROR in _text(legacy) \
+                and legacy_cell.spec.backend_options == cast_cuda.spec.backend_options:
+            judged.verdict = "refuted"
+            judged.evidence += "; the legacy top-k without the casts hit the index error under the same options"
+    judged.evidence = f"{judged.evidence}; {graph}"
+    return judged
 
 
-def judge_gather_removes_index(res: Results) -> tuple[str, str, dict[str, Any]]:
+def judge_gather_removes_index(res: Results) -> Judgement:
     """The gather graph has no aten.index.Tensor and its CUDA lowering gets past the index error."""
     gather_export = res.cell("gather", "export")
     if gather_export is None or not gather_export.final.ok:
-        return "error", "torch.export of the gather variant did not run", {}
+        return Judgement("error", "torch.export of the gather variant did not run", basis="none")
     n_index = graphs.count(gather_export.final.value["scan"], "aten.index.Tensor")
     n_gather = graphs.count(gather_export.final.value["scan"], "aten.gather")
     graph_part = f"gather graph: {n_index} aten.index.Tensor, {n_gather} aten.gather"
     gather_cuda = res.cell("gather", "et_cuda")
     if n_index:
-        return "refuted", graph_part, {}
-    if not res.on_cuda or gather_cuda is None:
-        return ("needs_cuda", f"{graph_part} (graph half holds); whether it gets past the CUDA lowering needs a CUDA "
-                "device", {})
+        why = "the graph half already fails in torch.export's graph, measured here before any back-end runs"
+        run = {"backend": "torch.export", "device": res.device, "topk": "gather",
+               "backend_options": gather_cuda.spec.backend_options if gather_cuda else "none"}
+        return Judgement("refuted", graph_part, {}, run=run,
+                         irrelevant={k: why for k in ("backend", "device", "backend_options")})
+    if not res.on_cuda:
+        return _no_cuda(f"{graph_part} (the graph half holds); whether it gets past the CUDA lowering needs a CUDA "
+                        "device")
+    if gather_cuda is None:
+        return Judgement("error", f"{graph_part}; et_cuda was not among the paths", basis="none")
     lower = gather_cuda.outcomes[0]
+    run = _et_run(res, gather_cuda)
+    what = f"{graph_part}; CudaPartitioner lowering of the gather variant ({_where(gather_cuda)})"
+    undecided = _undecided(lower, what, run)
+    if undecided is not None:
+        return undecided
     text = _text(lower)
-    state = "lowered" if lower.ok else f"{lower.status}: {lower.error[:160]}"
+    if lower.ok:
+        return Judgement("confirmed", f"{what}: lowered in {lower.seconds:.0f} s, past the index dtype error", {}, run=run)
     if SEED_INDEX_ERROR in text:
-        verdict, note = "refuted", "the gather version hits the same index dtype error"
-    elif not lower.ok and FLOAT_POINTER_ERROR.search(text):
-        verdict, note = "partly", ("past the aten.index assertion, but the same float32 index now reaches the "
-                                   "gather's Triton kernel as a pointer offset and fails there: the dtype "
-                                   "problem is moved, not fixed")
-    else:
-        verdict, note = "confirmed", "past the index dtype error"
-    return verdict, f"{graph_part}; CudaPartitioner lowering of the gather variant: {state} — {note}", {}
+        return Judgement("refuted", f"{what}: {lower.error[:160]} — the same index dtype error", {}, run=run)
+    if FLOAT_POINTER_ERROR.search(text):
+        return Judgement("partly", f"{what}: {lower.error[:120]} — past the aten.index assertion, but the float32 index "
+                         "now reaches the gather's Triton kernel as a pointer offset ('"
+                         f"{FLOAT_POINTER_ERROR.search(text).group(0)}'): the dtype problem is moved, not fixed",
+                         {}, run=run)
+    return Judgement("inconclusive", f"{what}: failed with another error ({lower.error[:160]}); whether it got past "
+                     "the index lowering cannot be told from it", {}, run=run)
 
 
-def judge_gather_int64_ops(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """The gather graph exports exactly three aten.gather nodes, every index int64."""
+def judge_gather_int64_ops(res: Results) -> Judgement:
+    """The gather graph exports the seed's number of aten.gather nodes (the ledger's band), every index int64."""
+    claim = "index_dtype.gather_int64_ops"
     gather_export = res.cell("gather", "export")
     if gather_export is None or not gather_export.final.ok:
-        return "error", "torch.export of the gather variant did not run", {}
+        return Judgement("error", "torch.export of the gather variant did not run", basis="none")
+    lo, hi = findings.band_of(claim)
     rows = [r for r in gather_export.final.value["scan"] if r["target"].startswith("aten.gather")]
     dtypes = [r["index_dtypes"] for r in rows]
     all64 = bool(rows) and all(d == "int64" for d in dtypes)
-    verdict = "confirmed" if all64 and len(rows) == 3 else ("partly" if all64 else "refuted")
-    return verdict, f"{len(rows)} aten.gather node(s) in the gather variant's exported graph; index dtypes {dtypes}", \
-        {"nodes": [{k: r[k] for k in ("node", "index_dtypes", "source")} for r in rows]}
+    count_ok = lo <= len(rows) <= hi
+    verdict = "confirmed" if all64 and count_ok else ("partly" if all64 or (count_ok and rows) else "refuted")
+    expected = f"{lo:g}" if lo == hi else f"{lo:g}–{hi:g}"
+    return Judgement(verdict, f"{len(rows)} aten.gather node(s) in the gather variant's exported graph (the seed: "
+                     f"{expected}); index dtypes {dtypes}",
+                     {"nodes": [{k: r[k] for k in ("node", "index_dtypes", "source")} for r in rows]},
+                     run={"backend": "torch.export", "topk": "gather"})
 
 
-def judge_gather_equivalent(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """legacy and gather agree bit for bit on random heads, ties included."""
+def judge_gather_equivalent(res: Results) -> Judgement:
+    """legacy and gather agree bit for bit on random heads, ties included: every case, or the claim is refuted."""
     equiv = res.equiv
     if equiv.empty:
-        return "error", "no equivalence cases ran", {}
+        return Judgement("error", "no equivalence cases ran", basis="none")
     same = int(equiv["identical"].sum())
-    return ("confirmed" if same == len(equiv) else "refuted",
-            f"{same}/{len(equiv)} random cases bit-identical (torch.equal), {int(equiv['ties'].sum())} with heavy "
-            f"score ties; batch 1–{equiv['batch'].max()}, nc 1–{equiv['nc'].max()}",
-            {"identical": same, "cases": len(equiv)})
+    return Judgement("confirmed" if same == len(equiv) else "refuted",
+                     f"{same}/{len(equiv)} random cases bit-identical (torch.equal), {int(equiv['ties'].sum())} with "
+                     f"heavy score ties; batch 1–{equiv['batch'].max()}, nc 1–{equiv['nc'].max()}",
+                     {"identical": same, "cases": len(equiv)}, run={"precision": "fp32"})
 
 
-def judge_gather_upstreamed(res: Results) -> tuple[str, str, dict[str, Any]]:
+def judge_gather_upstreamed(res: Results) -> Judgement:
     """The installed ultralytics' top-k, read from its exported graph: gather (upstreamed) or advanced indexing."""
     from importlib.metadata import PackageNotFoundError, version
 
@@ -996,113 +1076,154 @@ def judge_gather_upstreamed(res: Results) -> tuple[str, str, dict[str, Any]]:
         release = "?"
     cell = res.cell("upstream", "export")
     if cell is None or not cell.final.ok:
-        return "error", "the upstream variant was not exported (add `upstream` to variants)", {}
+        return Judgement("error", "the upstream variant was not exported (add `upstream` to variants)", basis="none")
     rows = cell.final.value["scan"]
     n_index, n_gather = graphs.count(rows, "aten.index.Tensor"), graphs.count(rows, "aten.gather")
     text = f"{n_index} aten.index.Tensor and {n_gather} aten.gather in ultralytics {release}'s exported top-k"
+    run = {"model_variant": "stock"}
     if not n_index and n_gather:
-        return "confirmed", f"{text}: the installed release already selects with gather", {"ultralytics": release}
-    return "not_reproduced", f"{text}: the installed release still uses advanced indexing", {"ultralytics": release}
+        return Judgement("confirmed", f"{text}: the installed release already selects with gather",
+                         {"ultralytics": release}, run=run)
+    return Judgement("not_reproduced", f"{text}: the installed release still uses advanced indexing",
+                     {"ultralytics": release}, run=run)
 
 
-def judge_et_cuda_full_model(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """The full model (with the gather fix) fails the ExecuTorch CUDA lowering with Triton's 'No choices'."""
-    full_cuda = next((c for c in res.run.full_cells if c.path == "et_cuda" and not c.spec.conv_backends), None)
-    if not res.on_cuda or full_cuda is None:
-        return ("needs_cuda", "the full-model ExecuTorch CUDA lowering needs a CUDA device; this run had none (or "
-                "et_cuda was not among the full-model paths)", {})
+def _full_cuda(res: Results) -> Cell | None:
+    return next((c for c in res.run.full_cells if c.path == "et_cuda" and not c.spec.conv_backends), None)
+
+
+def judge_et_cuda_full_model(res: Results) -> Judgement:
+    """The full model (with the gather fix) fails the ExecuTorch CUDA lowering, under the back-end's defaults, with
+    Triton's 'No choices to select'."""
+    if not res.on_cuda:
+        return _no_cuda(_options_text(res))
+    full_cuda = _full_cuda(res)
+    if full_cuda is None:
+        return Judgement("error", "et_cuda was not among the full-model paths", basis="none")
     lower = full_cuda.outcomes[0]
+    run = _et_run(res, full_cuda)
+    what = f"full {full_cuda.variant} YOLO26 ({_where(full_cuda)})"
+    undecided = _undecided(lower, what, run)
+    if undecided is not None:
+        return undecided
     if lower.ok:
-        return ("refuted", f"full {full_cuda.variant} YOLO26 lowered through CudaPartitioner in {lower.seconds:.0f} s "
-                f"({lower.value.get('bytes', 0) / 1e6:.1f} MB .pte)", {"seconds": lower.seconds})
-    if lower.status == "timeout":
-        return "error", f"lowering did not finish: {lower.error}", {}
-    if "No choices to select" in _text(lower):
-        return "confirmed", f"lowering failed: {lower.error[:200]}", {}
-    return "partly", f"lowering failed, but not with Triton's 'No choices to select': {lower.error[:200]}", {}
+        return Judgement("refuted", f"{what} lowered through CudaPartitioner in {lower.seconds:.0f} s "
+                         f"({lower.value.get('bytes', 0) / 1e6:.1f} MB .pte)", {"seconds": lower.seconds}, run=run)
+    text = _text(lower)
+    if "No choices to select" in text:
+        kind = ("every candidate failed to compile" if "All choices failed" in text else
+                "no candidate existed" if "No choices exist" in text else "no candidate left")
+        return Judgement("confirmed", f"{what}: lowering failed, {kind}: {lower.error[:200]}", {"kind": kind}, run=run)
+    return Judgement("partly", f"{what}: lowering failed, but not with Triton's 'No choices to select': "
+                     f"{lower.error[:200]}", {}, run=run)
 
 
 def _backbone_aten(res: Results) -> Cell | None:
     return res.probe("backbone", ATEN_CONV) or res.probe("full", ATEN_CONV)
 
 
-def _no_choices_failure(res: Results) -> tuple[str, isolate.Outcome | None]:
-    """Where the run saw NoValidChoicesError (full model or backbone, default options), and that outcome."""
-    for label, cell in (("full model", next((c for c in res.run.full_cells if c.path == "et_cuda"
-                                             and not c.spec.conv_backends), None)),
-                        ("backbone", res.probe("backbone"))):
-        lower = _lowering(cell)
-        if lower is not None and "No choices" in _text(lower):
-            return label, lower
-    return "", None
-
-
-def judge_triton_worker_gpu(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """Is NoValidChoicesError about worker subprocesses and the GPU? A subprocess's GPU access, and the same lowering
-    with ATen allowed among the conv back-ends, answer it."""
+def judge_triton_worker_gpu(res: Results) -> Judgement:
+    """Is the NoValidChoicesError of the default lowering about worker subprocesses and the GPU? Decided by the error
+    itself (no candidate at all: no worker compiled anything) and by whether a subprocess of a step can use the GPU;
+    the same lowering with ATen allowed among the conv back-ends is shown beside."""
     if not res.on_cuda:
-        return _no_cuda(f"{_options_text(res)}, so a convolution may only become a Triton template, and Inductor "
-                        "offers templates only with max_autotune on")
-    where, failure = _no_choices_failure(res)
+        return _no_cuda(f"{_options_text(res)}, so a convolution may only become a Triton template")
+    lowerings = [(label, cell, _lowering(cell)) for label, cell in (("full model", _full_cuda(res)),
+                                                                     ("backbone", res.probe("backbone")))
+                 if cell is not None]
+    failure = next(((label, cell, lower) for label, cell, lower in lowerings
+                    if lower is not None and not lower.ok and "No choices" in _text(lower)), None)
     if failure is None:
-        return ("not_reproduced", "0 NoValidChoicesError: neither the full model nor the backbone failed with 'No "
-                "choices' in the ExecuTorch CUDA lowering (or neither ran)", {})
-    kind = ("no candidate existed at all ('No choices exist for backend')" if "No choices exist" in _text(failure)
-            else "candidates failed to compile")
-    gpu = res.run.gpu_subprocess
-    sees = gpu is not None and gpu.ok and bool(gpu.value.get("available")) and gpu.value.get("matmul_sum") == 64.0 ** 3
-    gpu_text = ("a Python subprocess started from a step ran a matmul on the GPU" if sees else
-                f"a subprocess started from a step could not use the GPU ({gpu.value if gpu and gpu.ok else (gpu.error if gpu else 'not run')})")
+        done = [(label, cell, lower) for label, cell, lower in lowerings if lower is not None
+                and lower.status not in ("skipped", *UNFINISHED)]
+        if not done:
+            first = next(((label, cell, lower) for label, cell, lower in lowerings if lower is not None), None)
+            if first is None:
+                return Judgement("error", "neither the full-model nor the backbone ExecuTorch CUDA lowering was planned",
+                                 basis="none")
+            label, cell, lower = first
+            return _undecided(lower, f"{label} ({_where(cell)})", _et_run(res, cell))
+        label, cell, lower = done[0]
+        state = "lowered" if lower.ok else f"failed otherwise ({lower.error[:120]})"
+        return Judgement("not_reproduced", f"0 NoValidChoicesError: the {label} ({_where(cell)}) {state}", {},
+                         run=_et_run(res, cell))
+    where, cell, lower = failure
+    run = _et_run(res, cell)
+    text = _text(lower)
     aten = _lowering(_backbone_aten(res))
-    aten_text = ("not tried" if aten is None else f"lowered in {aten.seconds:.0f} s" if aten.ok else
-                 f"{aten.status}: {aten.error[:160]}")
-    evidence = (f"{where} lowering: NoValidChoicesError, {kind}; with ATen allowed among the conv back-ends "
-                f"({ATEN_CONV}) the {'backbone' if res.probe('backbone', ATEN_CONV) else 'full model'}: {aten_text}; "
-                f"{gpu_text}")
-    data = {"where": where, "kind": kind, "subprocess_gpu": gpu.value if gpu and gpu.ok else None}
-    if aten is None or gpu is None:
-        return "error", f"the probes that decide this claim did not run: {evidence}", data
-    if sees and aten.ok:
-        return "refuted", f"{evidence}: the failure is the conv back-end list (TRITON only), not GPU access", data
-    if not sees and not aten.ok:
-        return "confirmed", evidence, data
-    return "partly", evidence, data
+    aten_text = ("not tried" if aten is None else aten.error if aten.status == "skipped" else
+                 f"lowered in {aten.seconds:.0f} s" if aten.ok else f"{aten.status}: {aten.error[:160]}")
+    evidence = f"{where} lowering ({_where(cell)}): {lower.error[:160]}; with ATen allowed among the conv back-ends: {aten_text}"
+    if "No choices exist" in text:
+        return Judgement("refuted", f"{evidence} — no candidate existed at all, so no worker compiled or benchmarked "
+                         "anything: GPU access of workers cannot be the cause", {"kind": "no candidates"}, run=run)
+    gpu = res.run.gpu_subprocess
+    if gpu is None or not gpu.ok:
+        return Judgement("inconclusive", f"{evidence}; the subprocess GPU probe did not run "
+                         f"({gpu.error if gpu else 'not among the probes'})", {}, run=run)
+    sees = bool(gpu.value.get("available")) and gpu.value.get("matmul_sum") == 64.0 ** 3
+    data = {"kind": "candidates failed", "subprocess_gpu": gpu.value}
+    if sees:
+        return Judgement("refuted", f"{evidence}; a Python subprocess started from a step ran a matmul on the GPU "
+                         f"(sum {gpu.value.get('matmul_sum')}): workers can reach it", data, run=run)
+    return Judgement("confirmed", f"{evidence}; a subprocess started from a step could not use the GPU ({gpu.value})",
+                     data, run=run)
 
 
-def judge_no_aten_fallback(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """With ATen allowed among the conv back-ends, does the ExecuTorch CUDA lowering go through, and does the
-    installed runtime define the AOTI shim the program then calls?"""
+def judge_no_aten_fallback(res: Results) -> Judgement:
+    """With ATen allowed among the conv back-ends (the change the 'No choices' error suggests), does ExecuTorch's CUDA
+    back-end take the ATen convolutions? Confirmed only on its own refusal ('missing fallback kernels') or a runtime
+    that lacks the shim the program calls; refuted when the ATen convolution lowers and the runtime defines it."""
     if not res.on_cuda:
         return _no_cuda(_options_text(res))
+    elsewhere = [f"{c.spec.tag} ({c.spec.backend_options}): {_lowering(c).error[:100]}" for c in res.et_cuda_cells()
+                 if _lowering(c) is not None and MISSING_FALLBACK in _text(_lowering(c))
+                 and not c.spec.conv_backends]
+    also = f"; elsewhere in this run: {'; '.join(elsewhere)}" if elsewhere else ""
     cell = _backbone_aten(res)
-    lower = _lowering(cell)
-    if lower is None:
-        return "error", "the backbone_aten / full_aten probe was not run", {}
+    if cell is None:
+        return Judgement("error", "the backbone_aten / full_aten probe was not run", basis="none")
+    lower = cell.outcomes[0]
+    run = _et_run(res, cell)
+    what = f"with max_autotune_conv_backends={ATEN_CONV!r} the {_where(cell)}"
+    undecided = _undecided(lower, what, run)
+    if undecided is not None:
+        undecided.evidence += also
+        return undecided
+    text = _text(lower)
     if not lower.ok:
-        return ("confirmed", f"0 lowerings with ATen: with max_autotune_conv_backends={ATEN_CONV!r} the {cell.scope} "
-                f"still fails: {lower.error[:200]}", {})
+        if MISSING_FALLBACK in text:
+            return Judgement("confirmed", f"{what} fails: {lower.error[:200]} — the back-end refuses the ATen "
+                             f"kernels Inductor fell back to{also}", {"elsewhere": elsewhere}, run=run)
+        return Judgement("inconclusive", f"{what} failed with another error ({lower.error[:200]}); it says nothing "
+                         f"about an ATen fallback{also}", {}, run=run)
     calls = lower.value.get("shim_calls", [])
     conv_calls = [c for c in calls if "convolution" in c]
     shims = res.run.runtime_shims
     defined = sorted({n for names in (shims.value or {}).values() for n in names}) if shims and shims.ok else []
     missing = [c for c in conv_calls if c not in defined]
-    run = cell.outcomes[-1]
-    base = (f"1 lowering with ATen: with max_autotune_conv_backends={ATEN_CONV!r} the {cell.scope} lowered through "
-            f"CudaPartitioner in {lower.seconds:.0f} s, calling {', '.join(conv_calls) or 'no aoti_torch_cuda_*convolution'}"
+    base = (f"{what} lowered in {lower.seconds:.0f} s, calling {', '.join(conv_calls) or 'no aoti_torch_cuda_*convolution'}"
             f" (AOTI's C shim to ATen); the installed executorch defines {len(defined)} aoti_torch_cuda_* shims")
-    data = {"shim_calls": calls, "runtime_defines": defined, "run": run.status}
-    if run is not lower and run.ok and agrees(cell.delta):
-        return "refuted", f"{base}; the program ran in the ExecuTorch runtime and matched eager", data
-    if conv_calls and not missing and defined:
-        return "refuted", f"{base}, {', '.join(conv_calls)} among them ({run.step}: {run.status} {run.error[:120]})", data
+    data = {"shim_calls": calls, "runtime_defines": defined, "elsewhere": elsewhere}
+    if not conv_calls:
+        return Judgement("inconclusive", f"{base}: no ATen convolution was chosen, so no fallback was exercised{also}",
+                         data, run=run)
+    if not defined:
+        return Judgement("inconclusive", f"{base}: this executorch build has no CUDA runtime to check against{also}",
+                         data, run=run)
     if missing:
-        return ("partly", f"{base}, not {', '.join(missing)}: the fallback exists at compile time (one option), "
-                f"but this runtime cannot run it ({run.status} {run.error[:120]})", data)
-    return "partly", f"{base}; the runtime side was not checked ({run.status} {run.error[:120]})", data
+        return Judgement("confirmed", f"{base}, not {', '.join(missing)}: the program calls an ATen fallback the "
+                         f"runtime does not have{also}", data, run=run)
+    if elsewhere:
+        return Judgement("partly", f"{base}, {', '.join(conv_calls)} among them: ATen convolutions fall back, other "
+                         f"ATen kernels do not{also}", data, run=run)
+    return Judgement("refuted", f"{base}, {', '.join(conv_calls)} among them: the ATen convolution fallback exists",
+                     data, run=run)
 
 
-def judge_postprocess_ops(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """Each of index_put, topk and index.Tensor alone through the ExecuTorch CUDA lowering."""
+def judge_postprocess_ops(res: Results) -> Judgement:
+    """Each of index_put, topk and index.Tensor alone through the ExecuTorch CUDA lowering (no convolution or matmul:
+    the back-end's defaults lower them in seconds)."""
     cells = {op: res.probe(f"op_{op}") for op in OPS}
     if not res.on_cuda:
         legacy = res.cell("legacy", "export")
@@ -1111,62 +1232,81 @@ def judge_postprocess_ops(res: Results) -> tuple[str, str, dict[str, Any]]:
         return _no_cuda(f"the legacy top-k graph has {found or 'no scan'} (topk is not an indexing op; the op probes "
                         "run on CUDA only)")
     if any(c is None for c in cells.values()):
-        return "error", "the `ops` probe was not run", {}
+        return Judgement("error", "the `ops` probe was not run", basis="none")
     state = {}
     for op, cell in cells.items():
         lower = cell.outcomes[0]
-        state[op] = ("lowered" if lower.ok else "not implemented" if "Lowering not implemented" in _text(lower)
+        text = _text(lower)
+        state[op] = ("lowered" if lower.ok else "not implemented" if NOT_IMPLEMENTED in text
+                     else "no fallback kernel" if MISSING_FALLBACK in text
                      else f"{lower.status}: {lower.error[:100]}")
-    unsupported = [op for op, s in state.items() if s == "not implemented"]
+    unsupported = [op for op, s in state.items() if s in ("not implemented", "no fallback kernel")]
     lowered = [op for op, s in state.items() if s == "lowered"]
-    evidence = (f"{len(lowered)} of {len(OPS)} operators lowered alone through CudaPartitioner, "
-                f"{len(unsupported)} 'Lowering not implemented': " + "; ".join(f"{k}: {v}" for k, v in state.items()))
-    if len(unsupported) == len(OPS):
+    options = sorted({c.spec.backend_options for c in cells.values()})
+    run = {"backend": "executorch-cuda", "backend_options": options, "device": res.device}
+    evidence = (f"{len(lowered)} of {len(OPS)} operators lowered alone through CudaPartitioner (backend_options "
+                f"{', '.join(options)}), {len(unsupported)} unsupported: "
+                + "; ".join(f"{k}: {v}" for k, v in state.items())
+                + f" ({sum(s == 'not implemented' for s in state.values())} with the seed's '{NOT_IMPLEMENTED}')")
+    if unsupported and lowered:
+        verdict = "partly"
+    elif len(unsupported) == len(OPS):
         verdict = "confirmed"
     elif len(lowered) == len(OPS):
         verdict = "refuted"
-    elif unsupported:
-        verdict = "partly"
     else:
-        verdict = "error" if not lowered else "partly"
-    return verdict, evidence, {"ops": state}
+        verdict = "inconclusive"  # some lowerings ended in a way that says nothing about support
+    return Judgement(verdict, evidence, {"ops": state}, run=run)
 
 
-def judge_backbone_static(res: Results) -> tuple[str, str, dict[str, Any]]:
-    """The backbone alone (raw outputs, static size) through the ExecuTorch CUDA back-end with its default options."""
-    cell = res.probe("backbone")
+def judge_backbone_static(res: Results) -> Judgement:
+    """The backbone alone (raw outputs, static size) exports (lowers) through the ExecuTorch CUDA back-end with its
+    default options; it runs and matches eager where the runtime has the back-end."""
     if not res.on_cuda:
         return _no_cuda(f"{_options_text(res)}; the backbone is convolutions")
+    cell = res.probe("backbone")
     if cell is None:
-        return "error", "the `backbone` probe was not run", {}
+        return Judgement("error", "the `backbone` probe was not run", basis="none")
     lower = cell.outcomes[0]
+    run = _et_run(res, cell)
     size = f"{cell.spec.imgsz}x{cell.spec.imgsz}"
+    what = f"the static {size} backbone (raw outputs; backend_options {cell.spec.backend_options})"
+    undecided = _undecided(lower, what, run)
+    if undecided is not None:
+        return undecided
     if not lower.ok:
-        return ("refuted", f"0 of 1: the static {size} backbone (raw outputs) fails the ExecuTorch CUDA lowering with "
-                f"its default options: {lower.error[:200]}", {})
-    run = cell.outcomes[-1]
-    if run is not lower and run.ok:
-        verdict = "confirmed" if agrees(cell.delta) else "partly"
-        return verdict, (f"1 of 1: the static {size} backbone lowered in {lower.seconds:.0f} s and ran, max |Δ| vs eager "
-                         f"{cell.delta.get('max_abs')}"), {}
-    return "partly", (f"1 of 1: the static {size} backbone lowered in {lower.seconds:.0f} s; not run "
-                      f"({run.status}: {run.error[:150]})"), {}
+        return Judgement("refuted", f"0 of 1: {what} fails the ExecuTorch CUDA lowering: {lower.error[:200]}", {},
+                         run=run)
+    after = cell.outcomes[-1]
+    if after is not lower and after.ok and not agrees(cell.delta):
+        return Judgement("partly", f"1 of 1: {what} lowered in {lower.seconds:.0f} s and ran, but differs from eager "
+                         f"(max |Δ| {cell.delta.get('max_abs')})", {"delta": cell.delta}, run=run)
+    ran = (f"ran, max |Δ| vs eager {cell.delta.get('max_abs')}" if after is not lower and after.ok else
+           f"not run ({after.status}: {after.error[:150]})" if after is not lower else "not run")
+    return Judgement("confirmed", f"1 of 1: {what} lowered in {lower.seconds:.0f} s; {ran}", {"delta": cell.delta},
+                     run=run)
 
 
-def judge_xnnpack_full_model(res: Results) -> tuple[str, str, dict[str, Any]]:
+def judge_xnnpack_full_model(res: Results) -> Judgement:
     """The full model lowers to XNNPACK and runs in executorch.runtime with eager's detections."""
     full_xnn = next((c for c in res.run.full_cells if c.path == "et_xnnpack"), None)
     if full_xnn is None:
-        return "error", "et_xnnpack was not among the full-model paths", {}
+        return Judgement("error", "et_xnnpack was not among the full-model paths", basis="none")
+    run = {"backend": "executorch-xnnpack"}
     final, delta = full_xnn.final, full_xnn.delta
     if final.ok and agrees(delta):
-        return ("confirmed", f"{delta['match_rate']:.1%} of eager's detections matched: full {full_xnn.variant} YOLO26 "
-                f"lowered to XNNPACK and ran in executorch.runtime, sorted scores within {delta['score_max_abs']:.2g} "
-                f"(raw max |Δ| {delta['max_abs']:.3g})", {"delta": delta})
+        return Judgement("confirmed", f"{delta['match_rate']:.1%} of eager's detections matched: full "
+                         f"{full_xnn.variant} YOLO26 lowered to XNNPACK and ran in executorch.runtime, sorted scores "
+                         f"within {delta['score_max_abs']:.2g} (raw max |Δ| {delta['max_abs']:.3g})", {"delta": delta},
+                         run=run)
     if final.ok:
-        return ("partly", f"{delta.get('match_rate')} of eager's detections matched: runs, but detections differ from "
-                f"eager (sorted scores max |Δ| {delta.get('score_max_abs')})", {"delta": delta})
-    return "refuted" if final.status == "error" else "error", f"{final.step}: {final.status}: {final.error[:200]}", {}
+        return Judgement("partly", f"{delta.get('match_rate')} of eager's detections matched: runs, but detections "
+                         f"differ from eager (sorted scores max |Δ| {delta.get('score_max_abs')})", {"delta": delta},
+                         run=run)
+    undecided = _undecided(final, f"full {full_xnn.variant} YOLO26 through XNNPACK ({final.step})", run)
+    if undecided is not None:
+        return undecided
+    return Judgement("refuted", f"{final.step}: {final.status}: {final.error[:200]}", {}, run=run)
 
 
 JUDGES = {
@@ -1248,21 +1388,29 @@ class Run:
     gpu_subprocess: isolate.Outcome | None = None
     cuda_options: isolate.Outcome | None = None
     runtime_shims: isolate.Outcome | None = None
+    whole_model_cuda: bool = True  # False: whole-model ExecuTorch CUDA lowerings were skipped (WHOLE_MODEL_SKIP)
 
     @property
     def on_cuda(self) -> bool:
         return self.base.device.startswith("cuda")
 
 
-def autotune_note(autotune: bool) -> str:
-    """What the kit changed in ExecuTorch's CUDA back-end settings, in words for the report."""
+def autotune_note(autotune: bool, whole_model_cuda: bool = True) -> str:
+    """What the kit changed in ExecuTorch's CUDA back-end settings, and what it did not run, in words for the report."""
     if autotune:
-        return "ExecuTorch CUDA lowering uses the back-end's default: Inductor max_autotune ON (Triton-only GEMM/conv)."
-    return ("**Changed by the kit:** ExecuTorch CUDA lowering runs with Inductor `max_autotune=False` (compile spec "
-            "`max_autotune=OFF`, and `CudaBackend.get_aoti_compile_options` wrapped inside the lowering's child process "
-            "for releases that ignore that spec). The back-end's default turns max-autotune ON, which benchmarks every "
-            "GEMM/conv shape and took over 9 minutes for the full yolo26n on an H100. Set `autotune = True` to keep "
-            "the default. AOTI and torch.compile paths use Inductor's defaults (no max-autotune).")
+        text = ("ExecuTorch CUDA lowerings use the back-end's own compile options (`backend_options = defaults`: "
+                "Inductor max_autotune ON, Triton-only GEMM/conv choices); the ATen-convolution probes change one "
+                "option, `max_autotune_conv_backends`, and say so in their rows.")
+    else:
+        text = ("**Changed by the kit:** ExecuTorch CUDA lowerings run with Inductor `max_autotune=False` (compile spec "
+                "`max_autotune=OFF`, and `CudaBackend.get_aoti_compile_options` wrapped inside the lowering's child "
+                "process). With Triton-only convolution choices this leaves every convolution without a candidate "
+                "('No choices exist for backend'): a failure of the kit's making. Each verdict that rests on such a "
+                "lowering records `backend_options = kit: ...` and comes out inconclusive.")
+    if not whole_model_cuda:
+        text += (" **Not run in this profile:** the whole-model and backbone ExecuTorch CUDA lowerings (" + WHOLE_MODEL_SKIP
+                 + "); the claims that rest on them are inconclusive.")
+    return text + " AOTI and torch.compile paths use Inductor's defaults (no max-autotune)."
 
 
 PROBES = ("cast", "ops", "backbone", "backbone_aten", "full_aten", "subprocess_gpu")
@@ -1291,15 +1439,20 @@ def probe_plan(base: Spec, probes: list[str], full_model_variant: str) -> list[t
 
 
 def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[str], paths: list[str], scope: str,
-                full_model_paths: list[str], full_model_variant: str, step_timeout: float, autotune: bool,
-                seed: int = 0, nc: int = 80, workers: int = 1, probes: list[str] | tuple[str, ...] = ()) -> Run:
-    """Run the matrix (variants × paths at `scope`), the full-model checks and the probes; every step isolated."""
+                full_model_paths: list[str], full_model_variant: str, step_timeout: float, autotune: bool = True,
+                seed: int = 0, nc: int = 80, workers: int = 1, probes: list[str] | tuple[str, ...] = (),
+                whole_model_cuda: bool = True) -> Run:
+    """Run the matrix (variants × paths at `scope`), the full-model checks and the probes; every step isolated.
+
+    ExecuTorch CUDA lowers with the back-end's defaults (`autotune` False is a kit option, recorded in every row
+    and verdict); `whole_model_cuda` False skips its whole-model and backbone lowerings (rows say why).
+    """
     yolo.offline_ultralytics()
     isolate.preload(*PRELOAD)
     workers = workers or max(1, min(6, (os.cpu_count() or 2) // 2))
     workdir = tempfile.mkdtemp(prefix="yolo26kit-index-dtype-")
     base = Spec(variant="legacy", scope=scope, model=model, imgsz=imgsz, batch=batch, nc=nc, seed=seed,
-                device=device, workdir=workdir)
+                device=device, workdir=workdir, autotune=autotune)
     plan = [(replace(base, variant=v), list(paths), "matrix") for v in variants]
     if full_model_paths:
         plan.append((replace(base, variant=full_model_variant, scope="full"), list(full_model_paths), "full"))
@@ -1310,13 +1463,13 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
             if on_cuda and "subprocess_gpu" in probes else None
         options = side.submit(isolate.run_step, et_cuda_options, timeout=120, step="ExecuTorch CUDA options")
         shims = side.submit(isolate.run_step, runtime_shims, timeout=300, step="ExecuTorch runtime shims") \
-            if on_cuda and {"backbone_aten", "full_aten"} & set(probes) else None
-        cells = status_matrix(plan, step_timeout, autotune, workers)
+            if on_cuda else None
+        cells = status_matrix(plan, step_timeout, workers, whole_model_cuda)
     probe_cells = [c for c in cells if c.group == "probe"]
     full_cells = [c for c in cells if c.group == "full"]
     cells = [c for c in cells if c.group == "matrix"]
-    return Run(base, cells, full_cells, autotune_note(autotune), probe_cells,
-               gpu.result() if gpu else None, options.result(), shims.result() if shims else None)
+    return Run(base, cells, full_cells, autotune_note(autotune, whole_model_cuda), probe_cells,
+               gpu.result() if gpu else None, options.result(), shims.result() if shims else None, whole_model_cuda)
 
 
 QUICK_PROBES = ["cast", "ops", "backbone", "backbone_aten", "subprocess_gpu"]
@@ -1326,12 +1479,18 @@ catalog.register(catalog.Investigation(
     title="YOLO26 top-k: advanced indexing vs torch.gather across export back-ends",
     seeds=("000_60ebd1ee51d51957.txt", "001_fda80f2472077657.txt"),
     profiles={
-        # quick: the matrix on the postprocess alone (seconds to lower), the whole model only where a claim is about
-        # it; the conv back-end probes lower the backbone (the convolutions are what fails), not the full model twice.
+        # quick: the matrix on the postprocess alone, ExecuTorch CUDA with the back-end's defaults (no convolution or
+        # matmul there, so max-autotune has nothing to tune: seconds); the whole-model / backbone CUDA lowerings are
+        # skipped rows (WHOLE_MODEL_SKIP) and the claims resting on them inconclusive.
         "quick": {"scope": "postprocess", "imgsz": 320, "full_model_paths": ["et_xnnpack", "et_cuda"],
-                  "equivalence_cases": 200, "autotune": False, "step_timeout": 300.0, "probes": QUICK_PROBES},
+                  "equivalence_cases": 200, "autotune": True, "whole_model_cuda": False, "step_timeout": 300.0,
+                  "probes": QUICK_PROBES},
+        # full: every path on the whole model at the seed's 640 px, ExecuTorch CUDA with the back-end's defaults
+        # (whole-model lowerings one at a time; successes and Inductor's autotune timings kept in the compile cache,
+        # so a run spread over several calls with --resume does not redo them).
         "full": {"scope": "full", "imgsz": 640, "full_model_paths": ["export", "aoti", "compile", "et_xnnpack", "et_cuda"],
-                 "equivalence_cases": 2000, "autotune": True, "step_timeout": 1500, "probes": list(PROBES)},
+                 "equivalence_cases": 2000, "autotune": True, "whole_model_cuda": True, "step_timeout": 3000,
+                 "probes": list(PROBES)},
     },
     checks={
         "imgsz": catalog.positive_multiple_of(32),

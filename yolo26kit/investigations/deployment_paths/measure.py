@@ -18,6 +18,7 @@ from typing import Any, Callable
 import torch
 
 from ... import aoti, artifacts, isolate, timing, yolo
+from ...backends import executorch_cuda
 from .. import dynamic_shapes, index_dtype
 
 NAME = "deployment_paths"
@@ -141,19 +142,12 @@ def step_prepare(case: Case) -> dict[str, Any]:
         Path(path).write_bytes(data)
         cached = facts["cached"]
     elif case.backend == "et_cuda":
-        from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
-        from executorch.exir import to_edge_transform_and_lower
-
-        # index_dtype's helpers: max-autotune off (this child only); the back-end's default takes many minutes
-        index_dtype._force_autotune_off()
-        partitioner = CudaPartitioner(index_dtype._cuda_compile_specs(False))
-        program = to_edge_transform_and_lower(export(case), partitioner=[partitioner]).to_executorch()
-        folder = work / f"{case.tag}.cuda"  # its own folder: the weights go to a .ptd file beside the .pte
-        folder.mkdir(parents=True, exist_ok=True)
-        path = str(folder / f"{case.tag}.pte")
-        Path(path).write_bytes(program.buffer)
-        if hasattr(program, "write_tensor_data_to_file"):
-            program.write_tensor_data_to_file(str(folder))
+        # max-autotune off (a kit option, this child only; facts["backend_options"] names it); the back-end's default
+        # takes many minutes. Its own folder: the weights go to a .ptd file beside the .pte; successes are cached.
+        facts = executorch_cuda.lower(export(case), work / f"{case.tag}.cuda", case.tag, autotune=False)
+        path, cached = facts["pte"], facts["cached"]
+        return {"artifact": path, "bytes": os.path.getsize(path), "cached": cached,
+                "backend_options": facts["backend_options"]}
     elif case.backend == "onnxruntime":
         path = str(work / f"{case.tag}.onnx")
         with torch.no_grad():
@@ -478,7 +472,7 @@ def run_case(case: Case, timeout: float, compile_models: list[str]) -> Row:
             return Row(case, steps)
         artifact = prepared.value["artifact"]
     if case.backend == "et_cuda":
-        backends = isolate.run_step(index_dtype.runtime_backends, timeout=120, step=f"{case.tag}:backends")
+        backends = isolate.run_step(executorch_cuda.runtime_backends, timeout=120, step=f"{case.tag}:backends")
         if not (backends.ok and "CudaBackend" in (backends.value or [])):
             registered = backends.value if backends.ok else backends.error
             return Row(case, steps + [isolate.skipped(f"{case.tag}:run", "this executorch runtime has no "

@@ -1,0 +1,218 @@
+"""ExecuTorch's CUDA back-end (AOT Inductor inside ExecuTorch): its compile options and the kit's overrides of them,
+the CudaPartitioner lowering with .pte/.ptd writing, the runtime's registered back-ends and AOTI C shims, and
+loading and running a lowered program.
+
+Overrides patch `CudaBackend.get_aoti_compile_options` in the calling process: call them only inside an isolated
+step's child process.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+OPTION_KEYS = ("max_autotune", "max_autotune_gemm_backends", "max_autotune_conv_backends",
+               "aot_inductor.link_libtorch", "emulate_precision_casts")
+
+
+def compile_specs(autotune: bool) -> list:
+    """CudaPartitioner's compile specs: the method name, and `max_autotune=OFF` when autotune is off."""
+    from executorch.backends.cuda.cuda_backend import CudaBackend
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+    specs = [CudaBackend.generate_method_name_compile_spec("forward")]
+    if not autotune:
+        specs.append(CompileSpec("max_autotune", b"OFF"))
+    return specs
+
+
+def override_options(**overrides: Any) -> None:
+    """Override entries of the CUDA back-end's AOTI options (the calling process only)."""
+    from executorch.backends.cuda.cuda_backend import CudaBackend
+
+    original = CudaBackend.get_aoti_compile_options.__func__
+
+    def overridden(cls, compile_specs):
+        return {**original(cls, compile_specs), **overrides}
+
+    CudaBackend.get_aoti_compile_options = classmethod(overridden)
+
+
+def force_autotune_off() -> None:
+    """Make the CUDA back-end's AOTI options say max_autotune=False (older releases ignore the compile spec)."""
+    override_options(max_autotune=False)
+
+
+def default_options() -> dict[str, Any]:
+    """The Inductor options ExecuTorch's CUDA back-end compiles with by default (the ones that decide fallbacks)."""
+    from executorch.backends.cuda.cuda_backend import CudaBackend
+
+    options = CudaBackend.get_aoti_compile_options(compile_specs(True))
+    return {k: options.get(k) for k in OPTION_KEYS}
+
+
+DEFAULTS = "defaults"  # the back-end's own compile options (max-autotune on, Triton-only GEMM/conv choices)
+
+
+def kit_overrides(autotune: bool = True, conv_backends: str = "") -> dict[str, Any]:
+    """The entries the kit changes in the back-end's options: none for its defaults."""
+    overrides: dict[str, Any] = {} if autotune else {"max_autotune": False}
+    if conv_backends:
+        overrides["max_autotune_conv_backends"] = conv_backends
+    return overrides
+
+
+def options_label(overrides: dict[str, Any] | None) -> str:
+    """The lowering's options as a recorded condition: "defaults", or "kit: key=value, ..." naming every change."""
+    if not overrides:
+        return DEFAULTS
+    return "kit: " + ", ".join(f"{k}={v!r}" for k, v in sorted(overrides.items()))
+
+
+def _build_facts() -> dict[str, Any]:
+    """What besides the program and options decides a lowered CUDA program: releases and the GPU."""
+    from importlib import metadata
+
+    import torch
+
+    facts: dict[str, Any] = {"torch": torch.__version__}
+    try:
+        facts["triton"] = metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        facts["triton"] = ""
+    if torch.cuda.is_available():
+        facts["gpu"] = torch.cuda.get_device_name()
+        facts["capability"] = list(torch.cuda.get_device_capability())
+    return facts
+
+
+def lower(program: Any, folder: str | Path, stem: str, autotune: bool = True,
+          overrides: dict[str, Any] | None = None, cache: bool = True) -> dict[str, Any]:
+    """CudaPartitioner lowering of an exported program, to_executorch, the .pte and its .ptd weights written in
+    `folder` (its own folder: concurrent lowerings write .ptd files); the AOTI shims the lowered code calls.
+
+    `overrides` (with `max_autotune=False` added when autotune is off) patch the back-end's options in this
+    process; `backend_options` in the result names them ("defaults" when none). A lowering that succeeded is kept
+    in the kit's compile cache (artifacts.lowered_folder), keyed by program, options, releases and GPU; a failure
+    raises and is never kept.
+    """
+    import time
+
+    from .. import artifacts
+
+    overrides = {**kit_overrides(autotune), **(overrides or {})}
+    label = options_label(overrides)
+
+    def run_lowering(out: Path) -> dict[str, Any]:
+        from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
+        from executorch.exir import to_edge_transform_and_lower
+
+        t0 = time.perf_counter()
+        if overrides:
+            override_options(**overrides)
+        specs = compile_specs(overrides.get("max_autotune", True) is not False)
+        lowered = to_edge_transform_and_lower(program, partitioner=[CudaPartitioner(specs)])
+        executorch_program = lowered.to_executorch()
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{stem}.pte").write_bytes(executorch_program.buffer)
+        if hasattr(executorch_program, "write_tensor_data_to_file"):
+            executorch_program.write_tensor_data_to_file(str(out))
+        blobs = b"".join(f.read_bytes() for f in out.iterdir() if f.is_file())
+        shims = sorted({m.decode() for m in re.findall(rb"aoti_torch_cuda_\w+", blobs)})
+        return {"pte_name": f"{stem}.pte", "bytes": (out / f"{stem}.pte").stat().st_size, "overrides": overrides,
+                "backend_options": label, "shim_calls": shims, "lowering_seconds": time.perf_counter() - t0}
+
+    folder = Path(folder)
+    if cache:
+        facts = artifacts.lowered_folder(program, "cuda", {"backend_options": label, **_build_facts()}, folder,
+                                         run_lowering)
+    else:
+        facts = {**run_lowering(folder), "cached": False}
+    return {**facts, "pte": str(folder / facts["pte_name"])}
+
+
+def load_method(pte: str | Path) -> Any:
+    """Load a .pte with executorch.runtime, with the .ptd weights beside it where there are any (external
+    constants), and return its `forward` method."""
+    import inspect
+
+    from executorch.runtime import Runtime
+
+    runtime = Runtime.get()
+    data = sorted(Path(pte).parent.glob("*.ptd"))
+    takes_data = "data_path" in inspect.signature(runtime.load_program).parameters
+    # by path: the runtime keeps no reference to a bytes buffer
+    program = runtime.load_program(Path(pte), **({"data_path": str(data[0])} if data and takes_data else {}))
+    return program.load_method("forward")
+
+
+def run(pte: str | Path, inputs: list[Any] | tuple[Any, ...]) -> list[Any]:
+    """Load a .pte (and its .ptd weights) and run `forward` once."""
+    return list(load_method(pte).execute(list(inputs)))
+
+
+def runtime_shims(pattern: str = r"aoti_torch_cuda_\w+") -> dict[str, list[str]]:
+    """The AOTI C-shim functions (`aoti_torch_cuda_*`) that the installed executorch's libraries define, per library."""
+    import executorch
+
+    from .. import forensics
+
+    found: dict[str, list[str]] = {}
+    for lib in Path(executorch.__file__).parent.rglob("*.so*"):
+        names = forensics.defined_symbols(str(lib), pattern)
+        if names:
+            found[str(lib.relative_to(Path(executorch.__file__).parent))] = sorted(set(names))
+    return found
+
+
+def runtime_backends() -> list[str]:
+    """Back-ends registered in this executorch runtime (pybindings)."""
+    from executorch.runtime import Runtime
+
+    registry = Runtime.get().backend_registry
+    return list(getattr(registry, "registered_backend_names", []) or [])
+
+
+class _Captured(Exception):
+    """Raised inside the CUDA back-end's preprocess once its edge program is captured."""
+
+
+def preprocess_input(program: Any, autotune: bool = True) -> tuple[Any, str]:
+    """The edge program the CUDA back-end's preprocess receives (partitioned by CudaPartitioner, not yet moved to
+    the device), and where it came from.
+
+    Stops preprocess where it moves the program to the device, so it runs on a CPU-only machine too. Falls back to
+    plain `to_edge` when the CUDA back-end cannot be imported.
+    """
+    import importlib
+
+    from executorch.exir import EdgeCompileConfig, to_edge
+
+    try:
+        import executorch.backends.aoti.aoti_backend as aoti_backend
+        import torch.export.passes as export_passes
+        from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
+        from executorch.exir import to_edge_transform_and_lower
+    except ImportError:
+        return to_edge(program, compile_config=EdgeCompileConfig(_check_ir_validity=False)).exported_program(), "to_edge"
+    box: dict[str, Any] = {}
+
+    def capture(edge: Any, _device: Any) -> Any:
+        box["program"] = edge
+        raise _Captured()
+
+    modules = [aoti_backend, export_passes, importlib.import_module("executorch.backends.cuda.cuda_backend")]
+    saved = [(m, m.__dict__.get("move_to_device_pass")) for m in modules]
+    for m, _ in saved:
+        m.move_to_device_pass = capture
+    try:
+        to_edge_transform_and_lower(program, partitioner=[CudaPartitioner(compile_specs(autotune))])
+    except Exception:  # _Captured, wrapped or not by the lowering machinery
+        if "program" not in box:
+            raise
+    finally:
+        for m, original in saved:
+            if original is not None:
+                m.move_to_device_pass = original
+    return box["program"], "CudaBackend.preprocess input (to_edge_transform_and_lower + CudaPartitioner)"
