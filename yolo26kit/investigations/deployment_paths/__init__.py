@@ -59,7 +59,8 @@ catalog.register(catalog.Investigation(
     seeds=SEEDS,
     profiles={
         # quick (the notebook's defaults): CUDA yolo26n and yolo26s at 640 px with every back-end and the XNNPACK
-        # check of every task; CPU yolo26n at 320 px without torch.compile, the task check on detect and segment.
+        # check of every task; CPU yolo26n and yolo26s at 640 px (the seed's size) without torch.compile, the task
+        # check on detect and segment; ultralytics' exporter for yolo26n (executorch, onnx) on both.
         "quick": {},
         "full": {"models": ALL_MODELS, "compile_models": ALL_MODELS, "cpu_models": ALL_MODELS,
                  "cpu_compile_models": ["yolo26n", "yolo26s"], "cpu_imgsz": 640, "cpu_backends": list(BACKENDS),

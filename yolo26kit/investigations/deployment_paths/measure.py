@@ -7,6 +7,7 @@ import importlib.util
 import inspect
 import math
 import os
+import re
 import resource
 import statistics
 import tempfile
@@ -314,11 +315,14 @@ def step_ultralytics_export(case: Case) -> dict[str, Any]:
     class Keep(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             if record.levelno >= logging.WARNING:
-                notes.append(" ".join(record.getMessage().split())[:200])
+                notes.append(" ".join(re.sub(r"\x1b\[[0-9;]*m", "", record.getMessage()).split())[:200])
 
-    logging.getLogger("ultralytics").addHandler(Keep())
+    from ultralytics.utils import LOGGER
+
+    LOGGER.addHandler(Keep())
+    LOGGER.setLevel(min(LOGGER.level or logging.WARNING, logging.WARNING))  # YOLO_VERBOSE=False would drop them
     try:
-        out = Path(net.export(format=fmt, imgsz=case.imgsz, device="cpu"))
+        out = folder / net.export(format=fmt, imgsz=case.imgsz, device="cpu")  # a relative path is the folder's
     except Exception as exc:
         text = f"{type(exc).__name__}: {exc}"
         if isinstance(exc, ImportError) or any(word.lower() in text.lower() for word in _MISSING):
@@ -460,7 +464,8 @@ def ultralytics_dynamic_onnx(model: str, sizes: tuple[int, ...], seed: int = 0) 
     base = {"model_variant": "stock", "spec": ULTRALYTICS_DYNAMIC}
     os.chdir(case.workdir)  # the exporter writes beside the yaml's name (this child only)
     try:
-        path = Path(ultralytics_model(case).export(format="onnx", imgsz=max(sizes), device="cpu", dynamic=True))
+        path = Path(case.workdir) / ultralytics_model(case).export(format="onnx", imgsz=max(sizes), device="cpu",
+                                                                   dynamic=True)
         session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     except Exception as exc:
         text = f"{type(exc).__name__}: {str(exc)[:300]}"

@@ -46,6 +46,8 @@ def row_dicts(row: Row) -> list[dict[str, Any]]:
             "graph_breaks": value.get("graph_breaks") if c.backend.startswith("compile") else None,
             "cudagraph_skips": value.get("cudagraph_skips") if c.backend == "compile_cudagraphs" else None,
             "failed step": "" if o.ok else o.step, "error": o.error[:200],
+            "exporter notes": "; ".join(prepare.value.get("notes", [])) if prepare is not None and prepare.ok
+            and isinstance(prepare.value, dict) else "",
             "seconds": round(sum(x.seconds for x in row.outcomes), 2),
         })
     return out
