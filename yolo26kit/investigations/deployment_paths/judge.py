@@ -113,9 +113,9 @@ def _et_cuda(run: Run, model: str) -> tuple[str, str, Row | None, dict[str, Any]
     if prepare is None:
         return "not_lowered", f"{where} was not lowered in this run ({_state(row)})", row, conditions
     if not _is_defaults(options):
-        return "kit_options", (f"{where} was lowered with the kit's options ({options}), not the back-end's "
-                               f"defaults: its outcome ({_state(row)}) is of the kit's making and decides nothing "
-                               "about the back-end"), row, conditions
+        outcome = _state(row) if prepare.ok else f"{prepare.status}: {prepare.error[:160]}"
+        return "kit_options", (f"{where}: the lowering used the kit's options ({options}), not the back-end's "
+                               f"defaults, so its outcome ({outcome}) decides nothing about the back-end"), row, conditions
     if not prepare.ok:
         if prepare.status in ("timeout", "oom"):
             return "unfinished", (f"{where}, default options: the lowering did not finish ({prepare.status} after "
