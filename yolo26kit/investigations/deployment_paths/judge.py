@@ -382,8 +382,9 @@ def judge_xnnpack_vs_eager(run: Run) -> Judgement:
                      + (f"{p['xnnpack_ms']:.3g} ms vs eager {p['eager_ms']:.3g} ms, " if p['xnnpack_ms'] and
                         p['eager_ms'] else "")
                      + _rounds_text(p["rounds"]) for p in pairs)
-    evidence = (f"XNNPACK over eager fp32 on the same CPU ({env._cpu_name()}, {os.cpu_count()} cores), judged for {seed_model['model']} "
-                f"against ≤ {hi:g}× (the seed's \"good CPU performance\"; its 15–20 ms is an Intel Core i7's): {text}"
+    evidence = (f"XNNPACK over eager fp32 on the same CPU ({env._cpu_name()}, {os.cpu_count()} cores), judged for "
+                f"{seed_model['model']} against ≤ {hi:g}× (the seed's \"good CPU performance\"; its 15–20 ms is an "
+                f"Intel Core i7's): {text}"
                 + (_CPU_ON_CUDA if run.on_cuda else ""))
     if seed_model["verdict"] == "inconclusive" and seed_model["rounds"]:
         evidence += " — the rounds fall on both sides of 1×: this machine's noise cannot decide"
