@@ -5,11 +5,15 @@ Back-ends, each a chain of isolated steps (prepare: export / compile / lower; th
   compile      torch.compile, default mode;       compile_cudagraphs  torch.compile(mode="reduce-overhead"), CUDA;
   aoti         AOT Inductor (aoti.compile_package, loaded through aoti.run_step: both load rows when one crashed);
   et_xnnpack   ExecuTorch XNNPACK (a CPU back-end, also on CUDA runs);
-  et_cuda      ExecuTorch CUDA (max-autotune off with index_dtype's helpers), CUDA;
+  et_cuda      ExecuTorch CUDA, CUDA: each row records its `backend_options`; only a lowering with the back-end's
+               defaults, at the seed's 640 px, decides a claim (any other is `inconclusive`);
   onnxruntime  torch.onnx (dynamo) export run by ONNX Runtime: CPU EP, and the CUDA EP on CUDA runs when installed;
   tensorrt     Torch-TensorRT, CUDA, when installed.
+ultralytics' own exporter (YOLO(...).export(format="executorch" | "onnx"), as shipped) makes extra rows beside the kit's
+export (`export_path`), each compared with eager of the same model as the exporter leaves it.
 A back-end that is not installed, or needs CUDA on a CPU run, is a `skipped` row with the reason, never an error.
-Every output is compared with eager fp32 on the device the back-end runs on (index_dtype.compare / agrees).
+Every output is compared with eager fp32 on the device the back-end runs on (index_dtype.compare); a row is correct
+when at least MATCH_RATE_MIN of eager's detections came out, whatever its precision.
 Models are dynamic_shapes' "live" YOLO26 (He-normal weights): top-k scores spread at any input size, so
 back-ends are compared on distinct detections, not on how they break ties.
 """
@@ -19,24 +23,26 @@ from __future__ import annotations
 from typing import Any
 
 from ... import catalog, yolo
-from .judge import (JUDGES, judge, judge_cuda_aoti_backbone_only, judge_gpu_latency, judge_onnxruntime,
-                    judge_recommend_xnnpack, judge_torch_compile_alternative, judge_xnnpack_all_variants,
-                    judge_xnnpack_scaling, judge_xnnpack_vs_eager)
-from .measure import (BACKENDS, COMPILE_HEAVY, CUDA_ONLY, DTYPES, NAME, PRELOAD, REDUCED_SCORE_TOL,
-                      SEED_LATENCY_MS, SEEDS, SIDE_BY_SIDE_ROUNDS, TASKS, Case, Row, Run, build_model, build_task,
-                      compare, correct, example, installed, investigate, plan, ratio_rounds, run_all, run_case,
-                      side_by_side, skip_reason, step_onnx_dynamic, step_prepare, step_run, step_side_by_side,
-                      task_rows)
+from .judge import (ALL_VARIANTS, JUDGES, et_cuda_options, gpu_class, judge, judge_cuda_aoti_backbone_only,
+                    judge_gpu_latency, judge_onnxruntime, judge_recommend_xnnpack, judge_torch_compile_alternative,
+                    judge_xnnpack_all_variants, judge_xnnpack_scaling, judge_xnnpack_vs_eager)
+from .measure import (BACKENDS, COMPILE_HEAVY, CUDA_ONLY, DTYPES, KIT_EXPORT, MATCH_RATE_MIN, NAME, PRELOAD,
+                      SEED_LATENCY_MS, SEEDS, SIDE_BY_SIDE_ROUNDS, TASKS, ULTRALYTICS_EXPORTER, Case, Row, Run,
+                      build_model, build_task, compare, compare_raw, correct, example, installed, investigate, label,
+                      plan, ratio_rounds, run_all, run_case, side_by_side, skip_reason, step_onnx_dynamic, step_prepare,
+                      step_run, step_side_by_side, step_ultralytics_export, step_ultralytics_run, task_rows, timed_ms)
 from .show import (dynamic_frame, fastest_frame, latency_frame, plot_latency, row_dicts, seed_frame,
                    side_by_side_frame, tasks_frame)
 
-__all__ = ["JUDGES", "judge", "judge_cuda_aoti_backbone_only", "judge_gpu_latency", "judge_onnxruntime",
-           "judge_recommend_xnnpack", "judge_torch_compile_alternative", "judge_xnnpack_all_variants",
-           "judge_xnnpack_scaling", "judge_xnnpack_vs_eager", "BACKENDS", "COMPILE_HEAVY", "CUDA_ONLY", "DTYPES",
-           "NAME", "PRELOAD", "REDUCED_SCORE_TOL", "SEED_LATENCY_MS", "SEEDS", "SIDE_BY_SIDE_ROUNDS", "TASKS",
-           "Case", "Row", "Run", "build_model", "build_task", "compare", "correct", "example", "installed",
-           "investigate", "plan", "ratio_rounds", "run_all", "run_case", "side_by_side", "skip_reason",
-           "step_onnx_dynamic", "step_prepare", "step_run", "step_side_by_side", "task_rows", "dynamic_frame",
+__all__ = ["ALL_VARIANTS", "JUDGES", "et_cuda_options", "gpu_class", "judge", "judge_cuda_aoti_backbone_only",
+           "judge_gpu_latency", "judge_onnxruntime", "judge_recommend_xnnpack", "judge_torch_compile_alternative",
+           "judge_xnnpack_all_variants", "judge_xnnpack_scaling", "judge_xnnpack_vs_eager", "BACKENDS",
+           "COMPILE_HEAVY", "CUDA_ONLY", "DTYPES", "KIT_EXPORT", "MATCH_RATE_MIN", "NAME", "PRELOAD",
+           "SEED_LATENCY_MS", "SEEDS", "SIDE_BY_SIDE_ROUNDS", "TASKS", "ULTRALYTICS_EXPORTER", "Case", "Row", "Run",
+           "build_model", "build_task", "compare", "compare_raw", "correct", "example", "installed", "investigate",
+           "label", "plan", "ratio_rounds", "run_all", "run_case", "side_by_side", "skip_reason", "step_onnx_dynamic",
+           "step_prepare", "step_run", "step_side_by_side", "step_ultralytics_export", "step_ultralytics_run",
+           "task_rows", "timed_ms", "dynamic_frame",
            "fastest_frame", "latency_frame", "plot_latency", "row_dicts", "seed_frame", "side_by_side_frame",
            "tasks_frame", "ALL_MODELS"]
 
@@ -53,7 +59,8 @@ catalog.register(catalog.Investigation(
     seeds=SEEDS,
     profiles={
         # quick (the notebook's defaults): CUDA yolo26n and yolo26s at 640 px with every back-end and the XNNPACK
-        # check of every task; CPU yolo26n at 320 px without torch.compile, the task check on detect and segment.
+        # check of every task; CPU yolo26n and yolo26s at 640 px (the seed's size) without torch.compile, the task
+        # check on detect and segment; ultralytics' exporter for yolo26n (executorch, onnx) on both.
         "quick": {},
         "full": {"models": ALL_MODELS, "compile_models": ALL_MODELS, "cpu_models": ALL_MODELS,
                  "cpu_compile_models": ["yolo26n", "yolo26s"], "cpu_imgsz": 640, "cpu_backends": list(BACKENDS),

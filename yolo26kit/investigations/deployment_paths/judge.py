@@ -1,292 +1,531 @@
-"""Deployment paths: one judge per claim of data/claims/deployment_paths.json, each reading the run's rows."""
+"""Deployment paths: one judge per claim of data/claims/deployment_paths.json, each reading the run's rows.
+
+Every judge returns a verdicts.Judgement whose `run` holds this run's value of each condition the ledger names for
+the claim (the seed's conditions); where they differ, findings' settle makes a decisive verdict `inconclusive`.
+Rules shared by the judges:
+- a row is "correct" only when eager's detections came out (measure.correct, MATCH_RATE_MIN, whatever the precision);
+- claims about ExecuTorch's CUDA back-end are decided only by a lowering with the back-end's default options
+  (`backend_options` "defaults", read from the row); a lowering with the kit's options, one that did not run in this
+  profile, or one that did not finish in the step's time, is `inconclusive`, never a failure of the back-end;
+- timing verdicts come from rounds timed in turn (the side-by-side step) through verdicts.band, against the band in
+  the ledger (findings.band_of / the ledger's per-size figures); a latency that is not finite and positive reads
+  "could not time".
+"""
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Callable
 
 import pandas as pd
 
-from ... import env, findings, yolo
-from .. import dynamic_shapes
-from .measure import SEED_LATENCY_MS, TASKS, TORCH_NATIVE_CUDA, Row, Run
-from .show import _label
+from ... import env, findings, timing, yolo
+from ...verdicts import Judgement, band
+from .measure import (KIT_EXPORT, MATCH_RATE_MIN, TASKS, TORCH_NATIVE_CUDA, ULTRALYTICS_EXPORTER, Case, Row, Run,
+                      label, timed_ms)
+
+ALL_VARIANTS = len(TASKS) * len(yolo.SCALES)  # seed 000's "all 25 variants": 5 tasks × 5 sizes
+SEED_IMGSZ = 640  # every figure and lowering in seeds 000/001 is 640x640
+LEDGER_BACKEND = {"eager": "eager", "compile": "torch.compile", "compile_cudagraphs": "torch.compile",
+                  "aoti": "aoti", "et_xnnpack": "executorch-xnnpack", "et_cuda": "executorch-cuda",
+                  "onnxruntime": "onnxruntime", "tensorrt": "tensorrt"}  # the ledger's words for the kit's back-ends
 
 
-# --- verdicts -------------------------------------------------------------------------------------
+# --- reading rows ---------------------------------------------------------------------------------
 
-def _ms(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3g} ms"
+def _by_size(model: str) -> int:
+    return yolo.SCALES.index(yolo.scale_of(model))
 
 
-def _pick(run: Run, backend: str, model: str, device: str | None = None, dtype: str = "fp32",
-          provider: str = "") -> Row | None:
+def _pick(run: Run, backend: str, model: str, device: str | None = None, dtype: str = "fp32", provider: str = "",
+          export_path: str = KIT_EXPORT) -> Row | None:
     return next((r for r in run.rows if r.case.backend == backend and r.case.model == model and r.case.timed
                  and r.case.task == "detect" and r.case.dtype == dtype and (device is None or r.case.device == device)
-                 and (not provider or r.case.provider == provider)), None)
+                 and (not provider or r.case.provider == provider) and r.case.export_path == export_path), None)
+
+
+def _latency(row: Row | None) -> str:
+    ms = row.median_ms if row is not None else None
+    return "could not time" if ms is None else f"{ms:.3g} ms"
 
 
 def _state(row: Row | None) -> str:
-    """A row's outcome in a few words: ran and matched / differs / failed how / skipped why."""
+    """A row's outcome in a few words: ran and matched / ran, differs / failed how / skipped why."""
     if row is None:
         return "not in the run"
+    rate = row.delta.get("match_rate")
     if row.correct:
-        rate = row.delta.get("match_rate")
-        return f"ran, {rate:.0%} of eager's detections matched" if isinstance(rate, float) else "ran, matched eager"
+        return (f"ran, {rate:.0%} of eager's detections matched" if isinstance(rate, float)
+                else f"ran, matched eager (max |Δ| {row.delta.get('max_abs', 0.0):.2g})")
     if row.ok:
-        return f"ran but differs from eager (matched {row.delta.get('match_rate')})"
+        return (f"ran, differs from eager ({rate:.0%} of its detections matched; correct needs {MATCH_RATE_MIN:.0%})"
+                if isinstance(rate, float) else f"ran, differs from eager (max |Δ| {row.delta.get('max_abs')})")
     final = row.final
-    return f"{final.status}: {final.error[:140]}"
+    return f"{final.status}: {final.error[:160]}"
 
 
-def judge_cuda_aoti_backbone_only(run: Run) -> tuple[str, str, dict[str, Any]]:
-    """Seed 001's table: CUDA AOTI exports only the backbone; the whole model (postprocess included) does not run."""
+def _decided(row: Row) -> bool:
+    """The row says something about the path: it ran, or a step failed on its own (not skipped, not out of time)."""
+    return row.ok or row.final.status not in ("skipped", "timeout", "oom")
+
+
+# --- ExecuTorch CUDA: which lowering the row rests on -----------------------------------------------
+
+def et_cuda_options(row: Row | None) -> str:
+    """The back-end options the row's lowering used, as the row records them ("defaults" or "kit: ..."), read from
+    the case, the prepare step's value or any step's details; a row that does not say is taken as not the defaults."""
+    if row is None:
+        return "not run"
+    found = getattr(row.case, "backend_options", None)
+    for o in row.outcomes:
+        if found:
+            break
+        found = (o.value.get("backend_options") if isinstance(o.value, dict) else None) or o.details.get("backend_options")
+    return str(found) if found else "not recorded (taken as the kit's own options)"
+
+
+def et_cuda_imgsz(row: Row) -> int:
+    for o in row.outcomes:
+        for where in (o.value if isinstance(o.value, dict) else {}, o.details):
+            if isinstance(where.get("imgsz"), int):
+                return where["imgsz"]
+    return row.case.imgsz
+
+
+def _is_defaults(options: str) -> bool:
+    return options.strip().lower() == "defaults"
+
+
+def _et_cuda(run: Run, model: str) -> tuple[str, str, Row | None, dict[str, Any]]:
+    """The ExecuTorch CUDA whole-model row this run has for `model` (one lowered with the defaults first), as
+    (kind, sentence, row, run conditions). kind: missing | not_lowered | kit_options | unfinished | failed |
+    ran_ok | ran_differs | not_run."""
+    rows = [r for r in run.rows if r.case.backend == "et_cuda" and r.case.task == "detect" and r.case.timed]
+    mine = sorted((r for r in rows if r.case.model == model), key=lambda r: not _is_defaults(et_cuda_options(r)))
+    row = mine[0] if mine else next(iter(sorted(rows, key=lambda r: not _is_defaults(et_cuda_options(r)))), None)
+    if row is None:
+        return "missing", "ExecuTorch CUDA was not among this run's back-ends", None, {}
+    options, size = et_cuda_options(row), et_cuda_imgsz(row)
+    conditions = {"backend": "executorch-cuda", "backend_options": options, "model": row.case.model, "imgsz": size}
+    prepare = row.prepare
+    where = f"ExecuTorch CUDA on the whole {row.case.model} at {size} px"
+    if prepare is None:
+        return "not_lowered", f"{where} was not lowered in this run ({_state(row)})", row, conditions
+    if not _is_defaults(options):
+        outcome = _state(row) if prepare.ok else f"{prepare.status}: {prepare.error[:160]}"
+        return "kit_options", (f"{where}: the lowering used the kit's options ({options}), not the back-end's "
+                               f"defaults, so its outcome ({outcome}) decides nothing about the back-end"), row, conditions
+    if not prepare.ok:
+        if prepare.status in ("timeout", "oom"):
+            return "unfinished", (f"{where}, default options: the lowering did not finish ({prepare.status} after "
+                                  f"{prepare.seconds:.0f} s), which says nothing about the back-end"), row, conditions
+        return "failed", f"{where}, default options: the lowering failed: {prepare.error[:200]}", row, conditions
+    if row.correct:
+        return "ran_ok", f"{where}, default options: lowered, {_state(row)}, {_latency(row)}", row, conditions
+    if row.ok:
+        return "ran_differs", f"{where}, default options: lowered, {_state(row)}", row, conditions
+    return "not_run", f"{where}, default options: lowered; running it: {_state(row)}", row, conditions
+
+
+# --- judges ---------------------------------------------------------------------------------------
+
+def judge_cuda_aoti_backbone_only(run: Run) -> Judgement:
+    """Seed 001's table: CUDA AOTI (ExecuTorch's CUDA back-end) exports only the backbone; the whole model with its
+    postprocess does not export. Decided by ExecuTorch CUDA's whole-model lowering with its default options."""
     model = run.models[0] if run.models else "yolo26n"
     plain = _pick(run, "aoti", model)
+    how = plain.run.details.get("aoti_load") if plain is not None and plain.run is not None else None
+    load = f" (loaded {how})" if how else ""
+    plain_text = f"plain AOT Inductor of the whole {model} on {run.device}: {_state(plain)}{load}"
     if not run.on_cuda:
-        return "needs_cuda", (f"No CUDA device in this run; on CPU plain AOT Inductor of the whole {model} (postprocess "
-                              f"included): {_state(plain)}."), {}
-    et = _pick(run, "et_cuda", model)
-    lowered = et is not None and et.prepare is not None and et.prepare.ok
-    load = f" (loaded {plain.run.details.get('aoti_load')})" if plain is not None and plain.run is not None else ""
-    evidence = (f"{int(bool(et and et.correct)) + int(bool(plain and plain.correct))} of 2 CUDA AOT Inductor routes ran "
-                f"the whole {model} at {run.imgsz} px and matched eager: ExecuTorch CUDA: "
-                f"{'lowered; ' + _state(et) if lowered else _state(et)}; plain AOT Inductor: {_state(plain)}{load}")
-    data = {"et_cuda": _state(et), "aoti": _state(plain), "et_cuda_lowered": lowered}
-    if et is None or (et.prepare is None and not et.ok):
-        return "error", f"the et_cuda path did not run: {evidence}", data
-    if et.correct:
-        return "refuted", evidence, data
-    if lowered and et.final.status == "skipped":
-        return "partly", evidence + " — the whole model lowers through ExecuTorch's CUDA back-end; this runtime " \
-            "cannot run it", data
-    if plain is not None and plain.correct:
-        return "partly", evidence + " — ExecuTorch's CUDA back-end fails on the whole model (holds), plain AOT " \
-            "Inductor runs it end to end (the limitation is not AOTI's)", data
-    return "confirmed", evidence, data
+        return Judgement("needs_cuda", f"No CUDA device in this run for ExecuTorch's CUDA back-end; {plain_text}.",
+                         {"aoti": _state(plain)}, basis="none")
+    kind, text, et, conditions = _et_cuda(run, model)
+    data = {"et_cuda": text, "kind": kind, "aoti": _state(plain)}
+    evidence = f"{text}; beside it, {plain_text} (not the back-end the seed means)"
+    cond = {"device": "cuda", **conditions}
+    if kind == "missing":
+        return Judgement("error", text, data, basis="none")
+    if kind in ("not_lowered", "kit_options", "unfinished"):
+        return Judgement("inconclusive", evidence, data, run=cond)
+    if kind == "failed":
+        return Judgement("confirmed", evidence, data, run=cond)
+    if kind == "ran_differs":
+        return Judgement("partly", evidence + " — the whole model exports, but its output is not eager's", data,
+                         run=cond)
+    if kind == "not_run":
+        return Judgement("refuted", evidence + " — the whole model exports (the seed says it does not); running it "
+                         "could not be checked here", data, run=cond)
+    return Judgement("refuted", evidence, data, run=cond)
 
 
-def judge_recommend_xnnpack(run: Run) -> tuple[str, str, dict[str, Any]]:
+def judge_recommend_xnnpack(run: Run) -> Judgement:
     """Seed 001's conclusion: with ExecuTorch, use XNNPACK; its CUDA back-end is unsuitable for YOLO26."""
     model = run.models[0] if run.models else "yolo26n"
-    xnn, et = _pick(run, "et_xnnpack", model), _pick(run, "et_cuda", model)
-    ok_models = sorted({r.case.model for r in run.rows if r.case.backend == "et_xnnpack" and r.case.timed and r.correct},
-                       key=lambda m: yolo.SCALES.index(yolo.scale_of(m)))
-    tried = sorted({r.case.model for r in run.rows if r.case.backend == "et_xnnpack" and r.case.timed},
-                   key=lambda m: yolo.SCALES.index(yolo.scale_of(m)))
-    xnn_text = f"{len(ok_models)} of {len(tried)} sizes ran the whole model on XNNPACK and matched eager ({', '.join(tried)})"
-    if xnn is None:
-        return "error", "et_xnnpack was not among the back-ends", {}
+    xnn_rows = sorted((r for r in run.rows if r.case.backend == "et_xnnpack" and r.case.timed and r.case.task == "detect"
+                       and r.case.export_path == KIT_EXPORT), key=lambda r: _by_size(r.case.model))
+    if not xnn_rows:
+        return Judgement("error", "et_xnnpack was not among the back-ends", basis="none")
+    decided = [r for r in xnn_rows if _decided(r)]
+    ok_models = [r.case.model for r in decided if r.correct]
+    xnn_text = (f"{len(ok_models)} of {len(xnn_rows)} sizes ran the whole model on XNNPACK and matched eager: "
+                + "; ".join(f"{r.case.model} at {r.case.imgsz} px: {_state(r)}" for r in xnn_rows))
+    data: dict[str, Any] = {"xnnpack": {r.case.model: _state(r) for r in xnn_rows}}
+    if decided and not ok_models:
+        not_cuda = "XNNPACK failed on every size tried: the recommendation fails whatever ExecuTorch CUDA does"
+        return Judgement("refuted", xnn_text, data,
+                         run={"backend": "executorch-xnnpack", "backend_options": "defaults",
+                              "imgsz": decided[0].case.imgsz},
+                         irrelevant={"backend": not_cuda, "backend_options": not_cuda, "imgsz": not_cuda})
     if not run.on_cuda:
-        return "needs_cuda", f"No CUDA device in this run for ExecuTorch's CUDA back-end; on CPU {xnn_text}.", {}
-    evidence = f"{xnn_text}; ExecuTorch CUDA on {model}: {_state(et)}"
-    if not ok_models:
-        return "refuted", evidence, {}
-    if et is not None and et.correct:
-        faster = et.median_ms is not None and xnn.median_ms is not None and et.median_ms < xnn.median_ms
-        return "partly", evidence + (f" — and it is faster ({_ms(et.median_ms)} vs {_ms(xnn.median_ms)})" if faster
-                                     else ""), {}
-    return "confirmed", evidence, {}
+        return Judgement("needs_cuda", f"No CUDA device in this run for ExecuTorch's CUDA back-end; on CPU {xnn_text}.",
+                         data, basis="none")
+    kind, text, et, conditions = _et_cuda(run, model)
+    data.update({"et_cuda": text, "kind": kind})
+    evidence = f"{xnn_text}; {text}"
+    cond = {k: conditions[k] for k in ("backend", "backend_options", "imgsz") if k in conditions}
+    if kind == "missing":
+        return Judgement("error", evidence, data, basis="none")
+    if not ok_models or kind in ("not_lowered", "kit_options", "unfinished", "not_run"):
+        return Judgement("inconclusive", evidence, data, run=cond)
+    if kind in ("failed", "ran_differs"):
+        return Judgement("confirmed", evidence, data, run=cond)
+    xnn = _pick(run, "et_xnnpack", et.case.model) if et is not None else None
+    faster = et is not None and xnn is not None and et.median_ms and xnn.median_ms and et.median_ms < xnn.median_ms
+    return Judgement("partly", evidence + " — XNNPACK works, but ExecuTorch CUDA runs the whole model too"
+                     + (f" and faster ({_latency(et)} vs XNNPACK's {_latency(xnn)})" if faster else ""), data, run=cond)
 
 
-def judge_xnnpack_all_variants(run: Run) -> tuple[str, str, dict[str, Any]]:
-    """Seed 000: XNNPACK has full model support, all 25 variants (5 tasks × 5 sizes), postprocessing included."""
+def _ultralytics_text(run: Run, backend: str) -> tuple[str, dict[str, Any]]:
+    """What ultralytics' own exporter shipped for `backend` in this run, and whether its program holds the
+    postprocess (from the program's output shape)."""
+    rows = [r for r in run.rows if r.case.backend == backend and r.case.export_path == ULTRALYTICS_EXPORTER]
+    if not rows:
+        return "", {}
+    r = rows[0]
+    shape = r.delta.get("output_shape")
+    post = r.delta.get("postprocess_in_program")
+    fmt = {"et_xnnpack": "executorch", "onnxruntime": "onnx"}.get(backend, backend)
+    text = (f"ultralytics' YOLO(...).export(format='{fmt}') of {r.case.model} (what users ship): {_state(r)}"
+            + (f", output {'x'.join(map(str, shape))}" if shape else "")
+            + ("" if post is None else " — top-k postprocess in the program" if post else
+               " — the end-to-end head is off: the postprocess is not in the program"))
+    return text, {"model": r.case.model, "state": _state(r), "output_shape": shape, "postprocess_in_program": post,
+                  "export_s": round(r.prepare.seconds, 1) if r.prepare is not None else None}
+
+
+def judge_xnnpack_all_variants(run: Run) -> Judgement:
+    """Seed 000: XNNPACK has full model support, all 25 variants (5 tasks × 5 sizes), postprocessing included.
+    One failing variant refutes "all"; confirming needs every one of the 25 tried."""
     rows = run.task_rows
     if not rows:
-        return "error", "no task variant was checked (tasks or task_models empty)", {}
-    good = [r for r in rows if r.correct]
-    bad = {f"{r.case.task}/{r.case.model}": _state(r) for r in rows if not r.correct}
+        return Judgement("error", "no task variant was checked (tasks or task_models empty)", basis="none")
+    decided = [r for r in rows if _decided(r)]
+    good = [r for r in decided if r.correct]
+    bad = {f"{r.case.task}/{r.case.model}": _state(r) for r in decided if not r.correct}
+    unfinished = {f"{r.case.task}/{r.case.model}": _state(r) for r in rows if not _decided(r)}
+    variants = {(r.case.task, r.case.model) for r in decided}
     tasks = sorted({r.case.task for r in rows}, key=TASKS.index)
-    evidence = (f"{len(good)} of {len(rows)} YOLO26 variants tried lowered to XNNPACK, ran in executorch.runtime and "
-                f"matched eager ({len(tasks)} tasks: {', '.join(tasks)}; sizes "
-                f"{', '.join(sorted({r.case.model for r in rows}))}; {rows[0].case.imgsz} px)"
-                + (f"; failing: {bad}" if bad else "") + ("" if len(rows) >= 25 else
-                                                         "; the full profile tries all 25"))
-    data = {"tried": len(rows), "correct": len(good), "failing": bad}
-    if len(good) == len(rows):
-        return "confirmed", evidence, data
-    return ("partly" if good else "refuted"), evidence, data
+    ux_text, ux = _ultralytics_text(run, "et_xnnpack")
+    evidence = (f"{len(good)} of {len(decided)} YOLO26 variants tried ({len(variants)} of {ALL_VARIANTS}) lowered "
+                f"to XNNPACK by the kit's export of the end-to-end model, ran in executorch.runtime and matched eager "
+                f"({', '.join(tasks)}; {', '.join(sorted({r.case.model for r in rows}, key=_by_size))}; "
+                f"{rows[0].case.imgsz} px)" + (f"; failing: {bad}" if bad else "")
+                + (f"; not decided: {unfinished}" if unfinished else "") + (f"; {ux_text}" if ux_text else ""))
+    data = {"tried": len(decided), "variants": len(variants), "of": ALL_VARIANTS, "correct": len(good),
+            "failing": bad, "not_decided": unfinished, "ultralytics_exporter": ux}
+    cond = {"backend": "executorch-xnnpack", "export_path": KIT_EXPORT,
+            "model": sorted({r.case.model for r in decided}, key=_by_size)}
+    if bad:
+        return Judgement("refuted", evidence + " — one failing variant is enough against \"all\"", data, run=cond)
+    if len(variants) >= ALL_VARIANTS and decided:
+        return Judgement("confirmed", evidence, data, run=cond)
+    return Judgement("inconclusive", evidence + f" — {len(variants)} of {ALL_VARIANTS} tried, all matched: \"all "
+                     f"{ALL_VARIANTS}\" needs the other {ALL_VARIANTS - len(variants)} (the full profile tries them)",
+                     data, run=cond)
 
 
-def judge_torch_compile_alternative(run: Run) -> tuple[str, str, dict[str, Any]]:
-    """Seed 000: explore torch.compile with the CUDA back-end as an alternative to ExecuTorch."""
+def judge_torch_compile_alternative(run: Run) -> Judgement:
+    """Seed 000: explore torch.compile with the CUDA backend as an alternative to ExecuTorch: judged by whether
+    torch.compile on CUDA runs the whole model (postprocess included) and matches eager."""
     model = run.models[0] if run.models else "yolo26n"
     modes = {b: _pick(run, b, model) for b in ("compile", "compile_cudagraphs")}
     eager = _pick(run, "eager", model, run.device)
     if not run.on_cuda:
         cpu = modes["compile"]
-        part = (f"torch.compile (default) of the whole {model}: {_state(cpu)}, {_ms(cpu.median_ms)} vs eager "
-                f"{_ms(eager.median_ms if eager else None)}" if cpu is not None and cpu.ok else
+        part = (f"torch.compile (default) of the whole {model}: {_state(cpu)}, {_latency(cpu)} vs eager "
+                f"{_latency(eager)}" if cpu is not None and cpu.ok else
                 f"torch.compile: {_state(cpu)}" if cpu is not None else
                 "torch.compile was not among this CPU run's back-ends (the full profile has it)")
-        return "needs_cuda", f"No CUDA device in this run; on CPU {part}.", {}
+        return Judgement("needs_cuda", f"No CUDA device in this run; on CPU {part}.", basis="none")
     parts, data = [], {}
     for backend, row in modes.items():
-        speed = (f", {_ms(row.median_ms)} = {eager.median_ms / row.median_ms:.2f}× eager fp32's {_ms(eager.median_ms)}, "
-                 f"first call {row.run.value['first_call_s']:.0f} s" if row and row.correct and eager and eager.median_ms
-                 else "")
+        speed = (f", {_latency(row)} = {eager.median_ms / row.median_ms:.2f}× eager fp32's {_latency(eager)}, first "
+                 f"call {row.run.value['first_call_s']:.0f} s" if row and row.correct and row.median_ms and eager
+                 and eager.median_ms else (f", {_latency(row)}" if row and row.correct else ""))
         parts.append(f"{backend}: {_state(row)}{speed}")
         data[backend] = {"state": _state(row), "median_ms": row.median_ms if row else None}
-    working = [b for b, r in modes.items() if r is not None and r.correct]
-    evidence = f"{len(working)} of 2 torch.compile modes ran the whole {model} on CUDA and matched eager: " + "; ".join(parts)
-    if working:
-        return "confirmed", evidence, data
     if all(r is None for r in modes.values()):
-        return "error", "neither compile mode was among the back-ends", data
-    return "refuted", evidence, data
+        return Judgement("error", "neither compile mode was among the back-ends", data, basis="none")
+    working = [b for b, r in modes.items() if r is not None and r.correct]
+    decided = [b for b, r in modes.items() if r is not None and _decided(r)]
+    evidence = (f"{len(working)} of 2 torch.compile modes ran the whole {model} on CUDA and matched eager: "
+                + "; ".join(parts))
+    cond = {"device": "cuda", "backend": "torch.compile"}
+    if working:
+        return Judgement("confirmed", evidence, data, run=cond)
+    if not decided:
+        return Judgement("inconclusive", evidence + " — no mode finished in this run", data, run=cond)
+    return Judgement("refuted", evidence, data, run=cond)
 
 
-def judge_onnxruntime(run: Run) -> tuple[str, str, dict[str, Any]]:
-    """Seed 001: ONNX Runtime runs the full model with flexible (dynamic) shapes."""
+def _dynamic_rows(run: Run) -> list[dict[str, Any]]:
+    dyn = run.onnx_dynamic
+    return list(dyn.value) if dyn is not None and dyn.ok and isinstance(dyn.value, list) else []
+
+
+def _variant_result(rows: list[dict[str, Any]], variant: str) -> tuple[bool | None, str]:
+    """(a dynamic ONNX program of this model variant ran at every size (two at least) and matched eager on some
+    route, a sentence) — False when every route tried failed, None when none was tried (skipped routes do not count).
+    Routes: the kit's torch.export spec, and for the stock model ultralytics' exporter with dynamic=True."""
+    mine = [r for r in rows if r.get("model_variant") == variant and not r.get("skipped")]
+    skipped = [r for r in rows if r.get("model_variant") == variant and r.get("skipped")]
+    routes: dict[str, list[dict[str, Any]]] = {}
+    for r in mine:
+        routes.setdefault(str(r.get("spec", "")), []).append(r)
+    parts, oks = [], []
+    for spec, group in routes.items():
+        sized = [r for r in group if "size" in r and "error" not in r]
+        failed = [r for r in group if "error" in r]
+        text = ", ".join(f"{r['size']} px {'matched' if r['correct'] else 'differs'}" for r in sized)
+        if failed:
+            text = (text + "; " if text else "") + "; ".join(f"{r.get('stage', '')}: {r['error'][:160]}" for r in failed)
+        oks.append(len(sized) >= 2 and not failed and all(r["correct"] for r in sized))
+        parts.append(f"{spec}: {text}")
+    parts += [f"{r.get('spec', '')}: skipped ({r['error'][:160]})" for r in skipped]
+    return (any(oks) if oks else None), ("; ".join(parts) or "not tried")
+
+
+def judge_onnxruntime(run: Run) -> Judgement:
+    """Seed 001: ONNX Runtime runs the full model with flexible (dynamic) shapes. Judged on the model the seed means
+    (stock YOLO26): the whole end-to-end model on ONNX Runtime's CPU EP, and a dynamic-H/W program of the stock model
+    at several sizes; the kit-modified model's dynamic program and ultralytics' exporter are supporting data."""
     model = run.models[0] if run.models else "yolo26n"
     row = _pick(run, "onnxruntime", model, "cpu")
     if row is None:
-        return "error", "onnxruntime was not among the back-ends", {}
+        return Judgement("error", "onnxruntime was not among the back-ends", basis="none")
     if row.final.status == "skipped":
-        return "error", f"ONNX Runtime did not run here: {row.final.error}", {}
+        return Judgement("inconclusive", f"ONNX Runtime did not run here: {row.final.error}", basis="none")
+    dyn_rows = _dynamic_rows(run)
+    stock_ok, stock_text = _variant_result(dyn_rows, "stock")
+    kit_ok, kit_text = _variant_result(dyn_rows, "kit-modified")
     dyn = run.onnx_dynamic
-    dyn_rows = dyn.value if dyn is not None and dyn.ok else []
-    dyn_ok = bool(dyn_rows) and all(r["correct"] for r in dyn_rows)
-    dyn_text = (f"dynamic H/W program ({dynamic_shapes.RECOMMENDED} spec): " +
-                (", ".join(f"{r['size']} px {'matched' if r['correct'] else 'differs'}" for r in dyn_rows) if dyn_rows
-                 else (f"{dyn.status}: {dyn.error[:140]}" if dyn is not None else "not run")))
-    evidence = (f"{int(row.correct) + int(dyn_ok)} of 2: ONNX Runtime (CPU EP) on the whole {model} at {row.case.imgsz} "
-                f"px: {_state(row)}, {_ms(row.median_ms)}; {dyn_text}")
-    data = {"static": _state(row), "dynamic": dyn_rows}
-    if row.correct and dyn_ok:
-        return "confirmed", evidence, data
-    return ("partly" if row.correct or dyn_ok else "refuted"), evidence, data
+    if not dyn_rows:
+        stock_text = f"{dyn.status}: {dyn.error[:160]}" if dyn is not None else "not run"
+    ux_text, ux = _ultralytics_text(run, "onnxruntime")
+    full_ok = row.correct
+    evidence = (f"whole end-to-end {model} (stock model, kit export) on ONNX Runtime's CPU EP at {row.case.imgsz} px: "
+                f"{_state(row)}, {_latency(row)}; dynamic H/W ONNX programs of the stock model (no model change): "
+                f"{stock_text}; supporting: the kit-modified model's dynamic program: {kit_text}"
+                + (f"; {ux_text}" if ux_text else ""))
+    data = {"static": _state(row), "stock_dynamic": stock_ok, "kit_modified_dynamic": kit_ok, "dynamic": dyn_rows,
+            "ultralytics_exporter": ux}
+    cond = {"backend": "onnxruntime", "model_variant": "stock"}
+    if stock_ok is None or not _decided(row):
+        return Judgement("inconclusive", evidence + " — the stock model's dynamic program or the static run was not "
+                         "decided here", data, run=cond)
+    if full_ok and stock_ok:
+        return Judgement("confirmed", evidence, data, run=cond)
+    return Judgement("partly" if full_ok or stock_ok else "refuted", evidence, data, run=cond)
 
 
-def _ratio_band(table: dict[str, tuple[float, float]], small: str, big: str) -> tuple[float, float]:
-    """The range of big/small latency ratios the seed's two ranges allow."""
+def _round_ratios(run: Run, numerator: Case, denominator: Case) -> list[float]:
+    """numerator/denominator per side-by-side round ([] without that step, or when no round could be timed)."""
+    if run.side_by_side is None or not run.side_by_side.ok:
+        return []
+    medians = run.side_by_side.value
+    num = [v if timed_ms(v) else 0.0 for v in medians.get(numerator.tag) or []]
+    den = [v if timed_ms(v) else 0.0 for v in medians.get(denominator.tag) or []]
+    return timing.round_ratios(num, den)
+
+
+_CPU_ON_CUDA = ("; on a CUDA run the CPU rows are timed while other steps compile beside them: the CPU run is the "
+                "cleaner measurement")
+
+
+def _rounds_text(ratios: list[float]) -> str:
+    return (f"{len(ratios)} side-by-side rounds {min(ratios):.2f}–{max(ratios):.2f}×" if ratios
+            else "could not time side by side")
+
+
+def judge_xnnpack_vs_eager(run: Run) -> Judgement:
+    """Seed 000: XNNPACK gives good CPU performance (15–20 ms for yolo26n at 640 on the seed's CPU): judged as XNNPACK
+    at most as slow as eager PyTorch fp32 on the same CPU, round by round, for the seed's yolo26n (band in the
+    ledger); other sizes are data."""
+    claim = "deployment_paths.xnnpack_vs_eager"
+    lo, hi = findings.band_of(claim)
+    models = sorted({r.case.model for r in run.rows if r.case.backend == "et_xnnpack"}, key=_by_size)
+    pairs = []
+    for model in models:
+        xnn, eager = _pick(run, "et_xnnpack", model), _pick(run, "eager", model, "cpu")
+        if xnn is None or eager is None:
+            continue
+        ratios = _round_ratios(run, xnn.case, eager.case) if xnn.correct and eager.correct else []
+        verdict = band(ratios, lo, hi) if ratios else "inconclusive"
+        pairs.append({"model": model, "imgsz": xnn.case.imgsz, "xnnpack": _state(xnn), "xnnpack_ms": xnn.median_ms,
+                      "eager_ms": eager.median_ms, "rounds": [round(r, 3) for r in ratios], "verdict": verdict})
+    if not pairs:
+        return Judgement("error", "no XNNPACK/eager CPU pair in this run", basis="none")
+    seed_model = next((p for p in pairs if p["model"] == "yolo26n"), pairs[0])
+    text = "; ".join(f"{p['model']} at {p['imgsz']} px: XNNPACK {p['xnnpack']}, "
+                     + (f"{p['xnnpack_ms']:.3g} ms vs eager {p['eager_ms']:.3g} ms, " if p['xnnpack_ms'] and
+                        p['eager_ms'] else "")
+                     + _rounds_text(p["rounds"]) for p in pairs)
+    evidence = (f"XNNPACK over eager fp32 on the same CPU ({env._cpu_name()}, {os.cpu_count()} cores), judged for "
+                f"{seed_model['model']} against ≤ {hi:g}× (the seed's \"good CPU performance\"; its 15–20 ms is an "
+                f"Intel Core i7's): {text}"
+                + (_CPU_ON_CUDA if run.on_cuda else ""))
+    if seed_model["verdict"] == "inconclusive" and seed_model["rounds"]:
+        evidence += " — the rounds fall on both sides of 1×: this machine's noise cannot decide"
+    elif not seed_model["rounds"]:
+        evidence += " — no usable side-by-side rounds for it"
+    cond = {"device": "cpu", "backend": "executorch-xnnpack", "model": seed_model["model"],
+            "imgsz": seed_model["imgsz"]}
+    return Judgement(seed_model["verdict"], evidence, {"pairs": pairs, "band": [lo, hi]}, run=cond)
+
+
+def _growth_band(claim: str, small: str, big: str) -> tuple[float, float]:
+    """The big/small latency ratios the seed's per-size ranges allow (the ledger's band.per_model_ms)."""
+    table = findings.ledger_entry(claim)["band"]["per_model_ms"]
     (lo_a, hi_a), (lo_b, hi_b) = table[small], table[big]
     return lo_b / hi_a, hi_b / lo_a
 
 
-def _placement(ratio: float, paired: dict[str, float] | None, lo: float, hi: float) -> str:
-    """Where a measured ratio sits against the band [lo, hi]: `inside` or `outside`, or `straddles` when the
-    side-by-side rounds fall on both sides of an edge, so this machine's noise cannot tell."""
-    if paired is None:
-        return "inside" if lo <= ratio <= hi else "outside"
-    if lo <= paired["min"] and paired["max"] <= hi:
-        return "inside"
-    return "outside" if paired["max"] < lo or paired["min"] > hi else "straddles"
-
-
-def _band_verdict(placements: list[str]) -> str:
-    """confirmed when every step is inside its band, refuted when every one is outside, else partly."""
-    if all(p == "inside" for p in placements):
-        return "confirmed"
-    return "refuted" if all(p == "outside" for p in placements) else "partly"
-
-
-_STRADDLE = " — the rounds fall on both sides of the band, so the measurement cannot decide"
-
-_CPU_ON_CUDA = ("; on a CUDA run the CPU rows are timed while other steps (and notebooks) compile beside them: "
-                "the CPU run is the cleaner measurement")
-
-
-def judge_xnnpack_vs_eager(run: Run) -> tuple[str, str, dict[str, Any]]:
-    """Seed 000: XNNPACK gives good CPU performance (15–20 ms for yolo26n at 640 on the seed's CPU): judged as
-    XNNPACK vs eager PyTorch on the same CPU, the part that transfers across machines."""
-    pairs = []
-    for model in sorted({r.case.model for r in run.rows}, key=lambda m: yolo.SCALES.index(yolo.scale_of(m))):
-        xnn, eager = _pick(run, "et_xnnpack", model), _pick(run, "eager", model, "cpu")
-        if xnn and eager and xnn.correct and xnn.median_ms and eager.median_ms:
-            paired = run.cpu_ratio(xnn.case, eager.case)  # timed in turn in one process, when that step ran
-            ratio = paired["ratio"] if paired else xnn.median_ms / eager.median_ms
-            place = _placement(ratio, paired, 0.0, 1.0)  # faster: every round below 1
-            pairs.append((model, xnn.median_ms, eager.median_ms, xnn.case.imgsz, ratio, paired, place))
-    if not pairs:
-        first = _pick(run, "et_xnnpack", run.models[0]) if run.models else None
-        return "error", f"no XNNPACK/eager CPU pair was timed: XNNPACK {_state(first)}", {}
-    cpu = env._cpu_name()
-    text = "; ".join(f"{m}: XNNPACK {_ms(x)} vs eager {_ms(e)}, {r:.2f}×" +
-                     (f" side by side ({p['rounds']} rounds: {p['min']:.2f}–{p['max']:.2f}×)" if p else "") +
-                     (", faster in some rounds and slower in others" if place == "straddles" else "")
-                     for m, x, e, _, r, p, place in pairs)
-    faster = [p for p in pairs if p[6] == "inside"]
-    evidence = (f"{len(faster)} of {len(pairs)} sizes faster on XNNPACK than eager PyTorch fp32 on the same CPU at "
-                f"{pairs[0][3]} px: {text} ({cpu}, {os.cpu_count()} cores); the seed's 15–20 ms is yolo26n at 640 px "
-                f"on an Intel Core i7, not comparable in absolute terms{_CPU_ON_CUDA if run.on_cuda else ''}")
-    data = {"pairs": [{"model": m, "xnnpack_ms": x, "eager_ms": e, "imgsz": s, "ratio": r, "side_by_side": p,
-                       "faster": place} for m, x, e, s, r, p, place in pairs]}
-    return _band_verdict([p[6] for p in pairs]), evidence, data
-
-
-def judge_xnnpack_scaling(run: Run) -> tuple[str, str, dict[str, Any]]:
-    """Seed 001's XNNPACK column: latency grows yolo26n ~15–20 … yolo26x ~200–250 ms; judged by the growth ratios
-    between the sizes measured, against the ratios the seed's ranges allow."""
+def judge_xnnpack_scaling(run: Run) -> Judgement:
+    """Seed 001's XNNPACK column: latency grows yolo26n ~15–20 … yolo26x ~200–250 ms; judged by each growth ratio
+    between neighbouring sizes measured, round by round, against the ratios the seed's ranges allow."""
+    claim = "deployment_paths.xnnpack_scaling"
     timed = sorted((r for r in run.rows if r.case.backend == "et_xnnpack" and r.case.timed and r.case.task == "detect"
-                    and r.correct and r.median_ms), key=lambda r: yolo.SCALES.index(yolo.scale_of(r.case.model)))
+                    and r.case.export_path == KIT_EXPORT and r.correct), key=lambda r: _by_size(r.case.model))
+    imgsz = timed[0].case.imgsz if timed else run.imgsz
+    cond = {"device": "cpu", "backend": "executorch-xnnpack", "imgsz": imgsz}
     if len(timed) < 2:
-        return "error", (f"{len(timed)} size(s) timed on XNNPACK: growth with size needs two (this profile's models: "
-                         f"{', '.join(run.models)}; the full profile times n…x)"), {}
-    checks = []
-    for a, b in zip(timed, timed[1:]):
-        sa, sb = yolo.scale_of(a.case.model), yolo.scale_of(b.case.model)
-        lo, hi = _ratio_band(SEED_LATENCY_MS["xnnpack_i7"], sa, sb)
-        paired = run.cpu_ratio(b.case, a.case)  # both sizes timed in turn in one process, when that step ran
-        ratio = paired["ratio"] if paired else b.median_ms / a.median_ms
-        checks.append({"from": a.case.model, "to": b.case.model, "ratio": round(ratio, 2), "seed_band": [round(lo, 2),
-                       round(hi, 2)], "placement": _placement(ratio, paired, lo, hi),
-                       "rows_ratio": round(b.median_ms / a.median_ms, 2),
-                       **({"side_by_side": {k: round(v, 2) for k, v in paired.items()}} if paired else {})})
-    inside = [c for c in checks if c["placement"] == "inside"]
-    how = lambda c: (f" (side by side, {c['side_by_side']['rounds']} rounds: {c['side_by_side']['min']}–"  # noqa: E731
-                     f"{c['side_by_side']['max']}; the rows' separate timings give ×{c['rows_ratio']})"
-                     if "side_by_side" in c else " (from the rows' separate timings)")
-    evidence = (f"{len(inside)} of {len(checks)} size steps grow as the seed's XNNPACK column allows: " +
-                "; ".join(f"{c['from']}→{c['to']} ×{c['ratio']}{how(c)} (seed ×{c['seed_band'][0]}–"
-                          f"{c['seed_band'][1]}){_STRADDLE if c['placement'] == 'straddles' else ''}"
-                          for c in checks) +
-                f"; measured at {timed[0].case.imgsz} px on this CPU, the seed's at 640 px on an Intel Core i7"
-                + (_CPU_ON_CUDA if run.on_cuda else ""))
-    return _band_verdict([c["placement"] for c in checks]), evidence, {"steps": checks}
-
-
-def judge_gpu_latency(run: Run) -> tuple[str, str, dict[str, Any]]:
-    """Seed 001's GPU columns: TensorRT ~1–2 … 12–18 ms, hybrid CUDA (backbone only) ~2–3 … 18–25 ms on an A100.
-    Judged by whether a torch-native CUDA path running the whole model reaches the band credited only to TensorRT."""
-    if not run.on_cuda:
-        best = [r for r in run.rows if r.case.device == "cpu" and r.case.timed and r.correct and r.median_ms]
-        fastest = min(best, key=lambda r: r.median_ms) if best else None
-        return "needs_cuda", ("No CUDA device in this run; on CPU the fastest correct path was "
-                              f"{_label(fastest) + ' ' + _ms(fastest.median_ms) if fastest else 'none'}."), {}
+        return Judgement("inconclusive", f"{len(timed)} size(s) ran on XNNPACK and matched eager: growth with size needs "
+                         f"two (this profile's models: {', '.join(run.models)}; the full profile has n…x)",
+                         {"steps": []}, run=cond)
     steps = []
+    for a, b in zip(timed, timed[1:]):
+        lo, hi = _growth_band(claim, a.case.model, b.case.model)
+        ratios = _round_ratios(run, b.case, a.case)
+        rows_ratio = (round(b.median_ms / a.median_ms, 2) if a.median_ms and b.median_ms else None)
+        steps.append({"from": a.case.model, "to": b.case.model, "seed_band": [round(lo, 2), round(hi, 2)],
+                      "rounds": [round(r, 3) for r in ratios], "rows_ratio": rows_ratio,
+                      "verdict": band(ratios, lo, hi) if ratios else "inconclusive"})
+    verdicts = [s["verdict"] for s in steps]
+    if all(v == "confirmed" for v in verdicts):
+        verdict = "confirmed"
+    elif all(v == "refuted" for v in verdicts):
+        verdict = "refuted"
+    elif "inconclusive" in verdicts:
+        verdict = "inconclusive"
+    else:
+        verdict = "partly"
+    text = "; ".join(f"{s['from']}→{s['to']}: {_rounds_text(s['rounds'])} (seed ×{s['seed_band'][0]}–"
+                     f"{s['seed_band'][1]}; the rows' separate timings give "
+                     f"{'×' + str(s['rows_ratio']) if s['rows_ratio'] else 'no ratio'}) → {s['verdict']}"
+                     + (" (the rounds fall on both sides of the band)" if s["verdict"] == "inconclusive" and s["rounds"]
+                        else "") for s in steps)
+    evidence = (f"{verdicts.count('confirmed')} of {len(steps)} size steps grow as the seed's XNNPACK column allows, "
+                f"{verdicts.count('refuted')} do not: {text}; measured at {imgsz} px on this CPU, the seed's at "
+                f"640 px on an Intel Core i7" + (_CPU_ON_CUDA if run.on_cuda else ""))
+    return Judgement(verdict, evidence, {"steps": steps}, run=cond)
+
+
+def gpu_class(name: str) -> str:
+    """A GPU's class from its device name: "NVIDIA H100 80GB HBM3" → "H100"; "" when none is recognisable."""
+    m = re.search(r"\b([A-Z]{1,3}\d{2,4}[A-Z]?)\b", name or "")
+    return m.group(1) if m else (name or "")
+
+
+def _spread(row: Row) -> list[float]:
+    value = row.run.value if row.run is not None else {}
+    return [v for v in (timed_ms(value.get(k)) for k in ("p10_ms", "median_ms", "p90_ms")) if v is not None]
+
+
+def _spread_band(values: list[float], lo: float, hi: float) -> str:
+    """verdicts.band over a row's p10, median and p90; a spread that covers the whole band cannot refute it."""
+    verdict = band(values, lo, hi)
+    return "inconclusive" if verdict == "refuted" and min(values) < lo and max(values) > hi else verdict
+
+
+def judge_gpu_latency(run: Run) -> Judgement:
+    """Seed 001's GPU columns on an A100: TensorRT ~1–2 … 12–18 ms, hybrid CUDA (backbone only) ~2–3 … 18–25 ms.
+    Decided only by TensorRT (fp32) measured on an A100; the kit has no hybrid path. What this run measured instead
+    (torch-native CUDA paths running the whole model) is evidence and data, never the verdict."""
+    claim = "deployment_paths.gpu_latency"
+    if not run.on_cuda:
+        best = [r for r in run.rows if r.case.device == "cpu" and r.case.timed and r.correct and r.median_ms
+                and r.case.export_path == KIT_EXPORT]
+        fastest = min(best, key=lambda r: r.median_ms) if best else None
+        return Judgement("needs_cuda", ("No CUDA device in this run; on CPU the fastest correct path was "
+                                        f"{label(fastest) + ' ' + _latency(fastest) if fastest else 'none'}."),
+                         basis="none")
+    table = findings.ledger_entry(claim)["band"]["per_model_ms"]
+    gpu = gpu_class(run.gpu)
+    native = []
     for model in run.models:
-        scale = yolo.scale_of(model)
-        native = sorted((r for r in run.rows if r.case.model == model and r.case.device.startswith("cuda")
-                         and r.case.backend in TORCH_NATIVE_CUDA and r.case.timed and r.correct and r.median_ms),
-                        key=lambda r: r.median_ms)
-        trt = _pick(run, "tensorrt", model)
-        if not native:
-            continue
-        lo, hi = SEED_LATENCY_MS["tensorrt_a100"][scale]
-        steps.append({"model": model, "path": _label(native[0]), "ms": round(native[0].median_ms, 3),
-                      "seed_tensorrt": [lo, hi], "seed_hybrid": list(SEED_LATENCY_MS["hybrid_cuda_a100"][scale]),
-                      "reaches": native[0].median_ms <= hi,
-                      "tensorrt_ms": trt.median_ms if trt is not None and trt.correct else None})
-    if not steps:
-        return "error", "no torch-native CUDA path ran the whole model correctly", {}
-    reach = [s for s in steps if s["reaches"]]
-    device = env.fingerprint()["device"]
-    text = "; ".join(f"{s['model']}: {s['path']} {s['ms']:.3g} ms (seed: TensorRT {s['seed_tensorrt'][0]:g}–"
-                     f"{s['seed_tensorrt'][1]:g}, hybrid {s['seed_hybrid'][0]:g}–{s['seed_hybrid'][1]:g} ms)" for s in steps)
-    trt_text = "; TensorRT measured here: " + ", ".join(f"{s['model']} {_ms(s['tensorrt_ms'])}" for s in steps) \
-        if any(s["tensorrt_ms"] for s in steps) else "; TensorRT is not installed here"
-    evidence = (f"{len(reach)} of {len(steps)} sizes: a torch-native CUDA path running the whole model (postprocess "
-                f"included) is within the seed's TensorRT figure: {text}{trt_text}. Measured on {device} at "
-                f"{run.imgsz} px; the seed's figures are an A100's (an H100 is a faster GPU), so only the ordering "
-                "transfers")
-    data = {"steps": steps}
-    if not reach:
-        return "confirmed", evidence, data
-    return ("refuted" if len(reach) == len(steps) else "partly"), evidence, data
+        paths = sorted((r for r in run.rows if r.case.model == model and r.case.device.startswith("cuda")
+                        and r.case.backend in TORCH_NATIVE_CUDA and r.case.timed and r.correct and r.median_ms
+                        and r.case.task == "detect"), key=lambda r: r.median_ms)
+        if paths:
+            native.append({"model": model, "path": label(paths[0]), "backend": LEDGER_BACKEND[paths[0].case.backend],
+                           "precision": paths[0].case.dtype, "ms": round(paths[0].median_ms, 3),
+                           "seed_tensorrt": table["tensorrt"].get(model),
+                           "seed_hybrid": table["hybrid executorch-cuda"].get(model)})
+    native_text = "; ".join(f"{n['model']}: {n['path']} {n['ms']:.3g} ms (seed on an A100: TensorRT "
+                            f"{'–'.join(map(str, n['seed_tensorrt']))}, hybrid {'–'.join(map(str, n['seed_hybrid']))} ms)"
+                            for n in native)
+    trt_rows = [_pick(run, "tensorrt", m) for m in run.models]
+    trt = [r for r in trt_rows if r is not None and r.correct and _spread(r)]
+    data: dict[str, Any] = {"gpu": run.gpu, "measured_instead": native}
+    if not trt:
+        why = "; ".join(f"{r.case.model}: {_state(r)}" for r in trt_rows if r is not None) or "not among the back-ends"
+        evidence = (f"neither TensorRT ({why}) nor the hybrid path (backbone on ExecuTorch CUDA, pre/post on the CPU: "
+                    f"not a path this kit builds) was measured on this {gpu or 'GPU'}; the seed's figures are theirs on "
+                    f"an A100. Measured instead, the whole model (postprocess included) at {run.imgsz} px: "
+                    f"{native_text or 'no torch-native path ran correctly'}")
+        cond = {"device": "cuda", "gpu": gpu, "backend": sorted({n["backend"] for n in native}) or ["none"],
+                "precision": sorted({n["precision"] for n in native}) or ["fp32"],
+                "model": list(run.models), "imgsz": run.imgsz}
+        return Judgement("inconclusive", evidence, data, run=cond)
+    steps = []
+    for r in trt:
+        lo, hi = table["tensorrt"][r.case.model]
+        values = _spread(r)
+        steps.append({"model": r.case.model, "p10_median_p90_ms": [round(v, 3) for v in values], "seed": [lo, hi],
+                      "verdict": _spread_band(values, lo, hi)})
+    verdicts = [s["verdict"] for s in steps]
+    data["tensorrt"] = steps
+    text = "; ".join(f"{s['model']}: TensorRT p10/median/p90 {'/'.join(f'{v:.3g}' for v in s['p10_median_p90_ms'])} ms "
+                     f"(seed {s['seed'][0]}–{s['seed'][1]} ms) → {s['verdict']}" for s in steps)
+    evidence = (f"TensorRT fp32 of the whole model at {trt[0].case.imgsz} px on this {gpu or 'GPU'}: {text}; the "
+                f"hybrid column was not measured (not a path this kit builds); torch-native paths: "
+                f"{native_text or 'none ran correctly'}")
+    cond = {"device": "cuda", "gpu": gpu, "backend": "tensorrt", "precision": "fp32",
+            "model": [s["model"] for s in steps], "imgsz": trt[0].case.imgsz}
+    if all(v == "refuted" for v in verdicts):
+        verdict = "refuted"
+    elif "refuted" in verdicts and "confirmed" in verdicts and "inconclusive" not in verdicts:
+        verdict = "partly"
+    else:
+        evidence += (" — TensorRT within the seed's figures cannot confirm the claim without its hybrid half"
+                     if all(v == "confirmed" for v in verdicts) else " — the spread straddles a band edge")
+        verdict = "inconclusive"
+    return Judgement(verdict, evidence, data, run=cond)
 
 
-JUDGES: dict[str, Callable[[Run], tuple[str, str, dict[str, Any]]]] = {
+JUDGES: dict[str, Callable[[Run], Judgement]] = {
     "deployment_paths.cuda_aoti_backbone_only": judge_cuda_aoti_backbone_only,
     "deployment_paths.recommend_xnnpack": judge_recommend_xnnpack,
     "deployment_paths.xnnpack_all_variants": judge_xnnpack_all_variants,

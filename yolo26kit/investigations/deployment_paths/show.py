@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from ... import env, yolo
-from .measure import SEED_LATENCY_MS, TORCH_NATIVE_CUDA, Row, Run
+from .measure import KIT_EXPORT, SEED_LATENCY_MS, TORCH_NATIVE_CUDA, Row, Run, label
 
 
 # --- tables ---------------------------------------------------------------------------------------
@@ -30,12 +30,15 @@ def row_dicts(row: Row) -> list[dict[str, Any]]:
         value = o.value if o.ok and isinstance(o.value, dict) else {}
         out.append({
             "task": c.task, "model": c.model, "backend": c.backend + (f" ({c.provider})" if c.provider else ""),
+            "export_path": c.export_path if c.backend in ("et_xnnpack", "onnxruntime", "aoti", "et_cuda") else "",
             "device": c.device, "dtype": c.dtype, "imgsz": c.imgsz, "status": o.status,
-            "median_ms": _round(value.get("median_ms")), "iqr_ms": _round(value.get("iqr_ms")),
+            "median_ms": _round(row.median_ms if counts else value.get("median_ms")),
+            "iqr_ms": _round(value.get("iqr_ms")),
             "first_call_s": _round(value.get("first_call_s")),
             "prepare_s": _round(prepare.seconds, 2) if prepare is not None else None,
             "peak_mib": _round(value.get("peak_mib"), 1), "mem_kind": value.get("mem_kind", ""),
             "matched": _round(row.delta.get("match_rate")) if counts else None,
+            "output_shape": "x".join(map(str, row.delta.get("output_shape", []))) if counts else "",
             "score_max_abs": row.delta.get("score_max_abs") if counts else None,
             "correct": row.correct if counts else None,
             "aoti_load": o.details.get("aoti_load", "") if c.backend == "aoti" else "",
@@ -43,6 +46,8 @@ def row_dicts(row: Row) -> list[dict[str, Any]]:
             "graph_breaks": value.get("graph_breaks") if c.backend.startswith("compile") else None,
             "cudagraph_skips": value.get("cudagraph_skips") if c.backend == "compile_cudagraphs" else None,
             "failed step": "" if o.ok else o.step, "error": o.error[:200],
+            "exporter notes": "; ".join(prepare.value.get("notes", [])) if prepare is not None and prepare.ok
+            and isinstance(prepare.value, dict) else "",
             "seconds": round(sum(x.seconds for x in row.outcomes), 2),
         })
     return out
@@ -70,25 +75,20 @@ def tasks_frame(rows: list[Row]) -> pd.DataFrame:
 def fastest_frame(rows: list[Row]) -> pd.DataFrame:
     """The fastest correct path per model and device, with its speed-up over eager fp32 there and the runner-up."""
     out = []
-    timed = [r for r in rows if r.case.timed and r.case.task == "detect" and r.correct and r.median_ms is not None]
+    timed = [r for r in rows if r.case.timed and r.case.task == "detect" and r.correct and r.median_ms is not None
+             and r.case.export_path == KIT_EXPORT]  # the exporter's programs may stop before the postprocess
     for (model, device) in sorted({(r.case.model, r.case.device) for r in timed}, key=lambda k: (k[1], k[0])):
         group = sorted((r for r in timed if r.case.model == model and r.case.device == device), key=lambda r: r.median_ms)
         eager = next((r for r in group if r.case.backend == "eager" and r.case.dtype == "fp32"), None)
         best = group[0]
-        out.append({"model": model, "device": device, "fastest correct": _label(best),
+        out.append({"model": model, "device": device, "fastest correct": label(best),
                     "median_ms": _round(best.median_ms), "iqr_ms": _round(best.run.value.get("iqr_ms")),
                     "eager fp32 ms": _round(eager.median_ms) if eager else None,
                     "speed-up vs eager": _round(eager.median_ms / best.median_ms, 2) if eager else None,
-                    "runner-up": _label(group[1]) if len(group) > 1 else "",
+                    "runner-up": label(group[1]) if len(group) > 1 else "",
                     "runner-up ms": _round(group[1].median_ms) if len(group) > 1 else None,
                     "correct paths": len(group)})
     return pd.DataFrame(out)
-
-
-def _label(row: Row) -> str:
-    c = row.case
-    return c.backend + (f" ({c.provider.replace('ExecutionProvider', '')})" if c.provider else "") + \
-        (f" {c.dtype}" if c.dtype != "fp32" else "")
 
 
 def seed_frame(rows: list[Row]) -> pd.DataFrame:
@@ -96,7 +96,8 @@ def seed_frame(rows: list[Row]) -> pd.DataFrame:
     out = []
     for scale in yolo.SCALES:
         model = f"yolo26{scale}"
-        mine = [r for r in rows if r.case.model == model and r.case.task == "detect" and r.correct and r.median_ms]
+        mine = [r for r in rows if r.case.model == model and r.case.task == "detect" and r.correct and r.median_ms
+                and r.case.export_path == KIT_EXPORT]
         if not mine:
             continue
         xnn = next((r for r in mine if r.case.backend == "et_xnnpack"), None)
@@ -107,7 +108,7 @@ def seed_frame(rows: list[Row]) -> pd.DataFrame:
                     "measured XNNPACK ms": _round(xnn.median_ms) if xnn else None,
                     "measured at": f"{xnn.case.imgsz} px, this CPU" if xnn else "",
                     "seed hybrid CUDA ms (A100)": band("hybrid_cuda_a100"), "seed TensorRT ms (A100)": band("tensorrt_a100"),
-                    "fastest torch-native CUDA path": _label(gpu[0]) if gpu else "",
+                    "fastest torch-native CUDA path": label(gpu[0]) if gpu else "",
                     "its ms (whole model)": _round(gpu[0].median_ms) if gpu else None,
                     "at": f"{gpu[0].case.imgsz} px, this GPU" if gpu else ""})
     return pd.DataFrame(out)
@@ -117,19 +118,20 @@ def plot_latency(rows: list[Row]) -> Any:
     """Latency (median, IQR bars) vs model size, one panel per device, one line per back-end and dtype."""
     import matplotlib.pyplot as plt
 
-    timed = [r for r in rows if r.case.timed and r.case.task == "detect" and r.median_ms is not None]
+    timed = [r for r in rows if r.case.timed and r.case.task == "detect" and r.median_ms is not None
+             and r.case.export_path == KIT_EXPORT]
     devices = sorted({r.case.device for r in timed}) or ["(none)"]
     fig, axes = plt.subplots(1, len(devices), figsize=(6.5 * len(devices), 4.2), squeeze=False)
     for ax, device in zip(axes[0], devices):
         mine = [r for r in timed if r.case.device == device]
-        for label in sorted({_label(r) for r in mine}):
-            line = sorted((r for r in mine if _label(r) == label), key=lambda r: yolo.SCALES.index(yolo.scale_of(r.case.model)))
+        for name in sorted({label(r) for r in mine}):
+            line = sorted((r for r in mine if label(r) == name), key=lambda r: yolo.SCALES.index(yolo.scale_of(r.case.model)))
             xs = [yolo.SCALES.index(yolo.scale_of(r.case.model)) for r in line]
             ys = [r.median_ms for r in line]
             iqr = [r.run.value.get("iqr_ms") or 0.0 for r in line]
             style = "-" if all(r.correct for r in line) else ":"
             ax.errorbar(xs, ys, yerr=[[i / 2 for i in iqr], [i / 2 for i in iqr]], marker="o", linestyle=style,
-                        capsize=3, label=label + ("" if style == "-" else " (not matching eager)"))
+                        capsize=3, label=name + ("" if style == "-" else " (not matching eager)"))
         if not mine:
             ax.text(0.5, 0.5, "no timed rows", ha="center", va="center", transform=ax.transAxes)
         ax.set_xticks(range(len(yolo.SCALES)), [f"yolo26{s}" for s in yolo.SCALES])

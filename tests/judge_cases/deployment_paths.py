@@ -1,0 +1,185 @@
+"""deployment_paths: synthetic runs that drive each judge to each verdict it can give (see README.md).
+
+Rows are built as run_all leaves them: outcomes of the isolated steps, and the comparison with eager (DETS).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+from yolo26kit import isolate
+from yolo26kit.investigations import deployment_paths as inv
+
+_GEN = torch.Generator().manual_seed(0)
+DETS = torch.cat([torch.rand(1, 300, 4, generator=_GEN) * 640, torch.linspace(0.9, 0.6, 300).reshape(1, 300, 1),
+                  torch.randint(0, 80, (1, 300, 1), generator=_GEN).float()], dim=-1)
+WRONG = DETS.clone()
+WRONG[..., 5] = (WRONG[..., 5] + 1) % 80  # every class changed: no detection matches
+H100, A100 = "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"
+
+
+def row(model: str = "yolo26n", backend: str = "eager", device: str = "cpu", ms: float | None = 10.0,
+        status: str = "ok", output: torch.Tensor | None = None, task: str = "detect", timed: bool = True,
+        prepare: str | None = None, error: str = "boom", provider: str = "", imgsz: int = 640,
+        options: str | None = None, spread: tuple[float, float] | None = None, dtype: str = "fp32") -> inv.Row:
+    """One row; `options` is the ExecuTorch CUDA lowering's backend_options as the row records it."""
+    case = inv.Case(model=model, backend=backend, device=device, dtype=dtype, imgsz=imgsz, task=task, timed=timed,
+                    provider=provider)
+    extra = {"backend_options": options, "imgsz": imgsz} if options is not None else {}
+    outcomes = []
+    if prepare is not None:
+        ok = prepare == "ok"
+        outcomes.append(isolate.Outcome(f"{case.tag}:prepare", prepare, 5.0,
+                                        value={"artifact": "x", **extra} if ok else None, error="" if ok else error,
+                                        details={} if ok else dict(extra)))
+        if not ok:
+            return inv.Row(case, outcomes)
+    if status == "ok":
+        value = {"outputs": [DETS if output is None else output], "median_ms": ms, "iqr_ms": 0.1, "first_call_s": 1.0}
+        if spread:
+            value.update(p10_ms=spread[0], p90_ms=spread[1])
+        outcomes.append(isolate.Outcome(f"{case.tag}:run", "ok", 2.0, value=value))
+    elif status == "skipped":
+        outcomes.append(isolate.skipped(f"{case.tag}:run", error))
+    else:
+        outcomes.append(isolate.Outcome(f"{case.tag}:run", status, 2.0, error=error))
+    r = inv.Row(case, outcomes)
+    if r.run is not None:
+        r.delta = inv.compare("detect", r.run.value["outputs"], [DETS])
+    return r
+
+
+def run(rows: list[inv.Row], device: str = "cpu", models: tuple[str, ...] = ("yolo26n",), task_rows=(),
+        dynamic: isolate.Outcome | None = None, imgsz: int = 640, rounds: dict[str, list[float]] | None = None,
+        gpu: str = "") -> inv.Run:
+    side = isolate.Outcome("CPU rows side by side", "ok", 3.0, value=rounds) if rounds is not None else None
+    return inv.Run(device, rows, list(task_rows), dynamic, list(models), imgsz, side, gpu)
+
+
+# --- ExecuTorch CUDA ---------------------------------------------------------------------------------
+
+def _et(prepare: str = "error", status: str = "ok", options: str = "defaults", imgsz: int = 640,
+        output: torch.Tensor | None = None, error: str = "NoValidChoicesError: All choices failed to compile") -> inv.Row:
+    return row(backend="et_cuda", device="cuda", prepare=prepare, status=status, options=options, imgsz=imgsz,
+               output=output, error=error, ms=3.0)
+
+
+def _cuda_rows(et: inv.Row, xnn_ok: bool = True) -> list[inv.Row]:
+    xnn = row(backend="et_xnnpack", prepare="ok") if xnn_ok else row(backend="et_xnnpack", prepare="error",
+                                                                       error="unsupported op")
+    return [row(device="cuda", ms=8.0), row(backend="aoti", device="cuda", prepare="ok", ms=2.0), xnn, row(), et]
+
+
+# --- side-by-side CPU rounds ---------------------------------------------------------------------------
+
+def _xnn_vs_eager(ratios: list[float], imgsz: int = 640) -> inv.Run:
+    xnn, eager = row(backend="et_xnnpack", prepare="ok", imgsz=imgsz), row(imgsz=imgsz)
+    rounds = {eager.case.tag: [20.0] * len(ratios), xnn.case.tag: [20.0 * r for r in ratios]}
+    return run([eager, xnn], rounds=rounds, imgsz=imgsz)
+
+
+def _scaling(ratios: list[float]) -> inv.Run:
+    n, s = row(backend="et_xnnpack", prepare="ok", ms=10.0), row("yolo26s", backend="et_xnnpack", prepare="ok", ms=20.0)
+    rounds = {n.case.tag: [10.0] * len(ratios), s.case.tag: [10.0 * r for r in ratios]}
+    return run([n, s], models=("yolo26n", "yolo26s"), rounds=rounds)
+
+
+# --- task variants ---------------------------------------------------------------------------------
+
+def _variants(tasks: tuple[str, ...], models: tuple[str, ...], failing: int = 0) -> inv.Run:
+    rows = [row(m, backend="et_xnnpack", task=t, timed=False, prepare="ok", imgsz=320) for t in tasks for m in models]
+    for i in range(failing):
+        rows[i] = row(rows[i].case.model, backend="et_xnnpack", task=rows[i].case.task, timed=False, prepare="error",
+                      error="LoweringFailed: unsupported op", imgsz=320)
+    return run([], task_rows=rows)
+
+
+ALL_SIZES = tuple(f"yolo26{s}" for s in "nsmlx")
+
+
+# --- ONNX Runtime ------------------------------------------------------------------------------------
+
+def _dynamic(stock_ok: bool | None, kit_ok: bool = True) -> isolate.Outcome:
+    rows: list[dict[str, Any]] = []
+    if stock_ok is not None:
+        rows += ([{"model_variant": "stock", "spec": "derived", "size": s, "correct": True} for s in (160, 320)]
+                 if stock_ok else [{"model_variant": "stock", "spec": "derived", "stage": "torch.export",
+                                    "correct": False, "error": "UserError: Constraints violated (height)"}])
+    rows += [{"model_variant": "kit-modified", "spec": "derived_kit", "size": s, "correct": kit_ok} for s in (160, 320)]
+    return isolate.Outcome("onnxruntime dynamic H/W", "ok", 9.0, value=rows)
+
+
+def _ort(correct: bool = True) -> inv.Row:
+    return row(backend="onnxruntime", provider="CPUExecutionProvider", prepare="ok", output=None if correct else WRONG)
+
+
+# --- GPU latency ---------------------------------------------------------------------------------------
+
+def _trt(gpu: str, ms: float, spread: tuple[float, float]) -> inv.Run:
+    rows = [row(device="cuda", ms=9.0), row(backend="compile_cudagraphs", device="cuda", ms=1.1),
+            row(backend="tensorrt", device="cuda", ms=ms, spread=spread)]
+    return run(rows, device="cuda", gpu=gpu)
+
+
+CASES: dict[str, dict[str, Callable[[], Any]]] = {
+    "deployment_paths.cuda_aoti_backbone_only": {
+        "confirmed": lambda: run(_cuda_rows(_et("error")), device="cuda", gpu=H100),
+        "refuted": lambda: run(_cuda_rows(_et("ok")), device="cuda", gpu=H100),
+        "partly": lambda: run(_cuda_rows(_et("ok", output=WRONG)), device="cuda", gpu=H100),
+        # the kit's own options (e.g. max-autotune off): their failure decides nothing
+        "inconclusive": lambda: run(_cuda_rows(_et("error", options="kit: max_autotune=False",
+                                                   error="NoValidChoicesError: No choices exist for backend")),
+                                    device="cuda", gpu=H100),
+        "needs_cuda": lambda: run([row(backend="aoti", prepare="ok")]),
+    },
+    "deployment_paths.recommend_xnnpack": {
+        "confirmed": lambda: run(_cuda_rows(_et("error")), device="cuda", gpu=H100),
+        "refuted": lambda: run(_cuda_rows(_et("error"), xnn_ok=False), device="cuda", gpu=H100),
+        "partly": lambda: run(_cuda_rows(_et("ok")), device="cuda", gpu=H100),
+        # defaults, but lowered at 320 px (not the seed's 640): the conditions rule makes it inconclusive
+        "inconclusive": lambda: run(_cuda_rows(_et("error", imgsz=320)), device="cuda", gpu=H100),
+        "needs_cuda": lambda: run([row(), row(backend="et_xnnpack", prepare="ok")]),
+    },
+    "deployment_paths.xnnpack_all_variants": {
+        "confirmed": lambda: _variants(inv.TASKS, ALL_SIZES),
+        "refuted": lambda: _variants(inv.TASKS, ("yolo26n",), failing=1),
+        "inconclusive": lambda: _variants(inv.TASKS, ("yolo26n",)),  # 5 of 25 tried
+    },
+    "deployment_paths.torch_compile_alternative": {
+        "confirmed": lambda: run([row(device="cuda", ms=8.0), row(backend="compile", device="cuda", ms=4.0),
+                                  row(backend="compile_cudagraphs", device="cuda", status="error")], device="cuda"),
+        "refuted": lambda: run([row(device="cuda", ms=8.0), row(backend="compile", device="cuda", output=WRONG),
+                                row(backend="compile_cudagraphs", device="cuda", status="error")], device="cuda"),
+        "inconclusive": lambda: run([row(device="cuda"), row(backend="compile", device="cuda", status="timeout")],
+                                    device="cuda"),
+        "needs_cuda": lambda: run([row()]),
+    },
+    "deployment_paths.onnxruntime_full_dynamic": {
+        "confirmed": lambda: run([row(), _ort()], dynamic=_dynamic(True)),
+        "refuted": lambda: run([row(), _ort(False)], dynamic=_dynamic(False)),
+        # the kit-modified model alone runs dynamic: not the model the seed means
+        "partly": lambda: run([row(), _ort()], dynamic=_dynamic(False)),
+        "inconclusive": lambda: run([row(), _ort()], dynamic=_dynamic(None)),
+    },
+    "deployment_paths.gpu_latency": {
+        "refuted": lambda: _trt(A100, 5.0, (4.8, 5.5)),  # yolo26n's TensorRT figure is 1–2 ms
+        "partly": lambda: run([row(backend="tensorrt", device="cuda", ms=1.5, spread=(1.4, 1.6)),
+                               row("yolo26s", backend="tensorrt", device="cuda", ms=9.0, spread=(8.0, 9.5))],
+                              device="cuda", models=("yolo26n", "yolo26s"), gpu=A100),
+        "inconclusive": lambda: _trt(H100, 5.0, (4.8, 5.5)),  # not the seed's A100
+        "needs_cuda": lambda: run([row()]),
+    },
+    "deployment_paths.xnnpack_vs_eager": {
+        "confirmed": lambda: _xnn_vs_eager([0.5, 0.6, 0.55]),
+        "refuted": lambda: _xnn_vs_eager([1.3, 1.5, 1.4]),
+        "inconclusive": lambda: _xnn_vs_eager([0.8, 1.1, 0.9]),  # rounds on both sides of 1×
+    },
+    "deployment_paths.xnnpack_scaling": {
+        "confirmed": lambda: _scaling([2.0, 2.1, 1.9]),
+        "refuted": lambda: _scaling([3.2, 3.5, 3.0]),
+        "inconclusive": lambda: _scaling([2.0, 3.1, 2.5]),  # rounds on both sides of 2.67
+    },
+}
+
