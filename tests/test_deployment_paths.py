@@ -94,6 +94,10 @@ def test_skip_reasons(monkeypatch):
     assert "compile_models" in inv.skip_reason(case, ["yolo26n"])
     assert inv.skip_reason(case, ["yolo26s"]) == ""
     assert inv.skip_reason(replace(case, backend="compile_cudagraphs"), ["yolo26s"]) == "needs a CUDA device"
+    # ExecuTorch CUDA lowers only with the back-end's defaults, and only the sizes et_cuda_models names
+    et_cuda = replace(case, backend="et_cuda", device="cuda")
+    assert inv.skip_reason(et_cuda, ["yolo26s"]) == inv.measure.ET_CUDA_SKIPPED
+    assert inv.skip_reason(et_cuda, ["yolo26s"], ["yolo26s"]) == ""
     monkeypatch.setattr(inv.measure, "installed", lambda module: module != "torch_tensorrt")
     assert "torch_tensorrt" in inv.skip_reason(replace(case, backend="tensorrt", device="cuda"), ["yolo26s"])
     monkeypatch.setattr(inv.measure, "installed", lambda module: module != "onnxscript")

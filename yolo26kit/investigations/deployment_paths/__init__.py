@@ -64,11 +64,11 @@ catalog.register(catalog.Investigation(
         "quick": {},
         "full": {"models": ALL_MODELS, "compile_models": ALL_MODELS, "cpu_models": ALL_MODELS,
                  "cpu_compile_models": ["yolo26n", "yolo26s"], "cpu_imgsz": 640, "cpu_backends": list(BACKENDS),
-                 "cpu_tasks": list(TASKS), "task_models": ALL_MODELS, "min_run_time": 1.0, "step_timeout": 1500.0},
+                 "cpu_tasks": list(TASKS), "task_models": ALL_MODELS, "et_cuda_models": ["yolo26n"], "min_run_time": 1.0, "step_timeout": 1500.0},
     },
     checks={
         "models": _models_check, "compile_models": _models_check, "cpu_models": _models_check,
-        "cpu_compile_models": _models_check, "task_models": _models_check,
+        "cpu_compile_models": _models_check, "task_models": _models_check, "et_cuda_models": _models_check,
         "imgsz": catalog.positive_multiple_of(32), "cpu_imgsz": catalog.positive_multiple_of(32),
         "task_imgsz": catalog.positive_multiple_of(32),
         "backends": catalog.one_of(*BACKENDS), "cpu_backends": catalog.one_of(*BACKENDS),

@@ -160,9 +160,9 @@ def step_prepare(case: Case) -> dict[str, Any]:
         Path(path).write_bytes(data)
         cached = facts["cached"]
     elif case.backend == "et_cuda":
-        # max-autotune off (a kit option, this child only; facts["backend_options"] names it); the back-end's default
-        # takes many minutes. Its own folder: the weights go to a .ptd file beside the .pte; successes are cached.
-        facts = executorch_cuda.lower(export(case), work / f"{case.tag}.cuda", case.tag, autotune=False)
+        # The back-end's default options (max-autotune over every convolution: many minutes); only sizes named in
+        # `et_cuda_models` get here. Its own folder: the weights go to a .ptd beside the .pte; successes are cached.
+        facts = executorch_cuda.lower(export(case), work / f"{case.tag}.cuda", case.tag, autotune=True)
         path, cached = facts["pte"], facts["cached"]
         return {"artifact": path, "bytes": os.path.getsize(path), "cached": cached,
                 "backend_options": facts["backend_options"]}
@@ -555,7 +555,11 @@ def ort_providers() -> list[str]:
     return list(onnxruntime.get_available_providers())
 
 
-def skip_reason(case: Case, compile_models: list[str]) -> str:
+ET_CUDA_SKIPPED = ("the back-end's default lowering of the whole model autotunes every convolution (many minutes on an "
+                   "H100); `et_cuda_models` names the sizes to lower with its defaults (the full profile: yolo26n)")
+
+
+def skip_reason(case: Case, compile_models: list[str], et_cuda_models: tuple[str, ...] | list[str] = ()) -> str:
     """Why a case is not attempted on this run ('' when it is)."""
     if case.export_path == ULTRALYTICS_EXPORTER:
         needs = {"et_xnnpack": ("ultralytics", "executorch"), "onnxruntime": ("ultralytics", "onnx", "onnxruntime")}
@@ -563,6 +567,8 @@ def skip_reason(case: Case, compile_models: list[str]) -> str:
         return f"not installed: {', '.join(missing)} (needed by ultralytics' exporter or its runtime)" if missing else ""
     if case.backend in CUDA_ONLY and not case.device.startswith("cuda"):
         return "needs a CUDA device"
+    if case.backend == "et_cuda" and case.model not in et_cuda_models:
+        return ET_CUDA_SKIPPED
     if case.backend in COMPILE_HEAVY and case.model not in compile_models:
         return "compile-heavy back-ends run only for `compile_models` (this profile's are " \
                f"{', '.join(compile_models) or 'none'})"
@@ -668,9 +674,9 @@ EXPECTED_SECONDS = {"aoti": 150.0, "et_cuda": 70.0, "compile_cudagraphs": 40.0, 
                     "compile": 20.0, "tensorrt": 60.0, "onnxruntime": 15.0, "eager": 5.0}
 
 
-def run_case(case: Case, timeout: float, compile_models: list[str]) -> Row:
+def run_case(case: Case, timeout: float, compile_models: list[str], et_cuda_models: list[str] | tuple = ()) -> Row:
     """Run one case's chain of isolated steps; never raises for a step's own failure."""
-    reason = skip_reason(case, compile_models)
+    reason = skip_reason(case, compile_models, et_cuda_models)
     if reason:
         return Row(case, [isolate.skipped(case.tag, reason)])
     if case.export_path == ULTRALYTICS_EXPORTER:
@@ -712,7 +718,8 @@ def _run_ultralytics_case(case: Case, timeout: float) -> Row:
     return Row(case, [prepared, run])
 
 
-def run_all(cases: list[Case], timeout: float, compile_models: list[str], workers: int = 1) -> list[Row]:
+def run_all(cases: list[Case], timeout: float, compile_models: list[str], workers: int = 1,
+            et_cuda_models: list[str] | tuple = ()) -> list[Row]:
     """Every case's chain, `workers` chains at a time (longest first), then each compared with its eager reference.
 
     Chains are independent child processes; their timed parts take the run's device lock (timing.measure), so
@@ -720,7 +727,7 @@ def run_all(cases: list[Case], timeout: float, compile_models: list[str], worker
     """
     order = sorted(range(len(cases)), key=lambda i: -EXPECTED_SECONDS.get(cases[i].backend, 5.0))
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        done = dict(zip(order, pool.map(lambda i: run_case(cases[i], timeout, compile_models), order)))
+        done = dict(zip(order, pool.map(lambda i: run_case(cases[i], timeout, compile_models, et_cuda_models), order)))
     rows = [done[i] for i in range(len(cases))]
     refs = {r.case.key: r.run.value["outputs"] for r in rows if r.case.backend == "eager" and r.case.dtype == "fp32"
             and r.run is not None}
@@ -768,7 +775,8 @@ def investigate(device: str, models: list[str], compile_models: list[str], imgsz
                 tasks: list[str], cpu_models: list[str], cpu_compile_models: list[str], cpu_imgsz: int,
                 cpu_backends: list[str], cpu_tasks: list[str], dtypes: list[str], task_models: list[str],
                 task_imgsz: int, step_timeout: float, min_run_time: float = 0.5, onnx_dynamic: bool = True,
-                seed: int = 0, workers: int = 0, ultralytics_export: bool = True) -> Run:
+                seed: int = 0, workers: int = 0, ultralytics_export: bool = True,
+                et_cuda_models: list[str] | tuple = ()) -> Run:
     """Plan every case for this device (a CPU run takes the cpu_* parameters) and run them isolated."""
     yolo.offline_ultralytics()
     isolate.preload(*PRELOAD)
@@ -786,7 +794,7 @@ def investigate(device: str, models: list[str], compile_models: list[str], imgsz
     # Beside the cases on CUDA; after them on CPU, where a second busy process would disturb the CPU timings.
     with ThreadPoolExecutor(max_workers=1) as side:
         dynamic = side.submit(dynamic_step) if want_dynamic and on_cuda else None
-        rows = run_all(cases, step_timeout, compile_models, workers)
+        rows = run_all(cases, step_timeout, compile_models, workers, et_cuda_models)
         dynamic_outcome = dynamic.result() if dynamic else (dynamic_step() if want_dynamic else None)
     from ... import env
 
