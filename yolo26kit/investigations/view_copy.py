@@ -204,51 +204,15 @@ def op_counts(gm: torch.fx.GraphModule) -> Counter:
     return Counter(op_name(n.target) for n in gm.graph.nodes if n.op == "call_function")
 
 
-class _Captured(Exception):
-    """Raised inside the CUDA back-end's preprocess once its edge program is captured."""
-
-
 def backend_edge_program(module: nn.Module, inputs: tuple) -> tuple[Any, str, Counter]:
-    """The edge program the CUDA back-end's preprocess receives (partitioned by CudaPartitioner, not yet moved).
-
-    Stops preprocess where it moves the program to the device, so it runs on a CPU-only machine too. Falls
-    back to plain `to_edge` when the CUDA back-end cannot be imported. Returns (program, where it came from,
-    the op counts of the torch.export graph it started from).
-    """
-    from executorch.exir import EdgeCompileConfig, to_edge
+    """The edge program the CUDA back-end's preprocess receives (backends.executorch_cuda.preprocess_input: runs on
+    a CPU-only machine too), where it came from, and the op counts of the torch.export graph it started from."""
+    from ..backends import executorch_cuda
 
     ep = torch.export.export(module, inputs)
     exported = op_counts(ep.graph_module)
-    try:
-        import executorch.backends.aoti.aoti_backend as aoti_backend
-        import torch.export.passes as export_passes
-        from executorch.backends.cuda.cuda_backend import CudaBackend
-        from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
-        from executorch.exir import to_edge_transform_and_lower
-    except ImportError:
-        edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False)).exported_program()
-        return edge, "to_edge", exported
-    box: dict[str, Any] = {}
-
-    def capture(program: Any, _device: Any) -> Any:
-        box["program"] = program
-        raise _Captured()
-
-    modules = [aoti_backend, export_passes, importlib.import_module("executorch.backends.cuda.cuda_backend")]
-    saved = [(m, m.__dict__.get("move_to_device_pass")) for m in modules]
-    for m, _ in saved:
-        m.move_to_device_pass = capture
-    try:
-        to_edge_transform_and_lower(ep, partitioner=[CudaPartitioner(
-            [CudaBackend.generate_method_name_compile_spec("forward")])])
-    except Exception:  # _Captured, wrapped or not by the lowering machinery
-        if "program" not in box:
-            raise
-    finally:
-        for m, original in saved:
-            if original is not None:
-                m.move_to_device_pass = original
-    return box["program"], "CudaBackend.preprocess input (to_edge_transform_and_lower + CudaPartitioner)", exported
+    program, source = executorch_cuda.preprocess_input(ep)
+    return program, source, exported
 
 
 def _user_ops(node: torch.fx.Node) -> list[str]:
