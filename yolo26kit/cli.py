@@ -71,9 +71,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise BadParameter("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise BadParameter("--timeout must be positive")
+    if args.stop_after is not None and args.stop_after <= 0:
+        raise BadParameter("--stop-after must be a positive number of seconds")
     if args.cache and args.no_cache:
         raise BadParameter("--cache and --no-cache exclude each other")
-    options = {"jobs": args.jobs or 0, "cache": args.cache or None, "use_cache": not args.no_cache, "t0": t0}
+    options = {"jobs": args.jobs or 0, "cache": args.cache or None, "use_cache": not args.no_cache, "t0": t0,
+               "stop_after": args.stop_after}
     if args.resume:
         given = [flag for flag, used in (("NAME", args.names), ("--all", args.all), ("-p", args.param),
                                          ("--profile", args.profile), ("--device", args.device), ("--out", args.out),
@@ -157,6 +160,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true", help="a fresh temporary compile cache, deleted at the end")
     run.add_argument("--resume", default="", metavar="RUN_DIR",
                      help="finish a stopped run in place: only the notebooks that did not finish")
+    run.add_argument("--stop-after", type=float, default=None, metavar="SECONDS",
+                     help="end the call cleanly by then (what did not finish is resumable; exit code 75); "
+                          "for runners with a time limit per call, with --resume too")
     run.add_argument("--log-output", action="store_true",
                      help="stream every cell's output to the terminal instead of a progress bar (headless runners)")
     run.set_defaults(fn=cmd_run)
