@@ -15,6 +15,7 @@ import pytest
 from yolo26kit import catalog, findings, runner
 
 pytestmark = pytest.mark.notebook
+ROUNDS = 3
 
 # The kernel says how it was reached: its connection file (transport, socket path), then a results.json.
 REPORT_CONNECTION = """\
@@ -55,10 +56,10 @@ def test_kernel_config_uses_ipc_sockets_in_the_given_folder(tmp_path):
 
 
 def test_eight_kernels_start_at_once_round_after_round(tiny_kit, tmp_path):
-    """8 notebooks at once, 3 rounds: every kernel starts, none retried, each on its own IPC sockets."""
+    """8 notebooks at once, ROUNDS rounds: every kernel starts, none retried, each on its own IPC sockets."""
     t0 = time.perf_counter()
     plan = [(inv, {}) for inv in tiny_kit.values()]
-    for _ in range(3):
+    for _ in range(ROUNDS):
         result = runner.run(plan, out=tmp_path / "runs", jobs=8, cache=tmp_path / "cache", render=False)
         meta = json.loads((result.run_dir / "run.json").read_text())
         assert result.state == "complete" and result.exit_code == 0, runner.summary(result)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -63,8 +64,19 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def process_age() -> float:
+    """Seconds since this process started (from /proc; 0 where it cannot be read): imports count too."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22 of stat: start time after boot, in ticks
+        return max(0.0, float(Path("/proc/uptime").read_text().split()[0]) - started)
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    t0 = time.perf_counter()  # run.json's wall_seconds covers the whole call
+    # run.json's wall_seconds and the --stop-after deadline count from the start of the process, imports included
+    t0 = time.perf_counter() - process_age()
     from . import runner
 
     if args.jobs is not None and args.jobs < 1:
@@ -94,6 +106,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.state == "complete":
         print(f"run:     {result.run_dir / 'index.html'}")
         print(f"reports: {result.index}")
+    if runner.workers_alive():
+        # A stopped run whose worker still waits on a step that was starting (e.g. the step server importing
+        # torch): everything is written and every step tree ended; interpreter shutdown would wait on it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(result.exit_code)
     return result.exit_code
 
 

@@ -188,6 +188,19 @@ def kill_descendants(pid: int, sig: int = signal.SIGKILL) -> list[int]:
 
 _LIVE: dict[int, Any] = {}  # pid -> Process of the steps this process is running now (threads may run several)
 _LIVE_LOCK = threading.Lock()
+_STOPPED = threading.Event()  # set by stop_all: a step that starts from now on is ended at once
+
+
+def stop_all(grace: float = 3.0) -> list[int]:
+    """terminate_all, and end at once every step that starts after it (one whose start was already under way
+    while the batch stopped, e.g. waiting for the step server) until allow_steps()."""
+    _STOPPED.set()
+    return terminate_all(grace)
+
+
+def allow_steps() -> None:
+    """Undo stop_all: steps run again (a new batch in the same process)."""
+    _STOPPED.clear()
 
 
 def terminate_all(grace: float = 3.0) -> list[int]:
@@ -291,6 +304,10 @@ def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str
     proc.start()
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
+    if _STOPPED.is_set():  # stopped while this step was starting: end it like terminate_all would have
+        kill_descendants(proc.pid)
+        _kill_group(proc.pid)
+        proc.kill()  # it may not lead its own group yet
     child_end.close()
     lifeline_child.close()
     deadline = t0 + timeout

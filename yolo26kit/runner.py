@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -58,6 +58,11 @@ FINISHED = ("done", "failed")
 # A notebook whose kernel never started (or died before its first cell) is started again this many times; then it
 # is `not_started`: no `error` verdicts (nothing of the notebook ran), and `--resume` runs it.
 KERNEL_START_RETRIES = 1
+
+
+# Every notebook's child process runs papermill: import it once in the step server (it takes 2–12 s, more on a
+# loaded machine), not once per notebook. Takes effect when this process starts its first step.
+isolate.preload("papermill", "papermill.engines", "nbclient", "jupyter_client")
 
 
 class ResumeRefused(KitError):
@@ -565,18 +570,20 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
             _render_notebook(result.notebook)
         return result
 
-    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="notebook")
-    futures: dict[Future, str] = {pool.submit(work, name): name for name in names}
+    isolate.allow_steps()
+    futures = _start_workers(work, names, jobs)
     left = set(futures)
     while left and not stop.event.is_set():
         _, left = wait(left, timeout=0.25, return_when=FIRST_COMPLETED)
         if left and deadline is not None and time.perf_counter() >= deadline:
             stop.deadline()
-    pool.shutdown(wait=False, cancel_futures=True)
+    for future in futures:
+        future.cancel()  # those not started yet
     if stop.event.is_set():
-        deadline = time.monotonic() + 2 * STOP_GRACE + 4
+        # A step that starts after stop_all ends at once (isolate), so a worker still starting one needs no wait.
+        deadline = time.monotonic() + STOP_GRACE + 2
         while True:  # a notebook may start between two sweeps: sweep until every worker has returned
-            isolate.terminate_all(grace=STOP_GRACE)
+            isolate.stop_all(grace=STOP_GRACE)
             _, left = wait(left, timeout=1.0)
             if not left or time.monotonic() > deadline:
                 break
@@ -605,6 +612,39 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
         else:  # its worker did not return within the stop deadline
             batch.update(name, state="interrupted", ok=False, error=stop.cause)
     return runs
+
+
+def workers_alive() -> bool:
+    """True while a notebook worker thread of this process is still running (after a stop: one still starting)."""
+    return any(t.name.startswith("notebook-") and t.is_alive() for t in threading.enumerate())
+
+
+def _start_workers(work: Callable[[str], Any], names: list[str], jobs: int) -> dict[Future, str]:
+    """Run work(name) for every name on `jobs` daemon threads; returns {future: name}.
+
+    Not a ThreadPoolExecutor: the interpreter joins its threads at exit, so a stopped run would wait for a worker
+    still blocked in starting a step (e.g. while the step server imports torch) before the process could end.
+    """
+    futures = {Future(): name for name in names}
+    queue = list(futures.items())
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if not queue:
+                    return
+                future, name = queue.pop(0)
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(work(name))
+            except BaseException as exc:  # noqa: BLE001 - reported per notebook by the caller
+                future.set_exception(exc)
+
+    for i in range(min(jobs, len(names))):
+        threading.Thread(target=worker, name=f"notebook-{i}", daemon=True).start()
+    return futures
 
 
 def _time_split(results: Path) -> dict[str, float] | None:
