@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from . import catalog, env
-from .errors import BadParameter, DeviceUnavailable, KitError
+from .errors import BadOutput, BadParameter, BadResults, DeviceUnavailable, KitError, NoInvestigations
 
 
 def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
@@ -24,12 +26,43 @@ def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
     return overrides
 
 
+def investigations() -> list[catalog.Investigation]:
+    """Every investigation with a notebook; none (notebooks/ missing or empty) is an error, not an empty list."""
+    found = catalog.all_investigations()
+    if not found:
+        raise NoInvestigations(f"no investigation has a notebook in {catalog.NOTEBOOKS} (missing or empty); "
+                               "run from a complete checkout of the kit")
+    return found
+
+
+def asks_for_cuda(name: str, value: Any) -> bool:
+    """A parameter named device/devices (or *_device[s]) whose value, or one of its values, is cuda[:N]."""
+    if not re.fullmatch(r"(\w+_)?devices?", name):
+        return False
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return any(isinstance(v, str) and re.fullmatch(r"cuda(:\d+)?", v.strip().lower()) for v in values)
+
+
+def check_out(out: Path) -> None:
+    """--out must be a folder this process can create run folders in; checked by creating and removing a probe."""
+    if out.exists() and not out.is_dir():
+        raise BadOutput(f"--out {out} is a file, not a folder")
+    existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise BadOutput(f"--out {out}: {existing} is a file, not a folder")
+    try:
+        probe = tempfile.mkdtemp(prefix=".yolo26kit-probe-", dir=existing)
+        os.rmdir(probe)
+    except OSError as exc:
+        raise BadOutput(f"--out {out}: cannot write in {existing} ({exc.strerror or exc})") from None
+
+
 def build_plan(names: list[str], run_all: bool, profile: str, overrides: dict[str, Any],
                device: str) -> list[tuple[catalog.Investigation, dict[str, Any]]]:
     """Validate the whole command line and return (investigation, parameters) pairs; writes nothing."""
     if run_all == bool(names):
         raise BadParameter("name investigations or pass --all (not both); see `yolo26kit list`")
-    chosen = catalog.all_investigations() if run_all else [catalog.get(n) for n in names]
+    chosen = investigations() if run_all else [catalog.get(n) for n in names]
     if device not in ("auto", "cpu", "cuda"):
         raise BadParameter(f"--device must be auto, cpu or cuda, got {device!r}")
     if device == "cuda" and not env.cuda_available():
@@ -48,11 +81,14 @@ def build_plan(names: list[str], run_all: bool, profile: str, overrides: dict[st
         plan.append((inv, inv.resolve(profile, mine)))
     if unused:
         raise BadParameter(f"parameter(s) {sorted(unused)} belong to none of {[i.name for i in chosen]}")
+    cuda = [f"{inv.name}: {k}={v!r}" for inv, params in plan for k, v in params.items() if asks_for_cuda(k, v)]
+    if cuda and not env.cuda_available():
+        raise DeviceUnavailable(f"{', '.join(cuda)} asks for CUDA but no CUDA GPU is visible; use cpu or auto")
     return plan
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    for inv in catalog.all_investigations():
+    for inv in investigations():
         print(f"{inv.name}  —  {inv.title}  (seeds: {', '.join(inv.seeds)}; notebook: notebooks/{inv.notebook.name})")
         for p in inv.params.values():
             if p.name in catalog.RUNNER_PARAMETERS:
@@ -100,6 +136,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         plan = build_plan(args.names, args.all, args.profile or "quick", _parse_overrides(args.param),
                           args.device or "auto")
         out = Path(args.out) if args.out else runner.DEFAULT_OUT
+        check_out(out)
         result = runner.run(plan, out=out, timeout=args.timeout or runner.DEFAULT_TIMEOUT, log_output=args.log_output,
                             **options)
     print(runner.summary(result), flush=True)
@@ -124,11 +161,31 @@ def cmd_report(args: argparse.Namespace) -> int:
     runs = [target] if list(target.glob("*.results.json")) else report.find_runs(target)
     if not runs:
         raise BadParameter(f"no results.json under {target}")
+    for run_dir in runs:  # all of them before any page is written
+        check_results(run_dir)
     for run_dir in runs:
         print(report.render_run(run_dir, notebooks=not args.no_notebooks))
     root = target.parent if runs == [target] else target
     print(report.render_index(root))
     return 0
+
+
+def check_results(run_dir: Path) -> None:
+    """Every results.json of a run (and its run.json, if any) must read back; else BadResults, nothing written."""
+    from . import findings
+
+    for path in sorted(run_dir.glob("*.results.json")):
+        try:
+            findings.read_results(path)
+        except (OSError, ValueError, AttributeError) as exc:
+            raise BadResults(f"{path}: not a readable results.json ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else ''}); nothing written") from None
+    if (run_dir / "run.json").exists():
+        try:
+            json.loads((run_dir / "run.json").read_text())["notebooks"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise BadResults(f"{run_dir / 'run.json'}: not a readable run.json ({type(exc).__name__}); "
+                             "nothing written") from None
 
 
 def cmd_stamp(args: argparse.Namespace) -> int:
