@@ -500,6 +500,7 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
         cache.close()
         # Notes shared by concurrent notebooks while they ran; every trace file keeps what they held.
         shutil.rmtree(batch.run_dir / isolate.CRASH_SITES, ignore_errors=True)
+        shutil.rmtree(batch.run_dir / isolate.CACHE_COUNTS, ignore_errors=True)
 
     signum = stop.signum  # a signal during the pages below comes too late to stop anything
     state = "complete" if not signum and not batch.unfinished() else "interrupted"
@@ -540,6 +541,7 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
     """Run the notebooks `jobs` at a time; on a stop signal, or at `deadline` (perf_counter), end every step tree
     and mark what did not finish."""
     meta = batch.meta
+    cache_state = meta["invocations"][-1]["compile_cache"] if meta.get("invocations") else ""
     total = len(names)
     done_count = [0]
     invs = {name: catalog.get(name) for name in names}  # here, not in the threads: discovery imports modules
@@ -562,7 +564,8 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
             print(f"[{name}] left for --resume: {result.error}", file=sys.stderr, flush=True)
             return result
         batch.update(name, state=result.state, ok=result.ok, seconds=round(result.seconds, 2), error=result.error,
-                     time_split=_time_split(result.results))
+                     time_split=_time_split(result.results), cache=cache_report(batch.run_dir, name, result.results,
+                                                                               cache_state))
         done_count[0] += 1
         said = "ok" if result.ok else f"FAILED ({result.error})"
         print(f"[{done_count[0]}/{total}] {name}: {said} in {result.seconds:.1f} s", file=sys.stderr, flush=True)
@@ -645,6 +648,39 @@ def _start_workers(work: Callable[[str], Any], names: list[str], jobs: int) -> d
     for i in range(min(jobs, len(names))):
         threading.Thread(target=worker, name=f"notebook-{i}", daemon=True).start()
     return futures
+
+
+def cache_report(run_dir: Path, name: str, results: Path, state: str) -> dict[str, Any]:
+    """What the compile cache did for one notebook, as far as it can be counted cheaply.
+
+    - `compile_cache`: the cache's state when this call started (cold / warm / off); one cache serves the whole
+      run, so a notebook of a warm run may still compile what no earlier run compiled.
+    - `inductor` / `aot_autograd`: hits, misses and bypasses of Inductor's FX-graph cache and AOTAutograd's cache,
+      summed over the notebook's isolated steps (isolate.CACHE_COUNTS). Compiles in the kernel itself, outside a
+      step, and Triton's own kernel cache are not counted.
+    - `artifacts`: rows of the notebook's results tables with a boolean `cached` column (the kit's artifacts
+      cache: lowered ExecuTorch programs), served vs made. AOTI packages and crash diagnoses say nothing there.
+    """
+    counted: dict[str, int] = {}
+    path = run_dir / isolate.CACHE_COUNTS / f"{name}.jsonl"
+    try:
+        for line in path.read_text().splitlines():
+            for key, value in json.loads(line).items():
+                counted[key] = counted.get(key, 0) + int(value)
+    except (OSError, ValueError):
+        pass
+    path.unlink(missing_ok=True)
+    report: dict[str, Any] = {"compile_cache": state}
+    for group, prefix in (("inductor", "fxgraph_cache_"), ("aot_autograd", "autograd_cache_")):
+        report[group] = {kind: counted.get(prefix + kind, 0) for kind in ("hit", "miss", "bypass")}
+    try:
+        tables = json.loads(results.read_text()).get("tables") or {}
+        flags = [row["cached"] for rows in tables.values() if isinstance(rows, list) for row in rows
+                 if isinstance(row, dict) and isinstance(row.get("cached"), bool)]
+    except (OSError, ValueError, AttributeError):
+        flags = []
+    report["artifacts"] = {"hit": sum(flags), "miss": len(flags) - sum(flags)}
+    return report
 
 
 def _time_split(results: Path) -> dict[str, float] | None:
