@@ -12,7 +12,7 @@ TRACKED = Path(__file__).resolve().parents[1] / "notebooks"
 
 
 def strip_tracked_outputs(model, path, contents_manager, **kwargs):
-    """FileContentsManager.pre_save_hook: clear outputs and execution counts of a notebook under TRACKED."""
+    """ContentsManager.pre_save_hook: clear outputs and execution counts of a notebook under TRACKED."""
     if model.get("type") != "notebook" or not isinstance(model.get("content"), dict):
         return
     target = (Path(contents_manager.root_dir) / path.lstrip("/")).resolve()
@@ -29,4 +29,4 @@ try:
 except NameError:  # imported as a module (tests)
     pass
 else:
-    c.FileContentsManager.pre_save_hook = strip_tracked_outputs
+    c.ContentsManager.pre_save_hook = strip_tracked_outputs  # every contents manager, JupyterLab's async one too
