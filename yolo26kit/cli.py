@@ -143,6 +143,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.state == "complete":
         print(f"run:     {result.run_dir / 'index.html'}")
         print(f"reports: {result.index}")
+    from . import isolate
+
+    isolate.stop_server()
     if runner.workers_alive():
         # A stopped run whose worker still waits on a step that was starting (e.g. the step server importing
         # torch): everything is written and every step tree ended; interpreter shutdown would wait on it.

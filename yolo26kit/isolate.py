@@ -221,6 +221,22 @@ def stop_all(grace: float = 3.0) -> list[int]:
     return terminate_all(grace)
 
 
+def stop_server() -> None:
+    """End this process's step server at once (SIGKILL). Left to itself it exits only after this process does, and
+    then spends seconds in interpreter shutdown (torch and papermill loaded): a finished `run` leaves no process."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver
+    pid = getattr(server, "_forkserver_pid", None)
+    if pid is None:
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+        server._stop_unlocked()  # reaps it and forgets it: a later step starts a new server
+    except (OSError, AttributeError):
+        pass
+
+
 def allow_steps() -> None:
     """Undo stop_all: steps run again (a new batch in the same process)."""
     _STOPPED.clear()
