@@ -187,23 +187,21 @@ def kernel_config(sockets: str | Path) -> Any:
 
 
 def _execute_notebook(source: str, target: str, parameters: dict[str, Any], cwd: str, log_output: bool = False,
-                      progress: bool = True) -> None:
-    """Child-process body: papermill's Python API, kernel = this interpreter, on IPC sockets (kernel_config)."""
+                      progress: bool = True, sockets: str = "") -> None:
+    """Child-process body: papermill's Python API, kernel = this interpreter, on IPC sockets in `sockets`
+    (kernel_config; the caller makes and removes the folder, so a killed child leaves none behind)."""
     import papermill as pm
 
     if log_output:  # papermill logs cell outputs at INFO on its own logger
         logging.basicConfig(level=logging.INFO, format="%(message)s")
 
     os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    sockets = tempfile.mkdtemp(prefix="yolo26kit-kernel-")
     try:
         pm.execute_notebook(source, target, parameters=parameters, kernel_name="python3",
                             progress_bar=progress and not log_output, log_output=log_output, cwd=cwd, report_mode=False,
-                            config=kernel_config(sockets))
+                            config=kernel_config(sockets or tempfile.mkdtemp(prefix="yolo26kit-kernel-")))
     except pm.PapermillExecutionError as exc:  # papermill saved the notebook first; say which cell and why
         raise RuntimeError(f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
-    finally:
-        shutil.rmtree(sockets, ignore_errors=True)
 
 
 def never_started(notebook: Path) -> bool:
@@ -238,9 +236,14 @@ def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_i
     retries: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     while True:
-        outcome = isolate.run_step(_execute_notebook, str(inv.notebook), str(notebook), injected, str(run_dir),
-                                   log_output, progress, timeout=max(1.0, timeout - (time.perf_counter() - t0)),
-                                   step=inv.name, capture=False, env={**(env or {}), TAG_ENV: tag}, forensics=False)
+        sockets = tempfile.mkdtemp(prefix="yolo26kit-kernel-")
+        left_s = max(1.0, timeout - (time.perf_counter() - t0))
+        try:
+            outcome = isolate.run_step(_execute_notebook, str(inv.notebook), str(notebook), injected, str(run_dir),
+                                       log_output, progress, sockets, timeout=left_s, step=inv.name, capture=False,
+                                       env={**(env or {}), TAG_ENV: tag}, forensics=False)
+        finally:
+            shutil.rmtree(sockets, ignore_errors=True)
         left = sweep(tag)  # whatever the notebook left running: nothing when its kernel shut down cleanly
         if left:
             print(f"[{inv.name}] killed {len(left)} process(es) it left behind", file=sys.stderr, flush=True)
@@ -460,7 +463,7 @@ def resume(run_dir: str | Path, *, jobs: int = 0, cache: str | Path | None = Non
 
 def stop_margin(stop_after: float) -> float:
     """Seconds before a --stop-after deadline at which running notebooks are stopped: a quarter of the budget,
-    at most STOP_MARGIN (stopping takes up to 2 × STOP_GRACE; run.json and the pages then take a few seconds)."""
+    at most STOP_MARGIN (stopping takes up to STOP_GRACE + 2 s; run.json and the pages then take a few seconds)."""
     return min(STOP_MARGIN, stop_after / 4)
 
 
