@@ -22,8 +22,9 @@ report: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# Tracked notebooks are saved without outputs (a pre-save hook): autosave never makes the checkout dirty.
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab --config=yolo26kit/jupyter_lab_config.py notebooks/
 
 clean-venv:
 	rm -rf $(VENV)

@@ -117,3 +117,113 @@ def test_stamp_file_and_local_runs_are_ignored_by_git():
     paths = ["yolo26kit/_revision.txt", "reports/runs/index.html", "reports/runs/interactive/x.results.json"]
     ignored = subprocess.run(["git", "-C", str(root), "check-ignore", *paths], capture_output=True, text=True).stdout
     assert ignored.split() == paths
+
+
+# --- bad input and hygiene, tried as a new user would --------------------------------------------------------
+
+
+@pytest.mark.skipif(env.cuda_available(), reason="this machine has a GPU")
+@pytest.mark.parametrize("argv", [["run", "cdmaskformer_mask", "-p", "device=cuda"],
+                                  ["run", "aoti_load", "-p", "device=cuda"],
+                                  ["run", "--all", "-p", "device=cuda"]])
+def test_a_device_parameter_asking_for_cuda_without_gpu_exits_2(capsys, tmp_path, argv):
+    code, out, err = run_cli(capsys, *argv, "--out", str(tmp_path / "runs"))
+    assert code == 2 and "no CUDA GPU" in err and "device='cuda" in err and err.count("\n") == 1 and not out
+    assert not (tmp_path / "runs").exists()
+
+
+def test_asks_for_cuda_reads_device_names_and_lists():
+    assert cli.asks_for_cuda("device", "cuda") and cli.asks_for_cuda("devices", ["cpu", "cuda:1"])
+    assert cli.asks_for_cuda("export_device", "CUDA")
+    assert not cli.asks_for_cuda("device", "auto") and not cli.asks_for_cuda("backends", ["et_cuda"])
+
+
+def test_out_naming_a_file_exits_2_and_writes_nothing(capsys, tmp_path):
+    target = tmp_path / "afile"
+    target.write_text("keep me")
+    for out in (target, target / "sub"):
+        code, _, err = run_cli(capsys, "run", "index_dtype", "--device", "cpu", "--out", str(out))
+        assert code == 2 and "is a file" in err and err.count("\n") == 1
+    assert target.read_text() == "keep me" and sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_out_in_a_folder_that_cannot_be_written_exits_2(capsys, tmp_path):
+    # /proc refuses new folders even to root (a chmod 555 folder does not stop root)
+    code, _, err = run_cli(capsys, "run", "index_dtype", "--device", "cpu", "--out", "/proc/yolo26kit-runs")
+    assert code == 2 and "cannot write in /proc" in err and err.count("\n") == 1
+    assert not __import__("os").path.exists("/proc/yolo26kit-runs")
+
+
+@pytest.mark.parametrize("damage", ['{"schema": 1, "claims": [', "", '{"schema": 99}', "[1, 2]"])
+def test_report_of_a_corrupted_results_json_exits_2_and_writes_nothing(capsys, tmp_path, damage):
+    run_dir = tmp_path / "runs" / "20260101T000000Z-a-cpu"
+    run_dir.mkdir(parents=True)
+    (run_dir / "index_dtype.results.json").write_text(damage)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    code, out, err = run_cli(capsys, "report", str(run_dir))
+    assert code == 2 and "index_dtype.results.json: not a readable results.json" in err
+    assert err.count("\n") == 1 and not out
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # no index.html anywhere
+
+
+@pytest.mark.parametrize("make", ["missing", "empty"])
+def test_no_notebooks_is_an_error_for_list_and_run_all(capsys, tmp_path, monkeypatch, make):
+    from yolo26kit import catalog
+
+    folder = tmp_path / "notebooks"
+    if make == "empty":
+        folder.mkdir()
+    monkeypatch.setattr(catalog, "NOTEBOOKS", folder)
+    for argv in (["list"], ["run", "--all", "--out", str(tmp_path / "runs")]):
+        code, out, err = run_cli(capsys, *argv)
+        assert code == 2 and "no investigation has a notebook" in err and err.count("\n") == 1 and not out
+    assert not (tmp_path / "runs").exists()
+
+
+def test_results_and_run_json_are_written_0644_under_umask_022(tmp_path):
+    import os
+
+    from yolo26kit import findings
+
+    old = os.umask(0o022)
+    try:
+        findings.write_json(tmp_path / "a.results.json", {"x": 1})
+        os.umask(0o077)
+        findings.write_json(tmp_path / "run.json", {"x": 1})
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.results.json").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "run.json").stat().st_mode & 0o777 == 0o600  # the umask is respected
+
+
+def test_lab_saves_tracked_notebooks_without_outputs(tmp_path, monkeypatch):
+    """`make lab` loads yolo26kit/jupyter_lab_config.py: JupyterLab's save of a tracked notebook drops outputs,
+    a copy saved elsewhere keeps them."""
+    import asyncio
+
+    import nbformat
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager  # JupyterLab's default
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from yolo26kit import jupyter_lab_config
+
+    assert "--config=yolo26kit/jupyter_lab_config.py" in (env.ROOT / "Makefile").read_text()
+    config = PyFileConfigLoader("jupyter_lab_config.py", path=str(env.ROOT / "yolo26kit")).load_config()
+    hook = config.ContentsManager.pre_save_hook
+    assert hook.__name__ == "strip_tracked_outputs"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1", execution_count=3, outputs=[
+        nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=3)])])
+    assert jupyter_lab_config.TRACKED == env.ROOT / "notebooks"
+    tracked = tmp_path / "checkout" / "notebooks"  # stands in for the checkout's notebooks/: nothing written there
+    tracked.mkdir(parents=True)
+    monkeypatch.setitem(hook.__globals__, "TRACKED", tracked)
+    manager = AsyncLargeFileManager(root_dir=str(tracked.parent), config=config)  # the hook comes from the config
+    model = {"type": "notebook", "format": "json", "content": nb}
+    name = "zz-lab-hook-test.ipynb"
+    asyncio.run(manager.save(json.loads(json.dumps(model)), f"notebooks/{name}"))
+    saved = nbformat.read(tracked / name, as_version=4)
+    assert saved.cells[0].outputs == [] and saved.cells[0].execution_count is None
+    elsewhere = FileContentsManager(root_dir=str(tmp_path), pre_save_hook=hook)
+    elsewhere.save(json.loads(json.dumps(model)), name)
+    assert nbformat.read(tmp_path / name, as_version=4).cells[0].outputs

@@ -275,3 +275,33 @@ def test_a_crashed_kernel_keeps_verdicts_and_leaves_no_process(kit: Kit) -> None
     assert [n["state"] for n in meta["notebooks"]] == ["done", "failed"] and meta["state"] == "complete"
     index = (run_dir / "index.html").read_text()
     assert "index_dtype.fx_int64" in index and "cuda_graphs.item_skips" in index
+
+
+def test_stop_after_ends_the_call_before_its_deadline_and_resume_finishes(kit: Kit) -> None:
+    """`--stop-after 90`: the call ends within 90 s of its start with exit code 75, what finished is kept and
+    indexed, the hanging notebook is resumable; `--resume --stop-after` then completes the run."""
+    t0 = time.monotonic()
+    proc = kit.start("run", "index_dtype", "cuda_graphs", "--out", str(kit.out), "--jobs", "1", "--stop-after", "90",
+                     mode="cuda_graphs:hang")
+    assert proc.wait(timeout=120) == 75, (kit.root / f"stderr.{kit.calls}").read_text()[-2000:]
+    assert time.monotonic() - t0 < 90.0
+    run_dir = kit.run_dir()
+    line, = kit.output().strip().splitlines()
+    assert line.startswith("stopped at the --stop-after deadline") and f"--resume {run_dir}" in line
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["state"] == "interrupted" and meta["reason"] == "stopped_at_deadline"
+    assert meta["invocations"][0]["stop_after"] == 90 and meta["invocations"][0]["reason"] == "stopped_at_deadline"
+    states = {n["name"]: n["state"] for n in meta["notebooks"]}
+    assert states["cuda_graphs"] in ("interrupted", "pending") and states["index_dtype"] in ("done", "interrupted", "pending")
+    if states["index_dtype"] == "done":  # finished before the deadline: kept and indexed
+        assert "index_dtype.fx_int64" in (run_dir / "index.html").read_text()
+    if states["cuda_graphs"] == "interrupted":
+        assert "--stop-after 90" in json.loads((run_dir / "cuda_graphs.results.json").read_text())[
+            "claims"][-1]["evidence"]
+
+    proc = kit.start("run", "--resume", str(run_dir), "--stop-after", "400")  # no FAKE_MODE: it now finishes
+    assert proc.wait(timeout=420) == 0, (kit.root / f"stderr.{kit.calls}").read_text()[-2000:]
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["state"] == "complete" and "reason" not in meta and all(n["state"] == "done" for n in meta["notebooks"])
+    assert meta["invocations"][1]["stop_after"] == 400
+    assert "cuda_graphs.int_enables" in (run_dir / "index.html").read_text()

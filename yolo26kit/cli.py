@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from . import catalog, env
-from .errors import BadParameter, DeviceUnavailable, KitError
+from .errors import BadOutput, BadParameter, BadResults, DeviceUnavailable, KitError, NoInvestigations
 
 
 def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
@@ -23,12 +26,43 @@ def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
     return overrides
 
 
+def investigations() -> list[catalog.Investigation]:
+    """Every investigation with a notebook; none (notebooks/ missing or empty) is an error, not an empty list."""
+    found = catalog.all_investigations()
+    if not found:
+        raise NoInvestigations(f"no investigation has a notebook in {catalog.NOTEBOOKS} (missing or empty); "
+                               "run from a complete checkout of the kit")
+    return found
+
+
+def asks_for_cuda(name: str, value: Any) -> bool:
+    """A parameter named device/devices (or *_device[s]) whose value, or one of its values, is cuda[:N]."""
+    if not re.fullmatch(r"(\w+_)?devices?", name):
+        return False
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return any(isinstance(v, str) and re.fullmatch(r"cuda(:\d+)?", v.strip().lower()) for v in values)
+
+
+def check_out(out: Path) -> None:
+    """--out must be a folder this process can create run folders in; checked by creating and removing a probe."""
+    if out.exists() and not out.is_dir():
+        raise BadOutput(f"--out {out} is a file, not a folder")
+    existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise BadOutput(f"--out {out}: {existing} is a file, not a folder")
+    try:
+        probe = tempfile.mkdtemp(prefix=".yolo26kit-probe-", dir=existing)
+        os.rmdir(probe)
+    except OSError as exc:
+        raise BadOutput(f"--out {out}: cannot write in {existing} ({exc.strerror or exc})") from None
+
+
 def build_plan(names: list[str], run_all: bool, profile: str, overrides: dict[str, Any],
                device: str) -> list[tuple[catalog.Investigation, dict[str, Any]]]:
     """Validate the whole command line and return (investigation, parameters) pairs; writes nothing."""
     if run_all == bool(names):
         raise BadParameter("name investigations or pass --all (not both); see `yolo26kit list`")
-    chosen = catalog.all_investigations() if run_all else [catalog.get(n) for n in names]
+    chosen = investigations() if run_all else [catalog.get(n) for n in names]
     if device not in ("auto", "cpu", "cuda"):
         raise BadParameter(f"--device must be auto, cpu or cuda, got {device!r}")
     if device == "cuda" and not env.cuda_available():
@@ -47,6 +81,9 @@ def build_plan(names: list[str], run_all: bool, profile: str, overrides: dict[st
         plan.append((inv, inv.resolve(profile, mine)))
     if unused:
         raise BadParameter(f"parameter(s) {sorted(unused)} belong to none of {[i.name for i in chosen]}")
+    cuda = [f"{inv.name}: {k}={v!r}" for inv, params in plan for k, v in params.items() if asks_for_cuda(k, v)]
+    if cuda and not env.cuda_available():
+        raise DeviceUnavailable(f"{', '.join(cuda)} asks for CUDA but no CUDA GPU is visible; use cpu or auto")
     return plan
 
 
@@ -72,11 +109,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         for claim_id, name, where in claim_sites():
             print(f"{claim_id}  {name}  {where}")
         return 0
-    investigations = catalog.all_investigations()
-    if not investigations:
-        raise BadParameter(f"no investigations found (no notebooks in {catalog.NOTEBOOKS}); `yolo26kit new NAME` "
-                           "starts one")
-    for inv in investigations:
+    for inv in investigations():
         print(f"{inv.name}  —  {inv.title}  (seeds: {', '.join(inv.seeds)}; notebook: notebooks/{inv.notebook.name})")
         for p in inv.params.values():
             if p.name in catalog.RUNNER_PARAMETERS:
@@ -88,17 +121,31 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def process_age() -> float:
+    """Seconds since this process started (from /proc; 0 where it cannot be read): imports count too."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22 of stat: start time after boot, in ticks
+        return max(0.0, float(Path("/proc/uptime").read_text().split()[0]) - started)
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    t0 = time.perf_counter()  # run.json's wall_seconds covers the whole call
+    # run.json's wall_seconds and the --stop-after deadline count from the start of the process, imports included
+    t0 = time.perf_counter() - process_age()
     from . import runner
 
     if args.jobs is not None and args.jobs < 1:
         raise BadParameter("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise BadParameter("--timeout must be positive")
+    if args.stop_after is not None and args.stop_after <= 0:
+        raise BadParameter("--stop-after must be a positive number of seconds")
     if args.cache and args.no_cache:
         raise BadParameter("--cache and --no-cache exclude each other")
-    options = {"jobs": args.jobs or 0, "cache": args.cache or None, "use_cache": not args.no_cache, "t0": t0}
+    options = {"jobs": args.jobs or 0, "cache": args.cache or None, "use_cache": not args.no_cache, "t0": t0,
+               "stop_after": args.stop_after}
     if args.resume:
         given = [flag for flag, used in (("NAME", args.names), ("--all", args.all), ("-p", args.param),
                                          ("--profile", args.profile), ("--device", args.device), ("--out", args.out),
@@ -110,12 +157,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         plan = build_plan(args.names, args.all, args.profile or "quick", _parse_overrides(args.param),
                           args.device or "auto")
         out = Path(args.out) if args.out else runner.DEFAULT_OUT
+        check_out(out)
         result = runner.run(plan, out=out, timeout=args.timeout or runner.DEFAULT_TIMEOUT, log_output=args.log_output,
                             **options)
     print(runner.summary(result), flush=True)
     if result.state == "complete":
         print(f"run:     {result.run_dir / 'index.html'}")
         print(f"reports: {result.index}")
+    from . import isolate
+
+    isolate.stop_server()
+    if runner.workers_alive():
+        # A stopped run whose worker still waits on a step that was starting (e.g. the step server importing
+        # torch): everything is written and every step tree ended; interpreter shutdown would wait on it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(result.exit_code)
     return result.exit_code
 
 
@@ -128,6 +185,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     runs = [target] if list(target.glob("*.results.json")) else report.find_runs(target)
     if not runs:
         raise BadParameter(f"no results.json under {target}")
+    for run_dir in runs:  # all of them before any page is written
+        check_results(run_dir)
     if args.single_file:  # one self-contained HTML to send; the pages on disk stay as they are
         print(report.single_file(target, Path(args.output) if args.output else None))
         return 0
@@ -136,6 +195,24 @@ def cmd_report(args: argparse.Namespace) -> int:
     root = target.parent if runs == [target] else target
     print(report.render_index(root))
     return 0
+
+
+def check_results(run_dir: Path) -> None:
+    """Every results.json of a run (and its run.json, if any) must read back; else BadResults, nothing written."""
+    from . import findings
+
+    for path in sorted(run_dir.glob("*.results.json")):
+        try:
+            findings.read_results(path)
+        except (OSError, ValueError, AttributeError) as exc:
+            raise BadResults(f"{path}: not a readable results.json ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else ''}); nothing written") from None
+    if (run_dir / "run.json").exists():
+        try:
+            json.loads((run_dir / "run.json").read_text())["notebooks"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise BadResults(f"{run_dir / 'run.json'}: not a readable run.json ({type(exc).__name__}); "
+                             "nothing written") from None
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -197,6 +274,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true", help="a fresh temporary compile cache, deleted at the end")
     run.add_argument("--resume", default="", metavar="RUN_DIR",
                      help="finish a stopped run in place: only the notebooks that did not finish")
+    run.add_argument("--stop-after", type=float, default=None, metavar="SECONDS",
+                     help="end the call cleanly by then (what did not finish is resumable; exit code 75); "
+                          "for runners with a time limit per call, with --resume too")
     run.add_argument("--log-output", action="store_true",
                      help="stream every cell's output to the terminal instead of a progress bar (headless runners)")
     run.set_defaults(fn=cmd_run)

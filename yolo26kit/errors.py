@@ -15,3 +15,15 @@ class BadParameter(KitError):
 
 class DeviceUnavailable(KitError):
     """A device was asked for that this machine does not have."""
+
+
+class NoInvestigations(KitError):
+    """No investigation has a notebook: notebooks/ is missing or empty."""
+
+
+class BadOutput(KitError):
+    """An output folder that is a file, or cannot be written."""
+
+
+class BadResults(KitError):
+    """A results.json or run.json that cannot be read (corrupted, truncated, another schema)."""

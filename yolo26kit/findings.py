@@ -67,8 +67,14 @@ def write_json(path: str | Path, data: Any) -> Path:
     """Write JSON atomically (a temporary file in the same folder, then os.replace): readers never see half a file."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    # mkstemp makes 0600; results are shared like the pages beside them: 0666 less the umask, read from /proc
+    # (os.umask would change it for a moment, for every thread)
+    status = Path("/proc/self/status")
+    umask = next((int(line.split()[1], 8) for line in (status.read_text().splitlines() if status.exists() else [])
+                  if line.startswith("Umask:")), 0o022)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w") as f:
             f.write(json.dumps(data, indent=2, allow_nan=False))
         os.replace(tmp, target)

@@ -35,6 +35,11 @@ FORENSICS_TIMEOUT_ENV = "YOLO26KIT_FORENSICS_TIMEOUT"
 # "<folder>:<n>": at most n isolated steps run at once across every process of a run (the runner sets it for
 # notebook kernels). Steps started inside a step do not take a slot: their parent already holds one.
 SLOTS_ENV = "YOLO26KIT_STEP_SLOTS"
+# A step of a runner's notebook (YOLO26KIT_NOTEBOOK_TAG = run/name/pid set) appends its Inductor and AOTAutograd
+# cache counters to <forensics dir>/CACHE_COUNTS/<name>.jsonl; the runner sums them into run.json.
+CACHE_COUNTS = ".cache-counts"
+_COUNTED = {"inductor": ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass"),
+            "aot_autograd": ("autograd_cache_hit", "autograd_cache_miss", "autograd_cache_bypass")}
 # Phases a step's seconds are accounted to (timing.phase_seconds); guessed from the step's name when not given.
 _COMPILE_WORDS = re.compile(r"compile|lower|export|package|build", re.I)
 
@@ -112,6 +117,7 @@ def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kw
     except BaseException as exc:  # the step's failure is data for the parent
         kind = "oom" if type(exc).__name__ in _OOM_TYPES or "out of memory" in str(exc).lower() else "error"
         message = (kind, f"{type(exc).__name__}: {_first_line(str(exc))}".rstrip(": "), traceback.format_exc())
+    _record_cache_counts()
     try:
         # Plain pickle, not the multiprocessing pickler: tensors are copied, not shared through
         # memory that disappears with this process.
@@ -123,6 +129,23 @@ def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kw
     sys.stdout.flush()
     sys.stderr.flush()
     conn.close()
+
+
+def _record_cache_counts() -> None:
+    """Append this step's compile-cache counters to its notebook's CACHE_COUNTS file (nothing outside a run)."""
+    folder, tag = os.environ.get(FORENSICS_DIR_ENV, ""), os.environ.get("YOLO26KIT_NOTEBOOK_TAG", "")
+    utils = sys.modules.get("torch._dynamo.utils")
+    if not folder or tag.count("/") < 2 or utils is None:
+        return
+    try:
+        row = {key: utils.counters[group][key] for group, keys in _COUNTED.items() for key in keys
+               if utils.counters[group][key]}
+        if row:
+            os.makedirs(os.path.join(folder, CACHE_COUNTS), exist_ok=True)
+            with open(os.path.join(folder, CACHE_COUNTS, tag.split("/")[1] + ".jsonl"), "a") as f:
+                f.write(json.dumps(row) + "\n")
+    except Exception:  # noqa: BLE001 - counting never fails a step
+        pass
 
 
 _CONTEXT: mp.context.BaseContext | None = None
@@ -188,6 +211,35 @@ def kill_descendants(pid: int, sig: int = signal.SIGKILL) -> list[int]:
 
 _LIVE: dict[int, Any] = {}  # pid -> Process of the steps this process is running now (threads may run several)
 _LIVE_LOCK = threading.Lock()
+_STOPPED = threading.Event()  # set by stop_all: a step that starts from now on is ended at once
+
+
+def stop_all(grace: float = 3.0) -> list[int]:
+    """terminate_all, and end at once every step that starts after it (one whose start was already under way
+    while the batch stopped, e.g. waiting for the step server) until allow_steps()."""
+    _STOPPED.set()
+    return terminate_all(grace)
+
+
+def stop_server() -> None:
+    """End this process's step server at once (SIGKILL). Left to itself it exits only after this process does, and
+    then spends seconds in interpreter shutdown (torch and papermill loaded): a finished `run` leaves no process."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver
+    pid = getattr(server, "_forkserver_pid", None)
+    if pid is None:
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+        server._stop_unlocked()  # reaps it and forgets it: a later step starts a new server
+    except (OSError, AttributeError):
+        pass
+
+
+def allow_steps() -> None:
+    """Undo stop_all: steps run again (a new batch in the same process)."""
+    _STOPPED.clear()
 
 
 def terminate_all(grace: float = 3.0) -> list[int]:
@@ -291,6 +343,10 @@ def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str
     proc.start()
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
+    if _STOPPED.is_set():  # stopped while this step was starting: end it like terminate_all would have
+        kill_descendants(proc.pid)
+        _kill_group(proc.pid)
+        proc.kill()  # it may not lead its own group yet
     child_end.close()
     lifeline_child.close()
     deadline = t0 + timeout

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,12 +45,24 @@ DEFAULT_OUT = REPORTS / "runs"  # local runs and their index.html; ignored by gi
 DEFAULT_TIMEOUT = 1800.0  # seconds per notebook
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL when a run is stopped
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+# A run stopped at its --stop-after deadline: EX_TEMPFAIL ("try again": `run --resume`). Not 124 (timeout(1)'s),
+# which time-limited runners use for a command that they killed themselves.
+EXIT_DEADLINE = 75
+STOP_MARGIN = 30.0  # at most this many seconds of a --stop-after budget are kept for stopping and the pages
 CACHE_ENV = artifacts.CACHE_ENV
 # Every notebook child carries a tag in its environment, inherited by its kernel and everything that starts:
 # a process that outlived its parent (e.g. a kernel's helper after the notebook step crashed) is found by it.
 TAG_ENV = "YOLO26KIT_NOTEBOOK_TAG"
 # Notebook states in run.json; `done` and `failed` are finished (a resume leaves them alone).
 FINISHED = ("done", "failed")
+# A notebook whose kernel never started (or died before its first cell) is started again this many times; then it
+# is `not_started`: no `error` verdicts (nothing of the notebook ran), and `--resume` runs it.
+KERNEL_START_RETRIES = 1
+
+
+# Every notebook's child process runs papermill: import it once in the step server (it takes 2–12 s, more on a
+# loaded machine), not once per notebook. Takes effect when this process starts its first step.
+isolate.preload("papermill", "papermill.engines", "nbclient", "jupyter_client")
 
 
 class ResumeRefused(KitError):
@@ -68,6 +80,7 @@ class NotebookRun:
     results: Path
     error: str = ""
     state: str = "done"
+    retries: list[dict[str, Any]] = field(default_factory=list)  # start-ups that failed before the first cell
 
 
 @dataclass
@@ -160,9 +173,23 @@ def new_run_dir(out: Path, device_type: str, now: datetime | None = None) -> tup
     raise RuntimeError(f"could not create a new run directory under {out}")
 
 
+def kernel_config(sockets: str | Path) -> Any:
+    """Jupyter config that makes a notebook's kernel talk over IPC sockets in `sockets`, not TCP ports.
+
+    With TCP, jupyter_client picks five free ports and the kernel binds them later: kernels started at the same
+    time can pick the same port, and one dies in init_iopub with `Address already in use` (papermill issue #511).
+    IPC socket files in a folder of one kernel alone cannot collide. The folder is a short one under the system
+    temp folder, not the run folder: a Unix socket path may hold at most 107 bytes.
+    """
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "kernel")}})
+
+
 def _execute_notebook(source: str, target: str, parameters: dict[str, Any], cwd: str, log_output: bool = False,
-                      progress: bool = True) -> None:
-    """Child-process body: papermill's Python API, kernel = this interpreter."""
+                      progress: bool = True, sockets: str = "") -> None:
+    """Child-process body: papermill's Python API, kernel = this interpreter, on IPC sockets in `sockets`
+    (kernel_config; the caller makes and removes the folder, so a killed child leaves none behind)."""
     import papermill as pm
 
     if log_output:  # papermill logs cell outputs at INFO on its own logger
@@ -171,9 +198,20 @@ def _execute_notebook(source: str, target: str, parameters: dict[str, Any], cwd:
     os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
     try:
         pm.execute_notebook(source, target, parameters=parameters, kernel_name="python3",
-                            progress_bar=progress and not log_output, log_output=log_output, cwd=cwd, report_mode=False)
+                            progress_bar=progress and not log_output, log_output=log_output, cwd=cwd, report_mode=False,
+                            config=kernel_config(sockets or tempfile.mkdtemp(prefix="yolo26kit-kernel-")))
     except pm.PapermillExecutionError as exc:  # papermill saved the notebook first; say which cell and why
         raise RuntimeError(f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
+
+
+def never_started(notebook: Path) -> bool:
+    """True when papermill wrote the output notebook but no cell of it began: the kernel never started or
+    died before its first cell (papermill stamps each cell's start_time when the cell begins)."""
+    try:
+        cells = json.loads(Path(notebook).read_text())["cells"]
+        return all(not (c.get("metadata", {}).get("papermill") or {}).get("start_time") for c in cells)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
 
 
 def notebook_tag(run_id: str, name: str) -> str:
@@ -195,21 +233,45 @@ def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_i
     results.unlink(missing_ok=True)  # a resumed notebook starts clean
     injected = {**parameters, "results_path": str(results), "run_id": run_id}
     tag = notebook_tag(run_id, inv.name)
-    outcome = isolate.run_step(_execute_notebook, str(inv.notebook), str(notebook), injected, str(run_dir), log_output,
-                               progress, timeout=timeout, step=inv.name, capture=False, env={**(env or {}), TAG_ENV: tag},
-                               forensics=False)
-    left = sweep(tag)  # whatever the notebook left running: nothing when its kernel shut down cleanly
-    if left:
-        print(f"[{inv.name}] killed {len(left)} process(es) it left behind", file=sys.stderr, flush=True)
+    retries: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    while True:
+        sockets = tempfile.mkdtemp(prefix="yolo26kit-kernel-")
+        left_s = max(1.0, timeout - (time.perf_counter() - t0))
+        try:
+            outcome = isolate.run_step(_execute_notebook, str(inv.notebook), str(notebook), injected, str(run_dir),
+                                       log_output, progress, sockets, timeout=left_s, step=inv.name, capture=False,
+                                       env={**(env or {}), TAG_ENV: tag}, forensics=False)
+        finally:
+            shutil.rmtree(sockets, ignore_errors=True)
+        left = sweep(tag)  # whatever the notebook left running: nothing when its kernel shut down cleanly
+        if left:
+            print(f"[{inv.name}] killed {len(left)} process(es) it left behind", file=sys.stderr, flush=True)
+        start_failed = (not outcome.ok and outcome.status != "timeout" and not stopping()
+                        and never_started(notebook))
+        if not start_failed:
+            break
+        reason = f"kernel did not start: {outcome.status}: {outcome.error or outcome.status}"
+        retries.append({"reason": reason, "seconds": round(outcome.seconds, 2)})
+        print(f"[{inv.name}] {reason}", file=sys.stderr, flush=True)
+        results.unlink(missing_ok=True)
+        if len(retries) > KERNEL_START_RETRIES:  # not the notebook's fault: no `error` verdicts, left for --resume
+            notebook.unlink(missing_ok=True)
+            return NotebookRun(inv.name, False, time.perf_counter() - t0, notebook, results, reason, "not_started",
+                               retries)
+        print(f"[{inv.name}] starting it again", file=sys.stderr, flush=True)
+    seconds = time.perf_counter() - t0
+    outcome.seconds = seconds
     error = "" if outcome.ok else (outcome.error or outcome.status)
     finished = outcome.ok and _complete(results)
     if outcome.ok and not finished:
         error = "the notebook finished without writing results.json"
     if not finished and stopping():
-        return NotebookRun(inv.name, False, outcome.seconds, notebook, results, "interrupted", "interrupted")
+        return NotebookRun(inv.name, False, outcome.seconds, notebook, results, "interrupted", "interrupted", retries)
     if error:
         findings.merge_failure(results, inv.name, run_id, parameters, f"{outcome.status}: {error}", outcome.seconds)
-    return NotebookRun(inv.name, not error, outcome.seconds, notebook, results, error, "done" if not error else "failed")
+    return NotebookRun(inv.name, not error, outcome.seconds, notebook, results, error, "done" if not error else "failed",
+                       retries)
 
 
 def tagged(tag: str) -> list[int]:
@@ -247,19 +309,40 @@ def _complete(results: Path) -> bool:
 
 
 class _Stop:
-    """The first SIGINT/SIGTERM of a batch: a flag the batch loop polls (signal handlers only set it)."""
+    """The first SIGINT/SIGTERM of a batch, or its --stop-after deadline: a flag the batch loop polls (signal
+    handlers only set it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stop_after: float | None = None) -> None:
         self.signum = 0
+        self.stop_after = stop_after
+        self.at_deadline = False
         self.event = threading.Event()
 
     def __call__(self, signum: int, frame: Any) -> None:
-        self.signum = self.signum or signum
+        if not self.event.is_set():
+            self.signum = signum
+        self.event.set()
+
+    def deadline(self) -> None:
+        if not self.event.is_set():
+            self.at_deadline = True
         self.event.set()
 
     @property
     def name(self) -> str:
         return signal.Signals(self.signum).name if self.signum else ""
+
+    @property
+    def reason(self) -> str:
+        """run.json's `reason` of a stopped run: `signal` or `stopped_at_deadline` ('' while not stopped)."""
+        return "stopped_at_deadline" if self.at_deadline else "signal" if self.signum else ""
+
+    @property
+    def cause(self) -> str:
+        """The words for a notebook this stop ended."""
+        if self.at_deadline:
+            return f"stopped at the deadline (--stop-after {self.stop_after:g} s)"
+        return f"interrupted by {self.name}"
 
 
 @dataclass
@@ -297,12 +380,16 @@ class RunResult:
     state: str
     signum: int = 0
     index: Path | None = None
+    reason: str = ""  # why an interrupted run stopped: signal | stopped_at_deadline | kernel_not_started
 
     @property
     def exit_code(self) -> int:
-        """130 (SIGINT) / 143 (SIGTERM) when stopped, 1 when a notebook failed, else 0."""
+        """130 (SIGINT) / 143 (SIGTERM) when stopped, 75 at the --stop-after deadline, 1 when a notebook failed
+        (or its kernel did not start), else 0."""
         if self.signum:
             return EXIT_CODES.get(signal.Signals(self.signum), 128 + self.signum)
+        if self.reason == "stopped_at_deadline":
+            return EXIT_DEADLINE
         return 0 if all(r.ok for r in self.runs) else 1
 
 
@@ -314,10 +401,11 @@ def _entry(inv: Investigation, params: dict[str, Any]) -> dict[str, Any]:
 def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OUT,
         timeout: float = DEFAULT_TIMEOUT, log_output: bool = False, *, jobs: int = 0,
         cache: str | Path | None = None, use_cache: bool = True, render: bool = True,
-        t0: float | None = None) -> RunResult:
+        t0: float | None = None, stop_after: float | None = None) -> RunResult:
     """Execute a validated plan into a new run directory (`jobs` 0: default_jobs); SIGINT/SIGTERM stop it cleanly.
 
-    `t0` (a time.perf_counter() value) is when the call began, for wall_seconds; default: now.
+    `t0` (a time.perf_counter() value) is when the call began, for wall_seconds and `stop_after`; default: now.
+    `stop_after` (seconds): the call ends by then (see stop_margin); what did not finish is left for resume().
     """
     t0 = time.perf_counter() if t0 is None else t0
     fingerprint = env.fingerprint()
@@ -327,7 +415,7 @@ def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OU
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "wall_seconds": 0.0,
             "compile_cache": "", "timeout": timeout, "log_output": log_output,
             "notebooks": [_entry(inv, params) for inv, params in plan], "seconds": 0.0, "invocations": []}
-    return _drive(Batch(run_dir, meta), [inv.name for inv, _ in plan], t0, jobs, cache, use_cache, render)
+    return _drive(Batch(run_dir, meta), [inv.name for inv, _ in plan], t0, jobs, cache, use_cache, render, stop_after)
 
 
 def load(run_dir: str | Path) -> Batch:
@@ -351,7 +439,7 @@ def environment_differences(recorded: dict[str, Any], current: dict[str, Any]) -
 
 
 def resume(run_dir: str | Path, *, jobs: int = 0, cache: str | Path | None = None, use_cache: bool = True,
-           render: bool = True, t0: float | None = None) -> RunResult:
+           render: bool = True, t0: float | None = None, stop_after: float | None = None) -> RunResult:
     """Run, into the same folder, only the notebooks of a run that did not finish, with their recorded parameters.
 
     Refused (ResumeRefused) when the run is complete, lacks recorded parameters, or this environment's
@@ -370,13 +458,20 @@ def resume(run_dir: str | Path, *, jobs: int = 0, cache: str | Path | None = Non
         raise ResumeRefused(f"{batch.run_dir.name}: run.json has no recorded parameters; start a new run instead")
     for name in names:
         catalog.get(name)  # an investigation that no longer exists is bad input, before anything is written
-    return _drive(batch, names, t0, jobs, cache, use_cache, render)
+    return _drive(batch, names, t0, jobs, cache, use_cache, render, stop_after)
+
+
+def stop_margin(stop_after: float) -> float:
+    """Seconds before a --stop-after deadline at which running notebooks are stopped: a quarter of the budget,
+    at most STOP_MARGIN (stopping takes up to STOP_GRACE + 2 s; run.json and the pages then take a few seconds)."""
+    return min(STOP_MARGIN, stop_after / 4)
 
 
 def _drive(batch: Batch, names: list[str], t0: float, jobs: int, cache_path: str | Path | None, use_cache: bool,
-           render: bool) -> RunResult:
-    """Run `names` of the batch concurrently, stop cleanly on SIGINT/SIGTERM, write run.json and the pages."""
-    stop = _Stop()
+           render: bool, stop_after: float | None = None) -> RunResult:
+    """Run `names` of the batch concurrently, stop cleanly on SIGINT/SIGTERM or at the --stop-after deadline,
+    write run.json and the pages."""
+    stop = _Stop(stop_after)
     previous = _install(stop)
     try:
         return _drive_caught(batch, names, t0, jobs, cache_path, use_cache, render, stop)
@@ -387,35 +482,46 @@ def _drive(batch: Batch, names: list[str], t0: float, jobs: int, cache_path: str
 def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_path: str | Path | None,
                   use_cache: bool, render: bool, stop: _Stop) -> RunResult:
     meta = batch.meta
+    deadline = None
+    if stop.stop_after:  # on perf_counter's clock, like t0
+        deadline = t0 + stop.stop_after - stop_margin(stop.stop_after)
     jobs = jobs or default_jobs(meta["environment"].get("device_type", "cpu"), len(names))
     cache = open_cache(cache_path, use_cache)
     invocation: dict[str, Any] = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                                   "notebooks": names, "jobs": jobs, "compile_cache": cache.state,
-                                  "pid": os.getpid(), "state": "running"}
+                                  "pid": os.getpid(), "state": "running",
+                                  **({"stop_after": stop.stop_after} if stop.stop_after else {})}
     meta["invocations"].append(invocation)
     meta["compile_cache"] = meta.get("compile_cache") or cache.state  # a resume keeps the first call's state
     for name in names:
         batch.entry(name).update(state="pending", ok=False, error="", seconds=0.0)
+    meta.pop("reason", None)
     batch.update(state="running")
     try:
-        runs = _execute_all(batch, names, jobs, child_env(cache, batch.run_dir, jobs), stop)
+        runs = _execute_all(batch, names, jobs, child_env(cache, batch.run_dir, jobs), stop, deadline)
     finally:
         cache.close()
         # Notes shared by concurrent notebooks while they ran; every trace file keeps what they held.
         shutil.rmtree(batch.run_dir / isolate.CRASH_SITES, ignore_errors=True)
-
-    def finish(state: str) -> None:
-        invocation.update(state=state, wall_seconds=round(time.perf_counter() - t0, 2))
-        if state == "interrupted" and stop.signum:
-            invocation["signal"] = stop.name
-        batch.update(state=state, wall_seconds=round(sum(i.get("wall_seconds", 0) for i in meta["invocations"]), 2))
+        shutil.rmtree(batch.run_dir / isolate.CACHE_COUNTS, ignore_errors=True)
 
     signum = stop.signum  # a signal during the pages below comes too late to stop anything
     state = "complete" if not signum and not batch.unfinished() else "interrupted"
-    finish(state)  # run.json first: the run page reads it
+    reason = "" if state == "complete" else stop.reason or "kernel_not_started"  # else: a kernel never started, twice
+
+    def finish() -> None:
+        invocation.update(state=state, wall_seconds=round(time.perf_counter() - t0, 2))
+        extra = {"reason": reason} if reason else {}
+        invocation.update(extra)
+        if signum:
+            invocation["signal"] = signal.Signals(signum).name
+        batch.update(state=state, wall_seconds=round(sum(i.get("wall_seconds", 0) for i in meta["invocations"]), 2),
+                     **extra)
+
+    finish()  # run.json first: the run page reads it
     index = _render(batch) if render else None
-    finish(state)  # again, so wall_seconds covers the whole call, pages included
-    return RunResult(batch.run_dir, runs, state, signum, index)
+    finish()  # again, so wall_seconds covers the whole call, pages included
+    return RunResult(batch.run_dir, runs, state, signum, index, reason)
 
 
 def _install(stop: _Stop) -> dict[int, Any]:
@@ -433,9 +539,12 @@ def _restore(previous: dict[int, Any]) -> None:
 _RENDER_LOCK = threading.Lock()  # nbconvert renders one notebook at a time
 
 
-def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str], stop: _Stop) -> list[NotebookRun]:
-    """Run the notebooks `jobs` at a time; on a stop signal end every step tree and mark what did not finish."""
+def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str], stop: _Stop,
+                 deadline: float | None = None) -> list[NotebookRun]:
+    """Run the notebooks `jobs` at a time; on a stop signal, or at `deadline` (perf_counter), end every step tree
+    and mark what did not finish."""
     meta = batch.meta
+    cache_state = meta["invocations"][-1]["compile_cache"] if meta.get("invocations") else ""
     total = len(names)
     done_count = [0]
     invs = {name: catalog.get(name) for name in names}  # here, not in the threads: discovery imports modules
@@ -449,10 +558,17 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
         print(f"[start] {name} {entry['parameters']}", file=sys.stderr, flush=True)
         result = execute(inv, entry["parameters"], batch.run_dir, meta["run_id"], meta.get("timeout", DEFAULT_TIMEOUT),
                          meta.get("log_output", False), env=child, progress=jobs == 1, stopping=stop.event.is_set)
+        if result.retries:
+            batch.update(name, retries=result.retries)
         if result.state == "interrupted":
             return result
+        if result.state == "not_started":
+            batch.update(name, state="not_started", ok=False, seconds=round(result.seconds, 2), error=result.error)
+            print(f"[{name}] left for --resume: {result.error}", file=sys.stderr, flush=True)
+            return result
         batch.update(name, state=result.state, ok=result.ok, seconds=round(result.seconds, 2), error=result.error,
-                     time_split=_time_split(result.results))
+                     time_split=_time_split(result.results), cache=cache_report(batch.run_dir, name, result.results,
+                                                                               cache_state))
         done_count[0] += 1
         said = "ok" if result.ok else f"FAILED ({result.error})"
         print(f"[{done_count[0]}/{total}] {name}: {said} in {result.seconds:.1f} s", file=sys.stderr, flush=True)
@@ -460,16 +576,20 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
             _render_notebook(result.notebook)
         return result
 
-    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="notebook")
-    futures: dict[Future, str] = {pool.submit(work, name): name for name in names}
+    isolate.allow_steps()
+    futures = _start_workers(work, names, jobs)
     left = set(futures)
     while left and not stop.event.is_set():
         _, left = wait(left, timeout=0.25, return_when=FIRST_COMPLETED)
-    pool.shutdown(wait=False, cancel_futures=True)
+        if left and deadline is not None and time.perf_counter() >= deadline:
+            stop.deadline()
+    for future in futures:
+        future.cancel()  # those not started yet
     if stop.event.is_set():
-        deadline = time.monotonic() + 2 * STOP_GRACE + 4
+        # A step that starts after stop_all ends at once (isolate), so a worker still starting one needs no wait.
+        deadline = time.monotonic() + STOP_GRACE + 2
         while True:  # a notebook may start between two sweeps: sweep until every worker has returned
-            isolate.terminate_all(grace=STOP_GRACE)
+            isolate.stop_all(grace=STOP_GRACE)
             _, left = wait(left, timeout=1.0)
             if not left or time.monotonic() > deadline:
                 break
@@ -488,7 +608,7 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
         elif result is not None and result.state != "interrupted":
             runs.append(result)
         elif result is not None:  # stopped while it ran: keep what it had judged, the rest is `error`
-            cause = f"interrupted by {stop.name}"
+            cause = stop.cause
             if result.results.exists():
                 findings.merge_failure(result.results, name, meta["run_id"], entry["parameters"], cause, result.seconds)
             batch.update(name, state="interrupted", ok=False, seconds=round(result.seconds, 2), error=cause)
@@ -496,8 +616,74 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
         elif future.done() or future.cancelled():
             batch.update(name, state="pending", ok=False, error="not started")
         else:  # its worker did not return within the stop deadline
-            batch.update(name, state="interrupted", ok=False, error=f"interrupted by {stop.name}")
+            batch.update(name, state="interrupted", ok=False, error=stop.cause)
     return runs
+
+
+def workers_alive() -> bool:
+    """True while a notebook worker thread of this process is still running (after a stop: one still starting)."""
+    return any(t.name.startswith("notebook-") and t.is_alive() for t in threading.enumerate())
+
+
+def _start_workers(work: Callable[[str], Any], names: list[str], jobs: int) -> dict[Future, str]:
+    """Run work(name) for every name on `jobs` daemon threads; returns {future: name}.
+
+    Not a ThreadPoolExecutor: the interpreter joins its threads at exit, so a stopped run would wait for a worker
+    still blocked in starting a step (e.g. while the step server imports torch) before the process could end.
+    """
+    futures = {Future(): name for name in names}
+    queue = list(futures.items())
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if not queue:
+                    return
+                future, name = queue.pop(0)
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(work(name))
+            except BaseException as exc:  # noqa: BLE001 - reported per notebook by the caller
+                future.set_exception(exc)
+
+    for i in range(min(jobs, len(names))):
+        threading.Thread(target=worker, name=f"notebook-{i}", daemon=True).start()
+    return futures
+
+
+def cache_report(run_dir: Path, name: str, results: Path, state: str) -> dict[str, Any]:
+    """What the compile cache did for one notebook, as far as it can be counted cheaply.
+
+    - `compile_cache`: the cache's state when this call started (cold / warm / off); one cache serves the whole
+      run, so a notebook of a warm run may still compile what no earlier run compiled.
+    - `inductor` / `aot_autograd`: hits, misses and bypasses of Inductor's FX-graph cache and AOTAutograd's cache,
+      summed over the notebook's isolated steps (isolate.CACHE_COUNTS). Compiles in the kernel itself, outside a
+      step, and Triton's own kernel cache are not counted.
+    - `artifacts`: rows of the notebook's results tables with a boolean `cached` column (the kit's artifacts
+      cache: lowered ExecuTorch programs), served vs made. AOTI packages and crash diagnoses say nothing there.
+    """
+    counted: dict[str, int] = {}
+    path = run_dir / isolate.CACHE_COUNTS / f"{name}.jsonl"
+    try:
+        for line in path.read_text().splitlines():
+            for key, value in json.loads(line).items():
+                counted[key] = counted.get(key, 0) + int(value)
+    except (OSError, ValueError):
+        pass
+    path.unlink(missing_ok=True)
+    report: dict[str, Any] = {"compile_cache": state}
+    for group, prefix in (("inductor", "fxgraph_cache_"), ("aot_autograd", "autograd_cache_")):
+        report[group] = {kind: counted.get(prefix + kind, 0) for kind in ("hit", "miss", "bypass")}
+    try:
+        tables = json.loads(results.read_text()).get("tables") or {}
+        flags = [row["cached"] for rows in tables.values() if isinstance(rows, list) for row in rows
+                 if isinstance(row, dict) and isinstance(row.get("cached"), bool)]
+    except (OSError, ValueError, AttributeError):
+        flags = []
+    report["artifacts"] = {"hit": sum(flags), "miss": len(flags) - sum(flags)}
+    return report
 
 
 def _time_split(results: Path) -> dict[str, float] | None:
@@ -539,6 +725,9 @@ def summary(result: RunResult) -> str:
     said = f"{len(finished)} of {len(notebooks)} notebooks finished ({', '.join(finished) or 'none'})"
     said += f", {len(failed)} failed ({', '.join(failed)})" if failed else ""
     if result.state != "complete":
-        stopped = f"interrupted by {signal.Signals(result.signum).name}" if result.signum else "interrupted"
+        stopped = {"stopped_at_deadline": "stopped at the --stop-after deadline",
+                   "kernel_not_started": "incomplete (a kernel did not start, twice)"}.get(result.reason, "interrupted")
+        if result.signum:
+            stopped = f"interrupted by {signal.Signals(result.signum).name}"
         return f"{stopped}: {said}; partial run in {result.run_dir}; resume with: yolo26kit run --resume {result.run_dir}"
     return f"complete: {said}; run in {result.run_dir}"
