@@ -1,4 +1,4 @@
-"""Command line: yolo26kit list | run | report | env | bundle | stamp."""
+"""Command line: yolo26kit list | run | report | env | bundle | stamp | matrix."""
 
 from __future__ import annotations
 
@@ -174,6 +174,9 @@ def parser() -> argparse.ArgumentParser:
     bun.add_argument("--out", default="wheelhouse", help="folder for the wheels and MANIFEST.json")
     bun.add_argument("--max-mib", type=float, default=64, help="limit for wheels plus repository, MiB")
     bun.set_defaults(fn=cmd_bundle)
+    from . import matrix  # `yolo26kit matrix`: the same claims across stacks (yolo26kit/matrix.py)
+
+    matrix.add_subcommand(sub)
     return ap
 
 
