@@ -529,11 +529,16 @@ def _ray_prepare(stack: dict[str, Any], envs: str | None, kit_root: str | None) 
     return prepare(Stack(**stack), envs, Path(kit_root) if kit_root else Path.cwd())
 
 
-def _ray_cell(cell: dict[str, Any], stack: dict[str, Any], envs: str | None, kit_root: str | None,
+def _ray_cell(cell: dict[str, Any], row: dict[str, Any], envs: str | None, kit_root: str | None,
               timeout: float) -> dict[str, Any]:
-    """Ray task: make sure the stack's environment exists on this node (cached), run the cell, pack its folder."""
+    """Ray task: run the cell in its stack's environment, pack its folder.
+
+    The driver's stack row is used when its Python exists here (a local Ray, or a node that shares the path);
+    otherwise this node creates (or reuses) the stack's environment first.
+    """
     kit = Path(kit_root) if kit_root else Path.cwd()  # a cluster gets the checkout as the task's working_dir
-    row = prepare(Stack(**stack), envs, kit)
+    if not (row.get("python") and Path(row["python"]).exists() and row["state"] in STATES_RUN):
+        row = prepare(Stack(**row["_stack"]), envs, kit)
     cell_ = Cell(**cell)
     if row["state"] not in STATES_RUN:
         return {**asdict(cell_), "state": "failed", "error": f"stack on this node: {row['state']}: {row['reason']}",
@@ -556,6 +561,9 @@ class RayExecutor:
 
     name = "ray"
     max_retries = 1
+    # Ray's raylet gives its agents ~30 s to start; on a 2-core machine under load they sometimes take longer
+    # and the start fails ("The current node timed out during startup"): a fresh start usually succeeds.
+    start_attempts = 3
 
     def __init__(self, log: Callable[[str], None] = print, address: str | None = None,
                  cell_cpus: float | None = None) -> None:
@@ -582,8 +590,16 @@ class RayExecutor:
         else:  # a local Ray: the workers import this package from where the driver does
             here = str(Path(__file__).resolve().parents[1])
             path = os.pathsep.join([here, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
-            ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                     runtime_env={"env_vars": {"PYTHONPATH": path, **CHILD_ENV}})
+            for attempt in range(self.start_attempts):
+                try:
+                    ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
+                             runtime_env={"env_vars": {"PYTHONPATH": path, **CHILD_ENV}})
+                    break
+                except Exception as exc:  # noqa: BLE001 - Ray's own startup timeout, seen on a loaded 2-core machine
+                    ray.shutdown()
+                    if attempt + 1 == self.start_attempts:
+                        raise MatrixError(f"a local Ray did not start ({self.start_attempts} tries): {exc}") from None
+                    self.log(f"[ray] a local Ray did not start ({str(exc).splitlines()[0]}); trying again")
             self._remote_kit = str(kit_root)
         self._started = True
         return ray
@@ -617,9 +633,9 @@ class RayExecutor:
         for cell in cells:
             gpu = cell.device == "cuda"
             cpus = self.cell_cpus if self.cell_cpus is not None else (1 if gpu else local_cpus)
-            stack = next(s for s in (rows[cell.stack].get("_stack"),) if s)
+            row = rows[cell.stack] if not self.address else {**rows[cell.stack], "python": ""}
             refs.append(task.options(num_cpus=cpus, num_gpus=1 if gpu else 0).remote(
-                asdict(cell), stack, str(envs) if envs else None, self._remote_kit, timeout))
+                asdict(cell), row, str(envs) if envs else None, self._remote_kit, timeout))
         records = []
         for cell, ref in zip(cells, refs):
             try:
