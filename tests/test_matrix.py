@@ -38,9 +38,26 @@ found.verdict("fake.changes", "confirmed" if on_b else "refuted", "stack b" if o
 found.verdict("fake.gpu", "needs_cuda", "no GPU")
 found.save()
 """
+# Stacks named die-*: the notebook kills the Ray worker that runs its cell (die-once: only the first time).
+DIE = """import os, signal
+from pathlib import Path
+cache = os.environ.get("YOLO26KIT_CACHE", "")
+stack = next((p for p in Path(cache).parts if p.startswith("die-")), "")
+marker = Path(os.environ["PYTHONPATH"].split(os.pathsep)[0]) / f"died-{stack}"
+if stack and not (stack == "die-once" and marker.exists()):
+    marker.write_text("x")
+    pid = os.getpid()
+    while pid > 1:
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::"):  # the worker's title: ray::_ray_cell
+            os.kill(pid, signal.SIGKILL)
+            break
+"""
 STACKS = {"stacks": [{"id": "here-a", "interpreter": "current", "note": "this interpreter"},
                      {"id": "here-b", "interpreter": "current", "note": "this interpreter again"},
-                     {"id": "bogus", "pins": {"torch": "0.0.1-no-such-release"}, "default": False}],
+                     {"id": "bogus", "pins": {"torch": "0.0.1-no-such-release"}, "default": False},
+                     {"id": "die-once", "interpreter": "current", "default": False},
+                     {"id": "die-always", "interpreter": "current", "default": False}],
           "series": {"demo": ["here-a", "here-b"]}}
 
 
@@ -56,7 +73,7 @@ def make_checkout(root: Path) -> Path:
     (root / "notebooks").mkdir()
     nbformat.write(nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell('results_path = ""\nrun_id = ""\ndevice = "cpu"', metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell(BODY)],
+        nbformat.v4.new_code_cell(DIE), nbformat.v4.new_code_cell(BODY)],
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}),
         root / "notebooks" / f"{NAME}.ipynb")
     (root / "data" / "claims").mkdir(parents=True)
@@ -108,6 +125,8 @@ def test_two_stacks_give_one_table_with_the_first_change(local):
         assert run_page.exists()
         assert f'href="cells/{cell["stack"]}/{NAME}/{cell["run"]}/index.html#claim-fake.changes"' in page
     assert 'class="changed"' in page
+    (entry,) = matrix.listing(folder.parent)
+    assert entry["href"] == f"{folder.name}/matrix.html" and entry["changed"] == ["fake.changes"]
 
 
 def test_a_stack_that_cannot_be_installed_is_a_row_with_the_reason(checkout, tmp_path):
@@ -159,3 +178,16 @@ def test_matrix_subcommand_is_on_the_command_line():
     done = subprocess.run([sys.executable, "-m", "yolo26kit", "matrix", "--stacks", "no-such-stack"],
                           cwd=KIT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "unknown stack" in done.stderr
+
+
+@pytest.mark.notebook
+def test_a_cell_whose_ray_worker_dies_is_run_again_once_then_failed(checkout, tmp_path):
+    pytest.importorskip("ray")
+    stacks, series = matrix.load_stacks(checkout / "data" / "stacks.json")
+    folder, m = matrix.run_matrix(matrix.choose(stacks, ["die-once", "die-always"]), series, [NAME],
+                                  out=tmp_path / "out", envs=tmp_path / "envs", kit_root=checkout,
+                                  executor=matrix.RayExecutor(log=lambda s: None, address=""), log=lambda s: None)
+    once, always = m["cells"]
+    assert once["state"] == "done" and m["claims"]["fake.same"]["die-once"] == "confirmed"
+    assert always["state"] == "failed" and "died 2 times" in always["error"], always
+    assert m["claims"]["fake.same"]["die-always"] == "error"

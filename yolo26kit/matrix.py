@@ -429,6 +429,18 @@ def _find_run_dir(out: Path) -> Path | None:
     return runs[-1] if runs else None
 
 
+def _end_with_parent() -> None:
+    """In a cell's `yolo26kit run`: SIGTERM when the process that started it dies (a Ray worker that died), so
+    the runner stops its notebook tree instead of running on as an orphan (Linux; elsewhere nothing)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def run_cell(cell: Cell, row: dict[str, Any], out: Path, kit_root: str | Path = ROOT,
              envs: str | Path | None = None, timeout: float = CELL_TIMEOUT,
              log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
@@ -454,7 +466,8 @@ def run_cell(cell: Cell, row: dict[str, Any], out: Path, kit_root: str | Path = 
     with open(out / "cell.log", "w") as logfile:
         try:
             done = subprocess.run(command, cwd=kit_root, env=child_environ(row["python"], kit_root),
-                                  stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout)
+                                  stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout,
+                                  preexec_fn=_end_with_parent)
             code = done.returncode
         except subprocess.TimeoutExpired:
             code = None
@@ -741,6 +754,23 @@ def render(matrix_dir: Path, matrix: dict[str, Any]) -> Path:
     target = matrix_dir / "matrix.html"
     target.write_text(page, encoding="utf-8")
     return target
+
+
+def listing(root: str | Path) -> list[dict[str, Any]]:
+    """The matrices under a reports folder, newest first, for an index page to link: id, href (relative to
+    root), stacks, claims judged, and the claims whose verdict changes across stacks."""
+    root = Path(root)
+    found = []
+    for path in sorted(root.glob("matrix-*/matrix.json"), reverse=True):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        found.append({"id": path.parent.name.removeprefix("matrix-"),
+                      "href": (path.parent / "matrix.html").relative_to(root).as_posix(),
+                      "stacks": [s["id"] for s in data.get("stacks", [])], "claims": len(data.get("claims", {})),
+                      "changed": [c for c, by in data.get("changes", {}).items() if any(by.values())]})
+    return found
 
 
 # ---------------------------------------------------------------- the whole call
