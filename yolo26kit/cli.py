@@ -1,4 +1,4 @@
-"""Command line: yolo26kit list | run | report | new | env | bundle | stamp."""
+"""Command line: yolo26kit list | run | report | new | matrix | env | bundle | stamp."""
 
 from __future__ import annotations
 
@@ -304,6 +304,9 @@ def parser() -> argparse.ArgumentParser:
     bun.add_argument("--out", default="wheelhouse", help="folder for the wheels and MANIFEST.json")
     bun.add_argument("--max-mib", type=float, default=64, help="limit for wheels plus repository, MiB")
     bun.set_defaults(fn=cmd_bundle)
+    from . import matrix  # `yolo26kit matrix`: the same claims across stacks (yolo26kit/matrix.py)
+
+    matrix.add_subcommand(sub)
     return ap
 
 
