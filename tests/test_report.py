@@ -148,6 +148,17 @@ def test_find_runs_leaves_local_runs_out_of_the_committed_index(tmp_path):
     assert [p.name for p in report.find_runs(tmp_path / "runs")] == ["20260105T000000Z-local-cpu", "interactive"]
 
 
+def test_the_index_links_a_matrix_and_leaves_its_cells_out_of_the_runs(tmp_path, book):
+    write_run(tmp_path, "20260101T000000Z-a-cpu", "cpu", {"beta": []})
+    cells = tmp_path / "matrix-20260102T000000Z-a-cpu"
+    write_run(cells / "cells" / "torch2.14" / "beta", "20260102T000000Z-a-cpu", "cpu", {"beta": []})
+    (cells / "matrix.json").write_text(json.dumps({"stacks": [{"id": "torch2.14"}, {"id": "torch2.15"}],
+                                                  "claims": {"beta.one": {}}, "changes": {"beta.one": {"x": 1}}}))
+    assert [p.name for p in report.find_runs(tmp_path)] == ["20260101T000000Z-a-cpu"]
+    page = report.index_page(tmp_path)
+    assert 'href="matrix-20260102T000000Z-a-cpu/matrix.html"' in page and "beta.one" in _section(page, "matrices")
+
+
 # ---------------------------------------------------------------- pages
 
 def _section(page: str, element_id: str) -> str:

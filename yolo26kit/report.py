@@ -33,7 +33,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import conclusions, display, findings, verdicts
+from . import conclusions, display, findings, matrix, verdicts
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATES = jinja2.Environment(
@@ -292,7 +292,8 @@ def find_runs(root: Path) -> list[Path]:
     """
     root = Path(root)
     dirs = {p.parent for p in root.rglob("*.results.json")
-            if not p.parent.relative_to(root).parts[:1] == ("runs",)}
+            if not p.parent.relative_to(root).parts[:1] == ("runs",)
+            and not p.parent.relative_to(root).parts[0].startswith("matrix-")}  # a matrix's cells: its own page
     return sorted(dirs, key=lambda d: (d.name[:1].isdigit(), d.name), reverse=True)
 
 
@@ -745,7 +746,8 @@ def index_page(root: Path, title: str = "") -> str:
         title=title or ("yolo26kit local runs" if root.name == "runs" else "yolo26kit reports"),
         runs=runs, newest=newest, grid=grid, comparison=comparison,
         coverages={run.name: coverage(run, book) for run in runs}, untestable=untestable_entries(book),
-        question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries}, **_common())
+        question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
+        matrices=matrix.listing(root), **_common())
     return page
 
 
