@@ -114,6 +114,13 @@ def _num(x: Any) -> str:
     return f"{f:.3g}"
 
 
+def _show(value: Any) -> str:
+    """A condition's value in words: a range as 'min–max', a list joined."""
+    if isinstance(value, dict):
+        return f"{value.get('min', '')}–{value.get('max', '')}".strip("–")
+    return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
 def _first(*texts: str) -> str:
     return next((t for t in texts if t), "")
 
@@ -123,6 +130,7 @@ def _first(*texts: str) -> str:
 
 def aoti_load(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     cid, v = "aoti.load_crash_cause", r.v("aoti.load_crash_cause")
+    conditions = (r.claims.get(cid) or {}).get("conditions") or {}
     out: dict[str, str] = {}
     crashed = r.m(cid, r"(\d+) of (\d+) packages? crashed")
     loaded = r.m(cid, r"(\d+) of (\d+) packages? loaded and ran")
@@ -141,6 +149,12 @@ def aoti_load(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
         out["bites"] = f"Loading the AOT Inductor package did not crash on this {r.device} run{n}."
         if r.device != "cuda":
             out["other"] = "The crash was seen on a CUDA runner's stack: whether it bites there, this run cannot tell."
+    elif v == "inconclusive" and loaded:
+        out["bites"] = (f"Loading the AOT Inductor package did not crash on this {r.device} run: {loaded[0]} of "
+                        f"{loaded[1]} packages loaded and ran as they are.")
+        differ = ", ".join(f"{k} {_show(conditions.get('seed', {}).get(k))}" for k in conditions.get("differ", []))
+        out["other"] = (f"The crash and its cause were seen on another stack ({differ}): this run cannot decide them."
+                        if differ else "Whether the crash and its cause hold, this run cannot decide.")
     else:
         out["bites"] = plain(r, cid, "The package-load crash")
     figure = None
