@@ -37,7 +37,7 @@ def _nb() -> nbformat.NotebookNode:
         nbformat.v4.new_code_cell("verdicts again", outputs=[out("execute_result", execution_count=5, data={
             "text/html": pd.DataFrame({"claim": ["a.b"], "verdict": ["confirmed"]}).to_html(), "text/plain": "v"})]),
         nbformat.v4.new_code_cell("save", outputs=[out("execute_result", execution_count=6, data={
-            "text/plain": "PosixPath('/work/main/reports/x.results.json')"})]),
+            "text/plain": "PosixPath('/home/someone/yolo26kit/reports/x.results.json')"})]),
     ])
 
 
