@@ -8,7 +8,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
@@ -173,7 +173,7 @@ class Findings:
         entry = ledger_entry(claim_id)
         judged = verdict if isinstance(verdict, Judgement) else Judgement(verdict, evidence, data)
         if judged.verdict == "error" and judged.basis == "measured":
-            judged.basis = "none"
+            judged = replace(judged, basis="none")  # a step that broke measured nothing
         final, conditions = settle(judged, entry.get("conditions", {}))
         claim = Claim(claim_id, entry["source"], entry["claim"], final.verdict, final.evidence, jsonable(final.data),
                       final.basis, jsonable(conditions))
