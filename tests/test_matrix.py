@@ -191,3 +191,50 @@ def test_a_cell_whose_ray_worker_dies_is_run_again_once_then_failed(checkout, tm
     assert once["state"] == "done" and m["claims"]["fake.same"]["die-once"] == "confirmed"
     assert always["state"] == "failed" and "died 2 times" in always["error"], always
     assert m["claims"]["fake.same"]["die-always"] == "error"
+
+
+class _Recording(matrix.LocalExecutor):
+    """Prepares stacks as the local executor does; runs nothing: records the cells asked for, or is interrupted."""
+
+    def __init__(self, interrupt: bool = False) -> None:
+        super().__init__(log=lambda s: None)
+        self.asked: list[str] = []
+        self.interrupt = interrupt
+
+    def run(self, cells, rows, matrix_dir, kit_root, envs, timeout):
+        self.asked = [c.key for c in cells]
+        if self.interrupt:
+            raise KeyboardInterrupt
+        return [{**matrix.asdict(c), "state": "done", "error": "", "seconds": 1.0, "run": None,
+                 "verdicts": {"fake.same": "refuted"}} for c in cells]
+
+
+@pytest.mark.notebook
+def test_resume_runs_only_the_cells_that_did_not_finish(local, checkout, tmp_path):
+    folder, first = local
+    again = tmp_path / folder.name
+    shutil.copytree(folder, again)
+    (again / "cells" / "here-b" / NAME / matrix.CELL_RECORD).unlink()  # as if stopped while here-b ran
+    stacks, series = matrix.load_stacks(checkout / "data" / "stacks.json")
+    chosen = matrix.choose(stacks, ["here-a", "here-b"])
+    recording = _Recording()
+    _, resumed = matrix.run_matrix(chosen, series, [NAME], out=tmp_path, envs=tmp_path / "envs", kit_root=checkout,
+                                   executor=recording, resume=again, log=lambda s: None)
+    assert recording.asked == [f"here-b/{NAME}/cpu"]
+    assert resumed["claims"]["fake.same"] == {"here-a": "confirmed", "here-b": "refuted"}
+    assert resumed["state"] == "complete" and resumed["run"]["calls"] == 2
+
+
+@pytest.mark.notebook
+def test_an_interrupted_matrix_keeps_its_finished_cells_and_says_so(local, checkout, tmp_path):
+    folder, _ = local
+    again = tmp_path / folder.name
+    shutil.copytree(folder, again)
+    (again / "cells" / "here-b" / NAME / matrix.CELL_RECORD).unlink()
+    stacks, series = matrix.load_stacks(checkout / "data" / "stacks.json")
+    _, stopped = matrix.run_matrix(matrix.choose(stacks, ["here-a", "here-b"]), series, [NAME], out=tmp_path,
+                                   envs=tmp_path / "envs", kit_root=checkout, executor=_Recording(interrupt=True),
+                                   resume=again, log=lambda s: None)
+    assert stopped["state"] == "interrupted"
+    assert stopped["claims"]["fake.changes"] == {"here-a": "refuted"}
+    assert json.loads((again / matrix.PLAN).read_text())["stacks"] == ["here-a", "here-b"]

@@ -45,6 +45,7 @@ import os
 import re
 import shutil
 import socket
+import signal
 import subprocess
 import sys
 import tarfile
@@ -434,11 +435,46 @@ def _end_with_parent() -> None:
     the runner stops its notebook tree instead of running on as an orphan (Linux; elsewhere nothing)."""
     try:
         import ctypes
-        import signal
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+
+
+PLAN = "plan.json"  # what a matrix folder was asked to run: `--resume` runs the same
+CELL_RECORD = "cell.json"  # a finished cell's record, in its folder
+STOP_GRACE = 60.0  # seconds a cell's `yolo26kit run` gets to stop its notebooks after SIGTERM
+
+
+def _stop(child: subprocess.Popen) -> None:
+    """SIGTERM (the runner stops its notebook tree and keeps what finished), then SIGKILL after STOP_GRACE."""
+    if child.poll() is None:
+        child.terminate()
+        try:
+            child.wait(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def finished_cells(matrix_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """Records of the cells a matrix folder already finished, by (stack, investigation): `--resume` keeps them."""
+    found = {}
+    for path in sorted(Path(matrix_dir).glob(f"cells/*/*/{CELL_RECORD}")):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if record.get("state") == "done":
+            found[(record["stack"], record["investigation"])] = record
+    return found
 
 
 def run_cell(cell: Cell, row: dict[str, Any], out: Path, kit_root: str | Path = ROOT,
@@ -464,13 +500,16 @@ def run_cell(cell: Cell, row: dict[str, Any], out: Path, kit_root: str | Path = 
     log(f"[{cell.key}] start")
     t0 = time.perf_counter()
     with open(out / "cell.log", "w") as logfile:
+        child = subprocess.Popen(command, cwd=kit_root, env=child_environ(row["python"], kit_root),
+                                 stdout=logfile, stderr=subprocess.STDOUT, preexec_fn=_end_with_parent)
         try:
-            done = subprocess.run(command, cwd=kit_root, env=child_environ(row["python"], kit_root),
-                                  stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout,
-                                  preexec_fn=_end_with_parent)
-            code = done.returncode
+            code: int | None = child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            _stop(child)
             code = None
+        except BaseException:  # Ctrl-C / SIGTERM of the matrix: the cell's run stops its notebooks cleanly first
+            _stop(child)
+            raise
     record["seconds"] = round(time.perf_counter() - t0, 1)
     run_dir = _find_run_dir(out)
     results = run_dir / f"{cell.investigation}.results.json" if run_dir else None
@@ -494,6 +533,9 @@ def run_cell(cell: Cell, row: dict[str, Any], out: Path, kit_root: str | Path = 
         record["error"] = record["error"] or "the run left no results.json"
     record["verdicts"] = verdicts
     record["state"] = "done" if code == 0 and not record["error"] else "failed"
+    from . import findings
+
+    findings.write_json(out / CELL_RECORD, record)  # what `matrix --resume` reads back
     log(f"[{cell.key}] {record['state']} in {record['seconds']:.0f} s" + (f": {record['error']}" if record["error"] else ""))
     return record
 
@@ -830,9 +872,13 @@ def investigations_of(kit_root: Path, names: list[str]) -> list[str]:
 def run_matrix(stacks: list[Stack], series: dict[str, list[str]], investigations: list[str], *, out: Path,
                device: str = "cpu", profile: str = "quick", params: list[str] | None = None,
                envs: str | Path | None = None, executor: Any = None, kit_root: str | Path = ROOT,
-               timeout: float = CELL_TIMEOUT, all_claims: bool = False,
+               timeout: float = CELL_TIMEOUT, all_claims: bool = False, resume: Path | None = None,
                log: Callable[[str], None] = print) -> tuple[Path, dict[str, Any]]:
-    """Prepare every stack, run every cell, write matrix.json and matrix.html; returns (folder, matrix)."""
+    """Prepare every stack, run every cell, write matrix.json and matrix.html; returns (folder, matrix).
+
+    `resume`: an earlier matrix folder; its finished cells are kept and only the others run. Interrupted
+    (Ctrl-C, SIGTERM), the matrix is written from the cells that finished, with state "interrupted".
+    """
     t0 = time.perf_counter()
     kit_root = Path(kit_root).resolve()
     envs_path = Path(envs).expanduser().resolve() if envs else None
@@ -840,17 +886,39 @@ def run_matrix(stacks: list[Stack], series: dict[str, list[str]], investigations
         raise MatrixError(f"--device must be cpu or cuda, got {device!r}")
     routed = split_params(params or [], investigations, kit_root)
     executor = executor or LocalExecutor(log)
-    matrix_id, matrix_dir = new_matrix_dir(Path(out), device)
+    if resume:
+        matrix_dir = Path(resume)
+        matrix_id = matrix_dir.name.removeprefix("matrix-")
+    else:
+        matrix_id, matrix_dir = new_matrix_dir(Path(out), device)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     log(f"matrix {matrix_id}: {len(stacks)} stacks × {len(investigations)} investigations on {device} "
         f"({executor.name} executor)")
+    interrupted = False
+    earlier = _read_json(matrix_dir / "matrix.json").get("run", {}) if resume else {}
+    from . import findings
+
+    findings.write_json(matrix_dir / PLAN, {"stacks": [s.id for s in stacks], "investigations": investigations,
+                                           "device": device, "profile": profile, "params": params or [],
+                                           "all_claims": all_claims})
     try:
         rows = executor.prepare(stacks, envs_path, kit_root)
         for stack, row in zip(stacks, rows):
             row["_stack"] = asdict(stack)
         by_id = {r["id"]: r for r in rows}
         cells = _plan_cells(rows, investigations, device, profile, routed)
-        records = executor.run(cells, by_id, matrix_dir, kit_root, envs_path, timeout)
+        kept = finished_cells(matrix_dir)
+        todo = [c for c in cells if (c.stack, c.investigation) not in kept]
+        if kept:
+            log(f"resuming: {len(cells) - len(todo)} cell(s) already done, {len(todo)} to run")
+        try:
+            fresh = executor.run(todo, by_id, matrix_dir, kit_root, envs_path, timeout)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep every finished cell, say how to go on
+            interrupted = True
+            fresh = []
+        kept.update(finished_cells(matrix_dir))  # cells that finished before an interruption
+        kept.update({(r["stack"], r["investigation"]): r for r in fresh})
+        records = [kept[(c.stack, c.investigation)] for c in cells if (c.stack, c.investigation) in kept]
     finally:
         close = getattr(executor, "close", None)
         if close:
@@ -858,13 +926,13 @@ def run_matrix(stacks: list[Stack], series: dict[str, list[str]], investigations
     matrix = assemble(rows, records, series, investigations, kit_root, all_claims)
     matrix["parameters"] = {"investigations": investigations, "device": device, "profile": profile,
                             "params": params or [], "all_claims": all_claims}
+    matrix["state"] = "interrupted" if interrupted else "complete"
     matrix["run"] = {"matrix_id": matrix_id, "executor": executor.name, "started": started,
-                     "wall_seconds": round(time.perf_counter() - t0, 1),
+                     "wall_seconds": round(time.perf_counter() - t0 + earlier.get("wall_seconds", 0.0), 1),
+                     "calls": earlier.get("calls", 0) + 1,
                      "cell_seconds": {c["stack"]: round(sum(x["seconds"] for x in records if x["stack"] == c["stack"]), 1)
                                       for c in records},
                      "envs": str(envs_path or default_envs())}
-    from . import findings
-
     findings.write_json(matrix_dir / "matrix.json", matrix)
     render(matrix_dir, matrix)
     return matrix_dir, matrix
@@ -891,9 +959,15 @@ def add_subcommand(sub: Any) -> None:
     p.add_argument("--cell-cpus", type=float, default=None, help="Ray: CPUs per CPU cell (default: all of a local Ray)")
     p.add_argument("--timeout", type=float, default=CELL_TIMEOUT, help="seconds per cell")
     p.add_argument("--all-claims", action="store_true", help="keep claims that every stack marked needs_cuda")
+    p.add_argument("--resume", default="", metavar="DIR",
+                   help="go on with an interrupted matrix folder: its finished cells are kept, the rest run")
     p.add_argument("--prepare", action="store_true", help="only create/check the stacks' environments")
     p.add_argument("--clean", action="store_true", help="remove the stack environments (those of --stacks, or all)")
     p.set_defaults(fn=main)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def main(args: argparse.Namespace) -> int:
@@ -914,18 +988,32 @@ def main(args: argparse.Namespace) -> int:
                       f" ({r['install'].get('seconds')} s, {size / 2**30 if size else 0:.1f} GiB)")
             return 0 if all(r["state"] in STATES_RUN for r in rows) else 1
         investigations = investigations_of(ROOT, args.names)
+        options = {"device": args.device, "profile": args.profile, "params": args.param,
+                   "all_claims": args.all_claims}
+        resume = None
+        if args.resume:
+            resume = Path(args.resume)
+            plan = _read_json(resume / PLAN)
+            if not plan:
+                raise MatrixError(f"{resume} is not a matrix folder (no readable {PLAN})")
+            chosen = choose(stacks, plan["stacks"])
+            investigations = investigations_of(ROOT, plan["investigations"])
+            options = {k: plan[k] for k in options}
         executor = (RayExecutor(cell_cpus=args.cell_cpus) if args.executor == "ray" else LocalExecutor())
         from .runner import DEFAULT_OUT
 
+        signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops like Ctrl-C: finished cells are kept
         matrix_dir, matrix = run_matrix(chosen, series, investigations, out=Path(args.out) if args.out else DEFAULT_OUT,
-                                        device=args.device, profile=args.profile, params=args.param,
                                         envs=args.envs or None, executor=executor, timeout=args.timeout,
-                                        all_claims=args.all_claims)
+                                        resume=resume, **options)
     except MatrixError as exc:
         print(f"yolo26kit: error: {exc}", file=sys.stderr)
         return 2
     print(summary(matrix))
     print(f"matrix: {matrix_dir / 'matrix.html'}")
+    if matrix["state"] == "interrupted":
+        print(f"interrupted: go on with `yolo26kit matrix --resume {matrix_dir}`")
+        return 130
     bad = [s for s in matrix["stacks"] if s["state"] not in STATES_RUN] + \
         [c for c in matrix["cells"] if c["state"] != "done"]
     return 1 if bad else 0
