@@ -158,11 +158,12 @@ def runtime_shims(pattern: str = r"aoti_torch_cuda_\w+") -> dict[str, list[str]]
 
     from .. import forensics
 
+    root = Path(list(executorch.__path__)[0])  # __path__, not __file__: some installs make it a namespace package
     found: dict[str, list[str]] = {}
-    for lib in Path(executorch.__file__).parent.rglob("*.so*"):
+    for lib in root.rglob("*.so*"):
         names = forensics.defined_symbols(str(lib), pattern)
         if names:
-            found[str(lib.relative_to(Path(executorch.__file__).parent))] = sorted(set(names))
+            found[str(lib.relative_to(root))] = sorted(set(names))
     return found
 
 
