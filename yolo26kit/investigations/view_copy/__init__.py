@@ -22,10 +22,11 @@ from .judge import (JUDGES, SPEED_RULE, compile_backend, edge_backend, judge, ju
                     judge_replaces_slice_copy)
 from .measure import (COMPILE_BACKEND, NAME, NAMED_SOURCE, PASS_LOCATIONS, PRELOAD, PROBES, SEED, TIMING_ROUNDS,
                       VIEW_COPY_OPS, VIEW_OPS, Case, Results, backend_edge_program, base_op, conversions,
-                      device_program, find_pass, flat_output, investigate, op_counts, op_name, probe_pass,
-                      slice_copies_without_named_source, step_compile, step_graphs, step_run, step_time_rounds)
+                      device_program, equivalence_rows, find_pass, flat_output, investigate, op_counts, op_name,
+                      probe_pass, slice_copies_without_named_source, step_compile, step_graphs, step_run,
+                      step_time_rounds)
 from .model import MODELS, DecodeStep, Spec, build_module, call_inputs, rotate_half
-from .show import (calls_table, code_table, equivalence_table, pass_table, post_grad_table, probes_table,
+from .show import (TABLES, calls_table, code_table, equivalence_table, pass_table, post_grad_table, probes_table,
                    record_tables, rounds_table, runtime_table, view_ops_table)
 from .wrapper import analyse_package, analyse_wrapper, is_copy_only
 
@@ -33,10 +34,10 @@ __all__ = ["JUDGES", "SPEED_RULE", "compile_backend", "edge_backend", "judge", "
            "judge_equivalent", "judge_more_efficient", "judge_other_view_ops", "judge_reinplace_misses_slice_copy",
            "judge_replaces_slice_copy", "COMPILE_BACKEND", "NAME", "NAMED_SOURCE", "PASS_LOCATIONS", "PRELOAD",
            "PROBES", "SEED", "TIMING_ROUNDS", "VIEW_COPY_OPS", "VIEW_OPS", "Case", "Results", "backend_edge_program",
-           "base_op", "conversions", "device_program", "find_pass", "flat_output", "investigate", "op_counts",
-           "op_name", "probe_pass", "slice_copies_without_named_source", "step_compile", "step_graphs", "step_run",
-           "step_time_rounds", "MODELS", "DecodeStep", "Spec", "build_module", "call_inputs", "rotate_half",
-           "calls_table", "code_table", "equivalence_table", "pass_table", "post_grad_table", "probes_table",
+           "base_op", "conversions", "device_program", "equivalence_rows", "find_pass", "flat_output", "investigate",
+           "op_counts", "op_name", "probe_pass", "slice_copies_without_named_source", "step_compile", "step_graphs",
+           "step_run", "step_time_rounds", "MODELS", "DecodeStep", "Spec", "build_module", "call_inputs", "rotate_half",
+           "TABLES", "calls_table", "code_table", "equivalence_table", "pass_table", "post_grad_table", "probes_table",
            "record_tables", "rounds_table", "runtime_table", "view_ops_table", "analyse_package", "analyse_wrapper",
            "is_copy_only"]
 

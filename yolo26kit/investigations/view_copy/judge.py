@@ -1,4 +1,4 @@
-"""view_copy: one judge per claim of seed 004 and JUDGES."""
+"""view_copy: one judge per claim of seed 004 and JUDGES; reads measure's results only (never show)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pandas as pd
 
 from ... import timing
 from ...verdicts import Judgement, band
-from .measure import COMPILE_BACKEND, NAMED_SOURCE, PASS_LOCATIONS, VIEW_COPY_OPS, VIEW_OPS, Case, Results, base_op
-from .show import equivalence_table
+from .measure import (COMPILE_BACKEND, NAMED_SOURCE, PASS_LOCATIONS, VIEW_COPY_OPS, VIEW_OPS, Case, Results, base_op,
+                      equivalence_rows)
 
 
 def edge_backend(res: Results) -> str:
@@ -236,7 +236,7 @@ def judge_equivalent(res: Results) -> Judgement:
     be made (a compile or run failed)."""
     if (absent := _no_pass(res)) is not None:
         return absent
-    table = equivalence_table(res)
+    table = pd.DataFrame(equivalence_rows(res))
     measured = table[table["equal"].notna()] if not table.empty else table
     if measured.empty:
         return Judgement("inconclusive", "no comparison ran (edge graphs and packages failed)", basis="none")

@@ -483,3 +483,25 @@ def investigate(models: list[str], compile_models: list[str], device: str, d_mod
                                            timeout=step_timeout, step=f"{model}:time rounds", phase="measure")
     return Results(device, info.value if info.ok else {"found": False, "error": info.error}, graph_outcomes,
                    probe_outcome, done, timings)
+
+
+def equivalence_rows(res: Results) -> list[dict[str, Any]]:
+    """Outputs with vs without the pass, one row per comparison: edge graphs run eagerly, and the AOTI packages over
+    the same calls (`equal` None where one side did not run). Judged by judge_equivalent, shown by show."""
+    rows = []
+    for model in res.graphs:
+        g = res.graph(model)
+        if g is not None and g["equal"] is not None:
+            rows.append({"model": model, "where": "edge graph (eager)", "calls": None, "equal": g["equal"],
+                         "max_abs": g["max_abs"]})
+    for model in dict.fromkeys(c.spec.model for c in res.cases):
+        a, b = res.case(model, True), res.case(model, False)
+        ra, rb = (a.run if a else None), (b.run if b else None)
+        if ra is None or rb is None:
+            rows.append({"model": model, "where": f"AOTI ({res.device})", "calls": None, "equal": None, "max_abs": None})
+            continue
+        pairs = list(zip(ra["outputs"], rb["outputs"]))
+        rows.append({"model": model, "where": f"AOTI ({res.device})", "calls": len(pairs),
+                     "equal": all(torch.equal(x, y) for x, y in pairs),
+                     "max_abs": max(float((x.float() - y.float()).abs().max()) for x, y in pairs)})
+    return rows

@@ -3,13 +3,12 @@ run time, timing rounds, equivalence)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
-import torch
 
 from ... import aoti, timing
-from .measure import VIEW_COPY_OPS, VIEW_OPS, Results, base_op
+from .measure import VIEW_COPY_OPS, VIEW_OPS, Results, base_op, equivalence_rows
 
 
 def pass_table(res: Results) -> pd.DataFrame:
@@ -129,31 +128,20 @@ def rounds_table(res: Results) -> pd.DataFrame:
 
 def equivalence_table(res: Results) -> pd.DataFrame:
     """Outputs with vs without the pass: edge graphs run eagerly, and the AOTI packages over the same calls."""
-    rows = []
-    for model in res.graphs:
-        g = res.graph(model)
-        if g is not None and g["equal"] is not None:
-            rows.append({"model": model, "where": "edge graph (eager)", "calls": None, "equal": g["equal"],
-                         "max_abs": g["max_abs"]})
-    for model in dict.fromkeys(c.spec.model for c in res.cases):
-        a, b = res.case(model, True), res.case(model, False)
-        ra, rb = (a.run if a else None), (b.run if b else None)
-        if ra is None or rb is None:
-            rows.append({"model": model, "where": f"AOTI ({res.device})", "calls": None, "equal": None, "max_abs": None})
-            continue
-        pairs = list(zip(ra["outputs"], rb["outputs"]))
-        rows.append({"model": model, "where": f"AOTI ({res.device})", "calls": len(pairs),
-                     "equal": all(torch.equal(x, y) for x, y in pairs),
-                     "max_abs": max(float((x.float() - y.float()).abs().max()) for x, y in pairs)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(equivalence_rows(res))
+
+
+# table name (as kept in results.json) → the table of a run's results
+TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
+    "pass": pass_table, "view_ops": view_ops_table, "pass_probes": probes_table, "generated_code": code_table,
+    "kernel_calls": calls_table, "post_grad": post_grad_table, "runtime": runtime_table,
+    "timing_rounds": rounds_table, "equivalence": equivalence_table,
+}
 
 
 def record_tables(found: Any, res: Results) -> dict[str, pd.DataFrame]:
     """Keep every table in results.json and return them for display."""
-    tables = {"pass": pass_table(res), "view_ops": view_ops_table(res), "pass_probes": probes_table(res),
-              "generated_code": code_table(res), "kernel_calls": calls_table(res),
-              "post_grad": post_grad_table(res), "runtime": runtime_table(res), "timing_rounds": rounds_table(res),
-              "equivalence": equivalence_table(res)}
+    tables = {name: fn(res) for name, fn in TABLES.items()}
     for name, df in tables.items():
         found.table(name, df)
     return tables
