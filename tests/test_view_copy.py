@@ -146,6 +146,23 @@ def test_missing_pass_is_not_an_error():
         assert fn(res).verdict == "not_reproduced"
 
 
+def test_tables_are_named_frames_of_the_results_and_judges_stand_without_show():
+    import ast
+    import inspect
+
+    import pandas as pd
+
+    from yolo26kit.investigations.view_copy import judge
+
+    res = _results("cuda")
+    assert list(inv.TABLES) == ["pass", "view_ops", "pass_probes", "generated_code", "kernel_calls", "post_grad",
+                                "runtime", "timing_rounds", "equivalence"]
+    assert all(isinstance(fn(res), pd.DataFrame) for fn in inv.TABLES.values())
+    assert inv.equivalence_table(res)["where"].tolist() == [r["where"] for r in inv.equivalence_rows(res)]
+    imported = {n.module for n in ast.walk(ast.parse(inspect.getsource(judge))) if isinstance(n, ast.ImportFrom)}
+    assert "show" not in imported and not any(m and m.endswith(".show") for m in imported)
+
+
 def test_every_judged_claim_has_a_judge_and_the_ledger_is_well_formed():
     ledger = findings.claims_of("view_copy")
     judged = {c["id"] for c in ledger if not c.get("untestable")}
