@@ -1,4 +1,5 @@
-"""CUDA graphs and a KV cache (seed 003): do `.item()`, `int()` or a tensor position decide what reduce-overhead captures?
+"""CUDA graphs and a KV cache (seed 003): do `.item()`, `int()` or a tensor position decide what reduce-overhead
+captures?
 
 A toy decoder-only forecaster (model.py) keeps a preallocated KV cache and finds its write position by `.item()`,
 `int()`, a device tensor or a Python int. Each (variant, compile mode, capture_scalar_outputs, graph_partition) case
@@ -25,8 +26,9 @@ from .measure_evidence import (MESSAGE_CHARS, MESSAGES_KEPT, RECORD_CHARS, LogCa
                                counter_snapshot, profile_call, summarize_logs, trace_one_call)
 from .model import (NAME, VARIANTS, Block, CacheOverflow, Config, Forecaster, Hook, KVCache, build, example_context,
                     forecast)
-from .show import (accuracy_table, cudagraph_table, eager_agreement, explorer, graph_break_table, latency_chart,
-                   latency_table, log_table, probe_table, record_tables, rounds_table, stack_table, status_table)
+from .show import (TABLES, accuracy_table, cudagraph_table, eager_agreement, explorer, graph_break_table,
+                   latency_chart, latency_table, log_table, probe_table, record_tables, rounds_table, stack_table,
+                   status_table)
 
 __all__ = ["JUDGES", "LOCAL_SCALAR", "TRACE_NOT_DEVICE", "TRACE_NOT_MODE", "judge", "judge_accuracy",
            "judge_consistent_latency", "judge_first_inference", "judge_int_enables", "judge_int_no_sync",
@@ -41,7 +43,7 @@ __all__ = ["JUDGES", "LOCAL_SCALAR", "TRACE_NOT_DEVICE", "TRACE_NOT_MODE", "judg
            "counter_snapshot", "profile_call", "summarize_logs", "trace_one_call",
            "NAME", "VARIANTS", "Block", "CacheOverflow", "Config", "Forecaster", "Hook", "KVCache", "build",
            "example_context", "forecast",
-           "accuracy_table", "cudagraph_table", "eager_agreement", "explorer", "graph_break_table", "latency_chart",
+           "TABLES", "accuracy_table", "cudagraph_table", "eager_agreement", "explorer", "graph_break_table", "latency_chart",
            "latency_table", "log_table", "probe_table", "record_tables", "rounds_table", "stack_table",
            "status_table",
            # what the tests patch (env.cuda_available, isolate.run_step, torch.compile), catch or call directly

@@ -4,7 +4,7 @@ accuracy, mutation probe, logs), the latency chart and the per-case message expl
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -214,12 +214,17 @@ def explorer(res: Results):
     return widgets.VBox([pick, out])
 
 
+# the tables the notebook shows, by the name results.json keeps them under (in the order they are recorded)
+TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
+    "stack": stack_table, "status": status_table, "cudagraphs": cudagraph_table, "graph_breaks": graph_break_table,
+    "latency": latency_table, "eager_agreement": eager_agreement, "accuracy": accuracy_table, "logs": log_table,
+    "mutation_probe": probe_table, "rounds": rounds_table,
+}
+
+
 def record_tables(found: Any, res: Results) -> list[str]:
     """Keep every table in results.json (rows without the raw output vectors)."""
-    tables = {"stack": stack_table(res), "status": status_table(res), "cudagraphs": cudagraph_table(res),
-              "graph_breaks": graph_break_table(res), "latency": latency_table(res),
-              "eager_agreement": eager_agreement(res), "accuracy": accuracy_table(res), "logs": log_table(res),
-              "mutation_probe": probe_table(res), "rounds": rounds_table(res)}
+    tables = {name: table(res) for name, table in TABLES.items()}
     for name, df in tables.items():
         found.table(name, df)
     return list(tables)
