@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import logging
 from collections import Counter
 from dataclasses import asdict
+from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 
@@ -502,6 +505,35 @@ def test_rounds_in_turn_times_both_compiles_round_by_round(monkeypatch):
 
 def test_every_ledger_claim_has_one_judge():
     assert {c["id"] for c in findings.judged_claims_of("cuda_graphs")} == set(cg.JUDGES)
+
+
+def test_tables_by_name_are_what_record_tables_keeps():
+    timed = {"per_step_ms": 1.0, "iqr_ms": 0.5, "p10_ms": 9.0, "p90_ms": 11.0, "first_ms": 2000.0, "runs": 5}
+    res = _results([_row("item", "eager", **timed),
+                    _row("item", "reduce-overhead", True, True, **FULL, **timed, rounds=_rounds([5.0], [20.0]))])
+
+    class Found:
+        def __init__(self):
+            self.tables = {}
+
+        def table(self, name, df):
+            self.tables[name] = df
+
+    found = Found()
+    assert cg.record_tables(found, res) == list(cg.TABLES) == list(found.tables)
+    for name, table in cg.TABLES.items():
+        assert isinstance(table(res), pd.DataFrame) and table(res).equals(found.tables[name]), name
+    assert list(cg.TABLES["rounds"](res)["default / reduce-overhead"]) == [4.0]
+
+
+def test_the_judges_never_import_the_tables():
+    """judge.py, and every module it builds on, reads rows without show.py (its tables and plots)."""
+    package = Path(cg.__file__).parent
+    for name in ("judge", "measure", "measure_evidence", "model"):
+        tree = ast.parse((package / f"{name}.py").read_text())
+        imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        assert not [m for m in imported if m == "show" or m.endswith(".show")], name
 
 
 # --------------------------------------------------------------------------- the notebook
