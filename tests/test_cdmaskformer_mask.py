@@ -1,4 +1,5 @@
-"""mask_fill: shape helpers, the mask generator, equivalence (hypothesis), the assert arithmetic, verdict rules, notebook."""
+"""cdmaskformer_mask: shape helpers, the mask generator, equivalence (hypothesis), the assert arithmetic, verdict
+rules, notebook."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yolo26kit import findings
-from yolo26kit.investigations import mask_fill as mf
+from yolo26kit.investigations import cdmaskformer_mask as mf
 
 
 # --- shapes and labels -----------------------------------------------------------------------------
