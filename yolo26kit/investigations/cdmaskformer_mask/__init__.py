@@ -41,7 +41,7 @@ from .judge_cost import (INDEX_KERNEL_WORDS, KERNEL_COLUMNS, SEED_BENCH, judge_d
 from .judge import (DERIVED_WHY, JUDGES, SEED_LINE, Verdict, judge, judge_assert_trigger, judge_bool_index_alternative,
                     judge_data_independent, judge_equivalent, judge_not_reproducible, judge_ratio_spatial,
                     judge_updates_fix)
-from .show import explorer, implementations_frame, mask_examples, plot_benchmark
+from .show import TABLES, explorer, implementations_frame, mask_examples, plot_benchmark, record_tables
 
 __all__ = ["FORMULATIONS", "IMPLEMENTATIONS", "ORIGINAL", "Formulation", "Impl", "Shape", "all_and_not",
            "bool_index_put", "check_percent", "check_shapes", "decoder_attn_mask", "deterministic", "full_pairs",
@@ -56,8 +56,8 @@ __all__ = ["FORMULATIONS", "IMPLEMENTATIONS", "ORIGINAL", "Formulation", "Impl",
            "judge_different_kernels", "judge_memory_lower", "judge_speedup_medium", "judge_speedup_small",
            "speed_rounds", "DERIVED_WHY", "JUDGES", "SEED_LINE", "Verdict", "judge", "judge_assert_trigger",
            "judge_bool_index_alternative", "judge_data_independent", "judge_equivalent", "judge_not_reproducible",
-           "judge_ratio_spatial", "judge_updates_fix", "explorer", "implementations_frame", "mask_examples",
-           "plot_benchmark", "env", "isolate"]
+           "judge_ratio_spatial", "judge_updates_fix", "TABLES", "explorer", "implementations_frame",
+           "mask_examples", "plot_benchmark", "record_tables", "env", "isolate"]
 
 
 catalog.register(catalog.Investigation(

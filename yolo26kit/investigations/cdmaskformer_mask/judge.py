@@ -51,8 +51,7 @@ from ... import findings, verdicts
 from ...verdicts import Judgement
 from .judge_cost import (_ops_text, judge_different_kernels, judge_memory_lower, judge_speedup_medium,
                          judge_speedup_small)
-from .kernel import (assert_numbers, build_date, explain_seed_assert, fires, issues_frame, load_issues, model_check,
-                     parse_assert)
+from .kernel import assert_numbers, build_date, fires, load_issues, model_check, parse_assert
 from .measure import Results
 from .model import IMPLEMENTATIONS, ORIGINAL
 
@@ -408,14 +407,6 @@ JUDGES: dict[str, Callable[[Results], Judgement]] = {
 
 
 def judge(found: findings.Findings, res: Results) -> pd.DataFrame:
-    """Record every claim's verdict (a judge that breaks records `error`) and the run's tables."""
-    found.judge_all(JUDGES, res)
-    found.table("equivalence", res.eq)
-    found.table("copy_bandwidth", res.bandwidth)
-    found.table("benchmark", res.bench)
-    found.table("memory", res.memory)
-    found.table("triggers", res.trig)
-    found.table("seed_assert", explain_seed_assert().astype({"value": str}))
-    found.table("model_check", model_check())
-    found.table("issues", issues_frame())
-    return found.frame()
+    """Record every claim's verdict (a judge that breaks records `error`); returns the claims frame. The run's tables
+    are kept by show.record_tables."""
+    return found.judge_all(JUDGES, res)

@@ -1,14 +1,15 @@
-"""CDMaskFormer attention mask: the tables and plot the notebook shows beside the measurements, and an interactive
-explorer for JupyterLab."""
+"""CDMaskFormer attention mask: the tables and plot the notebook shows beside the measurements, the tables a run keeps
+in results.json (TABLES), and an interactive explorer for JupyterLab."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-from .measure import benchmark, devices
+from .kernel import explain_seed_assert, issues_frame, model_check
+from .measure import Results, benchmark, devices
 from .model import IMPLEMENTATIONS, full_rows, heads_for, make_mask, parse_shape, shape_label
 
 
@@ -68,6 +69,29 @@ def plot_benchmark(bench: pd.DataFrame):
         axes[0][col].legend(fontsize=7, ncol=2)
     fig.tight_layout()
     return fig
+
+
+# --- the tables a run keeps ----------------------------------------------------------------------------
+
+# table name (as kept in results.json) → the table of a run's results, in the order the notebook shows them
+TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
+    "equivalence": lambda res: res.eq,
+    "copy_bandwidth": lambda res: res.bandwidth,
+    "benchmark": lambda res: res.bench,
+    "memory": lambda res: res.memory,
+    "triggers": lambda res: res.trig,
+    "seed_assert": lambda res: explain_seed_assert().astype({"value": str}),  # mixed ints and text: one type
+    "model_check": lambda res: model_check(),
+    "issues": lambda res: issues_frame(),
+}
+
+
+def record_tables(found: Any, res: Results) -> dict[str, pd.DataFrame]:
+    """Keep every table of TABLES in results.json and return them."""
+    tables = {name: table(res) for name, table in TABLES.items()}
+    for name, frame in tables.items():
+        found.table(name, frame)
+    return tables
 
 
 # --- interactive extra -----------------------------------------------------------------------------
