@@ -5,7 +5,7 @@ again with the system libstdc++ loaded globally first only when the as-is load c
 rule for the static-libstdc++ locale mix matched its native backtrace.
 
 The package: model.py (the modules packaged), measure.py (the isolated steps and the study), judge.py (the claim's
-judge), show.py (the crash evidence).
+judge), show.py (the crash evidence, the table a run keeps).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from ... import catalog
 from .model import MODELS, SmallConv, TwoOps, example
 from .measure import compile_step, devices_of, load_run_step, stack_facts, study, wrapper_libstdcxx_symbols
 from .judge import ATOL, CLAIM, JUDGES, judge, judge_load_crash_cause
-from .show import crash_evidence
+from .show import TABLES, crash_evidence, record_tables
 
 __all__ = ["MODELS", "SmallConv", "TwoOps", "example", "compile_step", "devices_of", "load_run_step", "stack_facts",
            "study", "wrapper_libstdcxx_symbols", "ATOL", "CLAIM", "JUDGES", "judge", "judge_load_crash_cause",
-           "crash_evidence"]
+           "TABLES", "crash_evidence", "record_tables"]
 
 
 catalog.register(catalog.Investigation(

@@ -76,6 +76,5 @@ JUDGES = {CLAIM: judge_load_crash_cause}
 
 
 def judge(found: Any, rows: pd.DataFrame) -> pd.DataFrame:
-    """Record the tables and every claim's verdict; returns the claims frame."""
-    found.table("aoti_load", rows)
+    """Record every claim's verdict; returns the claims frame. The run's table is kept by show.record_tables."""
     return found.judge_all(JUDGES, rows)

@@ -1,8 +1,15 @@
-"""Loading AOT Inductor packages: the crash evidence the notebook shows."""
+"""Loading AOT Inductor packages: the crash evidence the notebook shows, and the table a run keeps (TABLES)."""
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import pandas as pd
+
+# table name (as kept in results.json) → the table of a run's rows
+TABLES: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = {
+    "aoti_load": lambda rows: rows,  # one row per compile and load+run step
+}
 
 
 def crash_evidence(rows: pd.DataFrame) -> pd.DataFrame:
@@ -11,3 +18,11 @@ def crash_evidence(rows: pd.DataFrame) -> pd.DataFrame:
     if "status" not in rows:
         return pd.DataFrame(columns=cols)
     return rows[(rows.status == "crash")][cols].reset_index(drop=True)
+
+
+def record_tables(found: Any, rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Keep every table of TABLES in results.json and return them."""
+    tables = {name: table(rows) for name, table in TABLES.items()}
+    for name, frame in tables.items():
+        found.table(name, frame)
+    return tables
