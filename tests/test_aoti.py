@@ -116,3 +116,21 @@ def test_load_crash_verdict_names_the_stack_it_rests_on():
     final, record = settle(judged, findings.ledger_entry(aoti_load.CLAIM)["conditions"])
     assert final.verdict == "inconclusive" and record["differ"] == ["torch"]
     assert "torch is 2.14.1" in final.evidence
+
+
+def test_load_study_keeps_its_table_apart_from_the_judge():
+    """show.record_tables keeps the study's rows; the judge module records verdicts only and never imports show."""
+    import ast
+    from pathlib import Path
+
+    import pandas as pd
+
+    from yolo26kit.investigations import aoti_load
+
+    kept = {}
+    rows = pd.DataFrame([{"model": "two_ops", "step": "aoti compile two_ops/cpu", "status": "ok"}])
+    aoti_load.record_tables(type("Found", (), {"table": lambda self, name, frame: kept.setdefault(name, frame)})(), rows)
+    assert list(kept) == list(aoti_load.TABLES) == ["aoti_load"] and kept["aoti_load"] is rows
+    tree = ast.parse((Path(aoti_load.__file__).parent / "judge.py").read_text())
+    imported = [f"{n.module or ''}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names]
+    assert not [m for m in imported if "show" in m.split(".")]

@@ -1,7 +1,7 @@
 """Synthetic measurements that drive each cdmaskformer_mask judge to its decisive verdicts (see README.md).
 
-Each factory builds the `mask_fill.Results` the notebook passes to `judge_all`. torch "2.0.0" stands for a release of
-the seed's (1.11–2.0.1, where the scalar-value assert was reported), "2.11.0+cu130" for a newer one.
+Each factory builds the `cdmaskformer_mask.Results` the notebook passes to `judge_all`. torch "2.0.0" stands for a
+release of the seed's (1.11–2.0.1, where the scalar-value assert was reported), "2.11.0+cu130" for a newer one.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from yolo26kit.investigations import mask_fill as mf
+from yolo26kit.investigations import cdmaskformer_mask as mf
 
 AFFECTED, NEWER = "2.0.0", "2.11.0+cu130"
 EMPTY = pd.DataFrame

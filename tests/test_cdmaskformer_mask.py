@@ -1,4 +1,5 @@
-"""mask_fill: shape helpers, the mask generator, equivalence (hypothesis), the assert arithmetic, verdict rules, notebook."""
+"""cdmaskformer_mask: shape helpers, the mask generator, equivalence (hypothesis), the assert arithmetic, verdict
+rules, notebook."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yolo26kit import findings
-from yolo26kit.investigations import mask_fill as mf
+from yolo26kit.investigations import cdmaskformer_mask as mf
 
 
 # --- shapes and labels -----------------------------------------------------------------------------
@@ -509,6 +510,36 @@ def test_run_attempts_reruns_after_a_broken_context_and_a_dead_child(monkeypatch
 
 def test_every_ledger_claim_has_one_judge():
     assert {c["id"] for c in findings.judged_claims_of(mf.NAME)} == set(mf.JUDGES)
+
+
+def test_record_tables_keeps_every_table_of_the_run():
+    class Found:
+        def __init__(self):
+            self.tables = {}
+
+        def table(self, name, frame):
+            self.tables[name] = frame
+
+    found = Found()
+    eq = pd.DataFrame([{"device": "cpu", "case": "grid", "masked_fill": True}])
+    shown = mf.record_tables(found, _res(eq=eq))
+    assert list(found.tables) == list(mf.TABLES) == ["equivalence", "copy_bandwidth", "benchmark", "memory",
+                                                     "triggers", "seed_assert", "model_check", "issues"]
+    assert all(isinstance(f, pd.DataFrame) for f in shown.values()) and found.tables["equivalence"] is eq
+    assert set(found.tables["seed_assert"]["value"].map(type)) == {str}
+
+
+def test_judges_never_import_show():
+    import ast
+    from pathlib import Path
+
+    pkg = Path(mf.__file__).parent
+    for path in pkg.glob("judge*.py"):
+        tree = ast.parse(path.read_text())
+        imported = [f"{n.module or ''}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                    for a in n.names]
+        imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        assert not [m for m in imported if "show" in m.split(".")], path.name
 
 
 def test_ratio_spatial_from_the_arithmetic():

@@ -1,0 +1,188 @@
+"""CDMaskFormer attention mask: the judges of the cost claims (speed at the seed's two shapes, memory, kernels)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+import pandas as pd
+
+from ... import findings, verdicts
+from ...verdicts import Judgement
+from .measure import Results
+from .model import ORIGINAL, Shape, parse_shape, shape_label
+
+
+# name → (shape rows×queries×H·W, seed's masked_fill ms, seed's original ms, claimed factor), for the evidence; the
+# verdicts read the shape from the ledger's conditions and the band from its `band`
+SEED_BENCH = {
+    "mask.speedup_small_20x": ((32, 5, 1024), 0.254, 5.062, 20.0),
+    "mask.speedup_medium_3_5x": ((32, 100, 4096), 1.258, 4.447, 3.5),
+}
+
+
+def _speed_row(bench: pd.DataFrame, dev: str, shape: Shape, name: str) -> pd.Series | None:
+    if bench.empty or "implementation" not in bench:
+        return None
+    hit = bench[(bench["device"] == dev) & (bench["shape"] == shape_label(shape)) & (bench["implementation"] == name)
+                & (bench["deterministic"] == False)]  # noqa: E712
+    return hit.iloc[0] if len(hit) else None
+
+
+def _ms(value: Any) -> str:
+    """A time for the evidence: '0.1139 ms', or 'could not time' when it is not a positive number."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return "not timed"
+    return f"{v:.4g} ms" if math.isfinite(v) and v > 0 else "could not time"
+
+
+def speed_rounds(bench: pd.DataFrame, dev: str, shape: Shape) -> tuple[str, list[float] | None]:
+    """(a sentence, the original/masked_fill ratio of every round) at one device and shape; the ratios are None when
+    the shape was not benchmarked or a round's net time was not positive (the machine was too busy to time it)."""
+    orig, fix = _speed_row(bench, dev, shape, ORIGINAL), _speed_row(bench, dev, shape, "masked_fill")
+    label = f"{dev} {shape_label(shape)}"
+    if orig is None or fix is None:
+        return f"{label}: {ORIGINAL} and masked_fill not in this run's benchmark", None
+    o, f = orig.get("round_net_ms"), fix.get("round_net_ms")
+    if not isinstance(o, list) or not isinstance(f, list) or not o or len(o) != len(f):
+        why = orig.get("error") or fix.get("error") or "no rounds recorded"
+        return f"{label}: could not time ({why})", None
+    if not all(x > 0 for x in o + f):
+        return (f"{label}: could not time — net time per round {ORIGINAL} {o} ms, masked_fill {f} ms: in some round "
+                "the call took no longer than the input copy timed beside it (too busy a machine)"), None
+    ratios = [a / b for a, b in zip(o, f)]
+    mid = statistics.median_high(ratios)
+    text = (f"{label}: {ORIGINAL}/masked_fill = {mid:.2f}× (masked_fill {'faster' if mid > 1 else 'not faster'}; "
+            f"median of {len(ratios)} rounds timed in turn: {', '.join(f'{r:.2f}' for r in ratios)}×; "
+            f"{ORIGINAL} {_ms(orig.get('net_ms'))} vs "
+            f"masked_fill {_ms(fix.get('net_ms'))} net of the {_ms(fix.get('restore_ms'))} input copy)")
+    return text, ratios
+
+
+def _judge_speed(res: Results, claim_id: str) -> Judgement:
+    """A speed claim: the per-round ratios on CUDA at the seed's shape against the ledger's band (verdicts.band)."""
+    entry = findings.ledger_entry(claim_id)
+    shape = parse_shape(entry["conditions"]["shape"])
+    lo, hi = findings.band_of(claim_id)
+    _, seed_fix, seed_orig, _ = SEED_BENCH[claim_id]
+    seed_txt = (f"the seed: \"{entry['band']['words']}\" = {seed_orig / seed_fix:.1f}×, judged against "
+                f"{lo:g}–{hi:g}×")
+    common = f"deterministic algorithms off, {res.full_percent}% of (image, query) rows all True"
+    cpu_txt, cpu_ratios = speed_rounds(res.bench, "cpu", shape)
+    data = {"cpu_rounds": cpu_ratios, "band": [lo, hi]}
+    has_cuda = not res.bench.empty and "implementation" in res.bench and bool(
+        ((res.bench["device"] == "cuda") & res.bench["implementation"].notna()).any())
+    if not has_cuda:
+        return Judgement("needs_cuda", f"{cpu_txt} ({common}); {seed_txt} — the seed timed CUDA; this run has no CUDA rows",
+                         data, "measured", {"device": "cpu", "shape": shape_label(shape)})
+    cuda_txt, ratios = speed_rounds(res.bench, "cuda", shape)
+    data["cuda_rounds"] = ratios
+    run = {"device": "cuda", "shape": shape_label(shape)}
+    if ratios is None:
+        return Judgement("inconclusive", f"{cuda_txt}; {seed_txt}. {cpu_txt}", data, "measured", run)
+    verdict = verdicts.band(ratios, lo, hi)
+    why = {"confirmed": "every round inside", "refuted": "every round outside",
+           "inconclusive": "rounds on both sides of an edge: this machine's noise cannot decide"}[verdict]
+    return Judgement(verdict, f"{cuda_txt} ({common}); {seed_txt}: {why}. {cpu_txt}", data, "measured", run)
+
+
+def judge_speedup_small(res: Results) -> Judgement:
+    """mask.speedup_small_20x: ~20× at 32x5x1024 on CUDA."""
+    return _judge_speed(res, "mask.speedup_small_20x")
+
+
+def judge_speedup_medium(res: Results) -> Judgement:
+    """mask.speedup_medium_3_5x: ~3.5× at 32x100x4096 on CUDA."""
+    return _judge_speed(res, "mask.speedup_medium_3_5x")
+
+
+def _peaks(mem: pd.DataFrame, dev: str, name: str, column: str) -> dict[str, int]:
+    sub = mem[(mem["device"] == dev) & (mem["implementation"] == name)] if column in mem else mem.iloc[0:0]
+    return {r["shape"]: int(r[column]) for _, r in sub.iterrows() if pd.notna(r[column])}
+
+
+def _peak_pairs(mem: pd.DataFrame, dev: str, column: str) -> list[tuple[str, int, int]]:
+    """(shape, masked_fill's, the original's) of one measure on one device, for the shapes both have."""
+    orig, fix = _peaks(mem, dev, ORIGINAL, column), _peaks(mem, dev, "masked_fill", column)
+    return [(shape, fix[shape], orig[shape]) for shape in orig if shape in fix]
+
+
+def judge_memory_lower(res: Results) -> Judgement:
+    """mask.memory_lower: the seed's two formulations (the original and the out-of-place masked_fill), one measure:
+    the CUDA caching allocator's peak above the start of one call (it sees the index tensors and the buffers kernels
+    allocate inside). confirmed when masked_fill's peak is lower at every shape, refuted when it is lower at none,
+    partly otherwise. A CPU-only run has no allocator peak of the seed's device: needs_cuda, with the CPU's ATen-level
+    peaks (another measure) shown."""
+    mem = res.memory
+    if mem.empty:
+        return Judgement("error", "no memory measurements ran", basis="none")
+    cpu = _peak_pairs(mem, "cpu", "peak new bytes")
+    cpu_txt = ("CPU, ATen-level peak of new tensors (not judged): " + "; ".join(
+        f"{s} masked_fill {f:,} B vs {ORIGINAL} {o:,} B" for s, f, o in cpu)) if cpu else "no CPU rows"
+    pairs = _peak_pairs(mem, "cuda", "cuda peak bytes")
+    if not pairs:
+        return Judgement("needs_cuda", f"the seed's memory is a CUDA training's; this run has no CUDA allocator "
+                                       f"peaks. {cpu_txt}", {"cpu": {s: [f, o] for s, f, o in cpu}}, "measured",
+                         {"device": "cpu"})
+    total = {(s, n): v for n in (ORIGINAL, "masked_fill") for s, v in _peaks(mem, "cuda", n, "cuda allocated bytes").items()}
+    lower = sum(f < o for _, f, o in pairs)
+    verdict = verdicts.all_none_some(lower, len(pairs))
+    parts = [f"{s}: masked_fill {f:,} B vs {ORIGINAL} {o:,} B"
+             + (f" (allocated in all {total[(s, 'masked_fill')]:,} vs {total[(s, ORIGINAL)]:,} B)"
+                if (s, ORIGINAL) in total and (s, "masked_fill") in total else "") for s, f, o in pairs]
+    equal = sum(f == o for _, f, o in pairs)
+    return Judgement(verdict, (f"CUDA caching allocator, peak above the start of one call, the seed's two formulations: "
+                               f"masked_fill's is lower at {lower}, equal at {equal} and higher at "
+                               f"{len(pairs) - lower - equal} of {len(pairs)} shapes — " + "; ".join(parts)
+                               + f". {cpu_txt}"),
+                     {"cuda": {s: [f, o] for s, f, o in pairs}}, "measured", {"device": "cuda"})
+
+
+KERNEL_COLUMNS = ("cuda kernels", "cuda kernels (deterministic)")
+
+
+def _kernels_of(mem: pd.DataFrame, name: str) -> list[str]:
+    """The CUDA kernels a formulation launched, with deterministic algorithms off and on (errors left out)."""
+    sub = mem[(mem["device"] == "cuda") & (mem["implementation"] == name)] if "cuda kernels" in mem else mem.iloc[0:0]
+    return list(dict.fromkeys(k for col in KERNEL_COLUMNS if col in sub for ks in sub[col]
+                              for k in (ks if isinstance(ks, list) else []) if not k.startswith("error:")))
+
+
+INDEX_KERNEL_WORDS = ("index", "nonzero", "sort")
+
+
+def _index_kernels(kernels: list[str]) -> list[str]:
+    return [k for k in kernels if any(w in k.lower() for w in INDEX_KERNEL_WORDS)]
+
+
+def _ops_text(mem: pd.DataFrame, name: str) -> str:
+    sub = mem[mem["implementation"] == name] if len(mem) else mem
+    ops = list(dict.fromkeys(o for ops in sub["index ops"] for o in (ops or []))) if len(sub) else []
+    return f"{name} dispatches {', '.join(ops) or 'no index ops'}"
+
+
+def judge_different_kernels(res: Results) -> Judgement:
+    """mask.different_kernels: on CUDA (deterministic algorithms off and on), confirmed when masked_fill launches
+    none of the original's indexing kernels (names with index / nonzero / sort), refuted when it shares one;
+    inconclusive when no kernel of the original carries such a name (the filter cannot tell). CPU only: needs_cuda."""
+    mem = res.memory
+    if mem.empty:
+        return Judgement("error", "no op/kernel profile ran", basis="none")
+    ops = f"{_ops_text(mem, ORIGINAL)}; {_ops_text(mem, 'masked_fill')}"
+    if "cuda kernels" not in mem or not (mem["device"] == "cuda").any():
+        return Judgement("needs_cuda", f"the claim is about CUDA kernels; at the ATen level {ops}", {}, "measured",
+                         {"device": "cpu"})
+    orig, fix = _kernels_of(mem, ORIGINAL), _kernels_of(mem, "masked_fill")
+    orig_idx, fix_idx = _index_kernels(orig), _index_kernels(fix)
+    shared = [k for k in fix if k in orig_idx]
+    text = (f"masked_fill launches {len(fix_idx)} indexing kernels ({', '.join(k[:60] for k in fix_idx) or 'none'}) "
+            f"against the original's {len(orig_idx)} ({', '.join(k[:60] for k in orig_idx[:4]) or 'none'}), "
+            f"deterministic algorithms off and on; {len(shared)} shared; {ops}")
+    data = {"original": orig, "masked_fill": fix}
+    if not orig_idx:
+        return Judgement("inconclusive", f"{text} — no kernel of the original has index/nonzero/sort in its name, so "
+                                         "this run cannot tell its indexing kernels", data, "measured", {"device": "cuda"})
+    return Judgement("refuted" if shared else "confirmed", text, data, "measured", {"device": "cuda"})
