@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from yolo26kit import backends
+from yolo26kit import backends, cli
 
 NINE = ["eager", "compile", "compile_cudagraphs", "aoti", "executorch_xnnpack", "executorch_cuda", "onnxruntime",
         "tensorrt", "ultralytics_export"]
@@ -96,3 +96,9 @@ def test_runner_prepares_and_loads_in_one_call(tmp_path):
     with torch.no_grad():
         assert torch.equal(backends.runner("eager", model, (x,), tmp_path)(), model(x))
 
+
+def test_list_backends_prints_every_name(capsys):
+    assert cli.main(["list", "--backends"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:2] == ["back-end", "title"]
+    assert [line.split()[0] for line in lines[1:]] == NINE
