@@ -104,7 +104,23 @@ def claim_sites() -> list[tuple[str, str, str]]:
     return sites
 
 
+def backends_table() -> list[str]:
+    """Every registered back-end (yolo26kit.backends) as a line: name, title, needs CUDA, usable here or why not."""
+    from . import backends
+
+    rows = [("back-end", "title", "needs CUDA", "installed here")]
+    for name in backends.names():
+        backend = backends.get(name)
+        ok, why = backends.status(name)
+        rows.append((name, backend.title, "yes" if backend.needs_cuda else "no", "yes" if ok else f"no: {why}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return ["  ".join([*(cell.ljust(w) for cell, w in zip(row, widths)), row[3]]) for row in rows]
+
+
 def cmd_list(args: argparse.Namespace) -> int:
+    if args.backends:
+        print("\n".join(backends_table()))
+        return 0
     if args.claims:
         for claim_id, name, where in claim_sites():
             print(f"{claim_id}  {name}  {where}")
@@ -257,6 +273,8 @@ def parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     lst = sub.add_parser("list", help="investigations, their parameters and profiles")
     lst.add_argument("--claims", action="store_true", help="each judged claim id with the file and line of its judge")
+    lst.add_argument("--backends", action="store_true",
+                     help="every back-end: what it is, whether it needs CUDA, whether it is installed here")
     lst.set_defaults(fn=cmd_list)
     run = sub.add_parser("run", help="execute investigations with papermill into a new run directory")
     run.add_argument("names", nargs="*", metavar="NAME")

@@ -1,6 +1,7 @@
 """ExecuTorch's CUDA back-end (AOT Inductor inside ExecuTorch): its compile options and the kit's overrides of them,
 the CudaPartitioner lowering with .pte/.ptd writing, the runtime's registered back-ends and AOTI C shims, and
-loading and running a lowered program.
+loading and running a lowered program; registered as `executorch_cuda` (prepare: `lower` with the back-end's
+defaults unless told otherwise).
 
 Overrides patch `CudaBackend.get_aoti_compile_options` in the calling process: call them only inside an isolated
 step's child process.
@@ -11,6 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+
+from . import Backend, Loaded, executorch_runtime, exported, register, threads_or_default
 
 OPTION_KEYS = ("max_autotune", "max_autotune_gemm_backends", "max_autotune_conv_backends",
                "aot_inductor.link_libtorch", "emulate_precision_casts")
@@ -135,21 +138,31 @@ def lower(program: Any, folder: str | Path, stem: str, autotune: bool = True,
 def load_method(pte: str | Path) -> Any:
     """Load a .pte with executorch.runtime, with the .ptd weights beside it where there are any (external
     constants), and return its `forward` method."""
-    import inspect
-
-    from executorch.runtime import Runtime
-
-    runtime = Runtime.get()
-    data = sorted(Path(pte).parent.glob("*.ptd"))
-    takes_data = "data_path" in inspect.signature(runtime.load_program).parameters
-    # by path: the runtime keeps no reference to a bytes buffer
-    program = runtime.load_program(Path(pte), **({"data_path": str(data[0])} if data and takes_data else {}))
-    return program.load_method("forward")
+    return executorch_runtime.load_method(pte, executorch_runtime.data_beside(pte))
 
 
 def run(pte: str | Path, inputs: list[Any] | tuple[Any, ...]) -> list[Any]:
     """Load a .pte (and its .ptd weights) and run `forward` once."""
     return list(load_method(pte).execute(list(inputs)))
+
+
+def prepare(subject: Any, inputs: tuple[Any, ...], folder: str | Path, stem: str, autotune: bool = True,
+            overrides: dict[str, Any] | None = None, cache: bool = True) -> dict[str, Any]:
+    """Export (an nn.Module) and `lower` it into a folder of its own, `folder/stem.cuda` (.pte and .ptd); the
+    facts add the lowering's (`backend_options`, `shim_calls` ...)."""
+    import os
+
+    facts = lower(exported(subject, inputs), Path(folder) / f"{stem}.cuda", stem, autotune=autotune,
+                  overrides=overrides, cache=cache)
+    return {**facts, "artifact": facts["pte"], "bytes": os.path.getsize(facts["pte"])}
+
+
+def load(pte: str, inputs: tuple[Any, ...], threads: int | None = None) -> Loaded:
+    """The .pte's `forward` (with the .ptd beside it) on `inputs` (CPU tensors: the program moves them)."""
+    threads = threads_or_default(threads)
+    executorch_runtime.reset_threadpool(threads)
+    method = load_method(pte)
+    return Loaded(lambda: method.execute(list(inputs)), {"threads": threads})
 
 
 def runtime_shims(pattern: str = r"aoti_torch_cuda_\w+") -> dict[str, list[str]]:
@@ -217,3 +230,7 @@ def preprocess_input(program: Any, autotune: bool = True) -> tuple[Any, str]:
             if original is not None:
                 m.move_to_device_pass = original
     return box["program"], "CudaBackend.preprocess input (to_edge_transform_and_lower + CudaPartitioner)"
+
+
+register(Backend(name="executorch_cuda", title="ExecuTorch, CUDA back-end (AOT Inductor inside ExecuTorch)",
+                 needs_cuda=True, modules=("executorch",), load=load, prepare=prepare))

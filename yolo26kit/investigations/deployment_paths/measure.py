@@ -3,11 +3,8 @@ comparison with eager."""
 
 from __future__ import annotations
 
-import importlib.util
-import inspect
 import math
 import os
-import re
 import resource
 import statistics
 import tempfile
@@ -19,14 +16,27 @@ from typing import Any, Callable
 
 import torch
 
-from ... import aoti, artifacts, isolate, timing, yolo
-from ...backends import executorch_cuda
+from ... import aoti, isolate, timing, yolo
+from ... import backends as registry
+from ...backends import executorch_cuda, ultralytics_export
+from ...backends import onnxruntime as ort_backend
+from ...backends import installed  # looked up here by skip_reason: tests replace it
 from .. import dynamic_shapes, index_dtype
 
 NAME = "deployment_paths"
 SEEDS = ("000_60ebd1ee51d51957.txt", "001_fda80f2472077657.txt")
 BACKENDS = ("eager", "compile", "compile_cudagraphs", "aoti", "et_xnnpack", "et_cuda", "onnxruntime", "tensorrt")
-CUDA_ONLY = ("compile_cudagraphs", "et_cuda", "tensorrt")
+REGISTRY_NAMES = {"et_xnnpack": "executorch_xnnpack", "et_cuda": "executorch_cuda"}  # BACKENDS → yolo26kit.backends
+
+
+def backend_of(name: str) -> registry.Backend:
+    """The registered back-end (yolo26kit.backends) that one of BACKENDS names."""
+    if name not in BACKENDS:
+        raise ValueError(f"unknown back-end {name!r}; choose from {BACKENDS}")
+    return registry.get(REGISTRY_NAMES.get(name, name))
+
+
+CUDA_ONLY = tuple(b for b in BACKENDS if backend_of(b).needs_cuda)  # compile_cudagraphs, et_cuda, tensorrt
 COMPILE_HEAVY = ("compile", "compile_cudagraphs", "aoti", "et_cuda", "tensorrt")  # only for `compile_models`
 TORCH_NATIVE_CUDA = ("eager", "compile", "compile_cudagraphs", "aoti", "et_cuda")
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -34,7 +44,8 @@ DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 # within 1 px, score within 1e-3: index_dtype.compare), whatever its precision; below it the row "ran, differs".
 MATCH_RATE_MIN = index_dtype.MIN_MATCH_RATE
 KIT_EXPORT, ULTRALYTICS_EXPORTER = "kit export", "ultralytics exporter"  # Case.export_path
-ULTRALYTICS_FORMATS = {"et_xnnpack": "executorch", "onnxruntime": "onnx"}  # back-end → YOLO(...).export(format=)
+ULTRALYTICS_FORMATS = {b: ultralytics_export.FORMATS[REGISTRY_NAMES.get(b, b)]  # back-end → YOLO(...).export(format=)
+                       for b in ("et_xnnpack", "onnxruntime")}
 TASKS = ("detect", "segment", "pose", "obb", "classify")
 TASK_MODELS = {"segment": ("SegmentationModel", "-seg"), "pose": ("PoseModel", "-pose"),
                "obb": ("OBBModel", "-obb"), "classify": ("ClassificationModel", "-cls")}
@@ -138,41 +149,18 @@ def _outputs(value: Any) -> list[torch.Tensor]:
 
 # --- steps (each runs in an isolated child) ------------------------------------------------------
 
-def export(case: Case) -> torch.export.ExportedProgram:
-    """torch.export of the case's model."""
-    with torch.no_grad():
-        return torch.export.export(build_model(case), (example(case),))
-
-
 def step_prepare(case: Case) -> dict[str, Any]:
-    """The back-end's ahead-of-time step: AOTI package, .pte lowering or ONNX export; returns the artifact path."""
-    work = Path(case.workdir)
-    cached = False  # True: the lowered program came from the run's compile cache
-    if case.backend == "aoti":
-        path = aoti.compile_package(export(case), str(work / f"{case.tag}.pt2"))
-    elif case.backend == "et_xnnpack":
-        from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-        from executorch.exir import to_edge_transform_and_lower
-
-        data, facts = artifacts.lowered_program(export(case), "xnnpack", lambda ep: (
-            to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer, {}))
-        path = str(work / f"{case.tag}.pte")
-        Path(path).write_bytes(data)
-        cached = facts["cached"]
-    elif case.backend == "et_cuda":
-        # The back-end's default options (max-autotune over every convolution: many minutes); only sizes named in
-        # `et_cuda_models` get here. Its own folder: the weights go to a .ptd beside the .pte; successes are cached.
-        facts = executorch_cuda.lower(export(case), work / f"{case.tag}.cuda", case.tag, autotune=True)
-        path, cached = facts["pte"], facts["cached"]
-        return {"artifact": path, "bytes": os.path.getsize(path), "cached": cached,
-                "backend_options": facts["backend_options"]}
-    elif case.backend == "onnxruntime":
-        path = str(work / f"{case.tag}.onnx")
-        with torch.no_grad():
-            torch.onnx.export(build_model(case), (example(case),), dynamo=True).save(path)
-    else:
+    """The back-end's ahead-of-time step (yolo26kit.backends: AOTI package, .pte lowering or ONNX export); returns
+    the artifact path, its size and whether the lowering came from the run's compile cache."""
+    backend = backend_of(case.backend)
+    if not backend.has_prepare:
         raise ValueError(f"{case.backend} has no ahead-of-time step")
-    return {"artifact": path, "bytes": os.path.getsize(path), "cached": cached}
+    with torch.no_grad():
+        model, x = build_model(case), example(case)
+    # et_cuda: the back-end's default options (max-autotune over every convolution: many minutes); only sizes named
+    # in `et_cuda_models` get here. Its own folder: the weights go to a .ptd beside the .pte; successes are cached.
+    facts = backend.prepare(model, (x,), case.workdir, case.tag)
+    return {k: facts[k] for k in ("artifact", "bytes", "cached", "backend_options") if k in facts}
 
 
 def _rss_kib() -> int:
@@ -181,50 +169,16 @@ def _rss_kib() -> int:
 
 
 def _runner(case: Case, artifact: str) -> tuple[Callable[[], Any], dict[str, Any]]:
-    """A zero-argument call that runs the case once, and facts about how it was set up."""
-    threads = torch.get_num_threads()
-    info: dict[str, Any] = {"threads": threads}
-    if case.backend in ("eager", "compile", "compile_cudagraphs", "tensorrt"):
-        model, x = build_model(case), example(case)
-        if case.backend != "eager":
-            # One eager call first, as a predictor's warm-up does: compiled fresh, the head's anchor cache changes
-            # under Dynamo (graph breaks, a recompilation per call).
-            model(x)
-        if case.backend == "compile":
-            model = torch.compile(model)
-        elif case.backend == "compile_cudagraphs":
-            model = torch.compile(model, mode="reduce-overhead")
-        elif case.backend == "tensorrt":
-            import torch_tensorrt
-
-            model = torch_tensorrt.compile(model, ir="dynamo", inputs=[x], enabled_precisions={DTYPES[case.dtype]})
-        return (lambda: model(x)), info
-    if case.backend == "aoti":
-        runner, x = aoti.load(artifact), example(case)
-        return (lambda: runner(x)), info
-    if case.backend in ("et_xnnpack", "et_cuda"):
-        from executorch.extension.pybindings import portable_lib
-        from executorch.runtime import Runtime
-
-        if hasattr(portable_lib, "_unsafe_reset_threadpool"):  # XNNPACK with as many threads as torch
-            portable_lib._unsafe_reset_threadpool(threads)
-        runtime = Runtime.get()
-        data = sorted(Path(artifact).parent.glob("*.ptd")) if case.backend == "et_cuda" else []
-        takes_data = "data_path" in inspect.signature(runtime.load_program).parameters
-        program = runtime.load_program(Path(artifact), **({"data_path": str(data[0])} if data and takes_data else {}))
-        method = program.load_method("forward")
-        x = example(replace(case, device="cpu"))
-        return (lambda: method.execute([x])), info
-    if case.backend == "onnxruntime":
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        session = ort.InferenceSession(artifact, options, providers=[case.provider])
-        info["providers"] = session.get_providers()
-        feed = {session.get_inputs()[0].name: example(replace(case, device="cpu")).numpy()}
-        return (lambda: session.run(None, feed)), info
-    raise ValueError(f"unknown back-end {case.backend!r}; choose from {BACKENDS}")
+    """A zero-argument call that runs the case once, and facts about how it was set up (yolo26kit.backends' load)."""
+    backend = backend_of(case.backend)
+    if not backend.has_prepare:  # eager, torch.compile, Torch-TensorRT: built here, compiled on load
+        loaded = backend.load(build_model(case), (example(case),))
+    elif case.backend == "aoti":
+        loaded = backend.load(artifact, (example(case),))
+    else:  # ExecuTorch and ONNX Runtime take CPU inputs
+        options = {"provider": case.provider} if case.backend == "onnxruntime" else {}
+        loaded = backend.load(artifact, (example(replace(case, device="cpu")),), **options)
+    return loaded.fn, loaded.info
 
 
 def step_run(case: Case, artifact: str = "") -> dict[str, Any]:
@@ -268,8 +222,6 @@ def step_run(case: Case, artifact: str = "") -> dict[str, Any]:
 # --- ultralytics' own exporter (what users ship) --------------------------------------------------
 
 RAW_REL_TOL = 1e-3  # raw head outputs (no top-k) match when max |Δ| ≤ this × the largest |eager| value
-_MISSING = ("No module named", "requirement", "AutoUpdate", "not installed", "offline", "internet", "network",
-            "Connection", "download")
 
 
 def ultralytics_model(case: Case) -> Any:
@@ -285,53 +237,17 @@ def ultralytics_model(case: Case) -> Any:
     return net
 
 
-def _exporter_end2end(fmt: str, path: Path) -> bool | None:
-    """Whether the exported program kept the end-to-end (top-k) head, from the metadata the exporter wrote."""
-    try:
-        if fmt == "onnx":
-            import onnx
-
-            meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
-            return meta.get("end2end") == "True" if "end2end" in meta else None
-        import yaml
-
-        meta_file = next(path.parent.glob("metadata.yaml"), None)
-        return bool(yaml.safe_load(meta_file.read_text()).get("end2end")) if meta_file else None
-    except Exception:  # metadata is a detail: the output shape says the same
-        return None
-
-
 def step_ultralytics_export(case: Case) -> dict[str, Any]:
     """YOLO(...).export(format=...) with the exporter's defaults (only imgsz and device given), in a folder of the
-    case's own. A package the exporter needs that is not installed, or a network it needs, gives {"skipped": why}."""
-    import logging
-
-    fmt = ULTRALYTICS_FORMATS[case.backend]
+    case's own (backends.ultralytics_export). A package the exporter needs that is not installed, or a network it
+    needs, gives {"skipped": why}."""
     folder = Path(case.workdir) / case.tag
     folder.mkdir(parents=True, exist_ok=True)
-    os.chdir(folder)  # the exporter writes beside the model's yaml name, relative to the working directory (this child)
+    os.chdir(folder)  # the model is built where the exporter then runs (this child)
     net = ultralytics_model(case)
-    notes: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if record.levelno >= logging.WARNING:
-                notes.append(" ".join(re.sub(r"\x1b\[[0-9;]*m", "", record.getMessage()).split())[:200])
-
-    from ultralytics.utils import LOGGER
-
-    LOGGER.addHandler(Keep())
-    LOGGER.setLevel(min(LOGGER.level or logging.WARNING, logging.WARNING))  # YOLO_VERBOSE=False would drop them
-    try:
-        out = folder / net.export(format=fmt, imgsz=case.imgsz, device="cpu")  # a relative path is the folder's
-    except Exception as exc:
-        text = f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, ImportError) or any(word.lower() in text.lower() for word in _MISSING):
-            return {"skipped": f"ultralytics' exporter needs what this stack lacks: {text[:300]}", "notes": notes}
-        raise
-    path = next(out.glob("*.pte")) if out.is_dir() else out
-    return {"artifact": str(path), "bytes": os.path.getsize(path), "format": fmt,
-            "end2end": _exporter_end2end(fmt, path), "notes": notes}
+    return registry.get("ultralytics_export").prepare(net, (), case.workdir, case.tag,
+                                                      format=ULTRALYTICS_FORMATS[case.backend], imgsz=case.imgsz,
+                                                      device="cpu")
 
 
 def ultralytics_reference(case: Case, end2end: bool | None) -> list[torch.Tensor]:
@@ -465,14 +381,14 @@ def ultralytics_dynamic_onnx(model: str, sizes: tuple[int, ...], seed: int = 0) 
     base = {"model_variant": "stock", "spec": ULTRALYTICS_DYNAMIC}
     os.chdir(case.workdir)  # the exporter writes beside the yaml's name (this child only)
     try:
-        path = Path(case.workdir) / ultralytics_model(case).export(format="onnx", imgsz=max(sizes), device="cpu",
-                                                                   dynamic=True)
+        path = ultralytics_export.export(ultralytics_model(case), case.workdir, "onnx", imgsz=max(sizes),
+                                         device="cpu", dynamic=True)
         session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     except Exception as exc:
         text = f"{type(exc).__name__}: {str(exc)[:300]}"
-        missing = isinstance(exc, ImportError) or any(w.lower() in text.lower() for w in _MISSING)
+        missing = ultralytics_export.is_missing(exc, text)
         return [{**base, "stage": "export", "correct": False, "error": text, **({"skipped": True} if missing else {})}]
-    end2end = _exporter_end2end("onnx", path)
+    end2end = ultralytics_export.end2end("onnx", path)
     rows = []
     for size in sizes:
         sized = replace(case, imgsz=size)
@@ -538,23 +454,6 @@ def label(row: Row) -> str:
 
 # --- planning and running -----------------------------------------------------------------------
 
-def installed(module: str) -> bool:
-    """Whether a module can be imported here (without importing it)."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def ort_providers() -> list[str]:
-    """ONNX Runtime's available execution providers ([] when onnxruntime is missing)."""
-    if not installed("onnxruntime"):
-        return []
-    import onnxruntime
-
-    return list(onnxruntime.get_available_providers())
-
-
 ET_CUDA_SKIPPED = ("the back-end's default lowering of the whole model autotunes every convolution (many minutes on an "
                    "H100); `et_cuda_models` names the sizes to lower with its defaults (the full profile: yolo26n)")
 
@@ -562,8 +461,8 @@ ET_CUDA_SKIPPED = ("the back-end's default lowering of the whole model autotunes
 def skip_reason(case: Case, compile_models: list[str], et_cuda_models: tuple[str, ...] | list[str] = ()) -> str:
     """Why a case is not attempted on this run ('' when it is)."""
     if case.export_path == ULTRALYTICS_EXPORTER:
-        needs = {"et_xnnpack": ("ultralytics", "executorch"), "onnxruntime": ("ultralytics", "onnx", "onnxruntime")}
-        missing = [m for m in needs.get(case.backend, ("ultralytics",)) if not installed(m)]
+        needs = ultralytics_export.NEEDS.get(ULTRALYTICS_FORMATS.get(case.backend, ""), ("ultralytics",))
+        missing = [m for m in needs if not installed(m)]
         return f"not installed: {', '.join(missing)} (needed by ultralytics' exporter or its runtime)" if missing else ""
     if case.backend in CUDA_ONLY and not case.device.startswith("cuda"):
         return "needs a CUDA device"
@@ -573,13 +472,14 @@ def skip_reason(case: Case, compile_models: list[str], et_cuda_models: tuple[str
         return "compile-heavy back-ends run only for `compile_models` (this profile's are " \
                f"{', '.join(compile_models) or 'none'})"
     if case.backend == "onnxruntime":
-        missing = [m for m in ("onnx", "onnxscript", "onnxruntime") if not installed(m)]
+        missing = [m for m in backend_of(case.backend).modules if not installed(m)]
         if missing:
             return f"not installed: {', '.join(missing)} (optional; pinned in pyproject.toml, not on the GPU runner)"
-        if case.provider not in ort_providers():
-            return f"onnxruntime here has no {case.provider} (available: {', '.join(ort_providers())})"
-    if case.backend == "tensorrt" and not installed("torch_tensorrt"):
-        return "not installed: torch_tensorrt (optional extra)"
+        if case.provider not in ort_backend.providers():
+            return f"onnxruntime here has no {case.provider} (available: {', '.join(ort_backend.providers())})"
+    if case.backend == "tensorrt":
+        missing = [m for m in backend_of(case.backend).modules if not installed(m)]
+        return f"not installed: {', '.join(missing)} (optional extra)" if missing else ""
     return ""
 
 
@@ -683,7 +583,7 @@ def run_case(case: Case, timeout: float, compile_models: list[str], et_cuda_mode
         return _run_ultralytics_case(case, timeout)
     steps: list[isolate.Outcome] = []
     artifact = ""
-    if case.backend in ("aoti", "et_xnnpack", "et_cuda", "onnxruntime"):
+    if backend_of(case.backend).has_prepare:
         prepared = isolate.run_step(step_prepare, case, timeout=timeout, step=f"{case.tag}:prepare", phase="compile")
         steps.append(prepared)
         if not prepared.ok:

@@ -1,0 +1,39 @@
+"""ExecuTorch lowered to XNNPACK (a CPU back-end): to_edge_transform_and_lower with the XnnpackPartitioner, the .pte
+written from the kit's compile cache when the same program was lowered before (artifacts.lowered_program), run by
+the ExecuTorch runtime with as many threads as torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .. import artifacts
+from . import Backend, Loaded, artifact_facts, executorch_runtime, exported, register, threads_or_default
+
+
+def lower(program: Any) -> bytes:
+    """The .pte bytes of an exported program lowered to XNNPACK."""
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    return to_edge_transform_and_lower(program, partitioner=[XnnpackPartitioner()]).to_executorch().buffer
+
+
+def prepare(subject: Any, inputs: tuple[Any, ...], folder: str | Path, stem: str) -> dict[str, Any]:
+    """Export (an nn.Module), lower (or take the cached lowering) and write `folder/stem.pte`."""
+    data, facts = artifacts.lowered_program(exported(subject, inputs), "xnnpack", lambda ep: (lower(ep), {}))
+    path = Path(folder) / f"{stem}.pte"
+    path.write_bytes(data)
+    return artifact_facts(path, facts["cached"])
+
+
+def load(pte: str, inputs: tuple[Any, ...], threads: int | None = None) -> Loaded:
+    """The .pte's `forward` on `inputs` (CPU tensors), the runtime's threadpool sized first."""
+    threads = threads_or_default(threads)
+    executorch_runtime.reset_threadpool(threads)
+    method = executorch_runtime.load_method(pte)
+    return Loaded(lambda: method.execute(list(inputs)), {"threads": threads})
+
+
+register(Backend(name="executorch_xnnpack", title="ExecuTorch, XNNPACK (CPU)", needs_cuda=False,
+                 modules=("executorch",), load=load, prepare=prepare))
