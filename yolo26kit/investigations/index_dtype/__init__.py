@@ -43,7 +43,8 @@ from .judge import (FLOAT_POINTER_ERROR, JUDGES, MISSING_FALLBACK, NOT_IMPLEMENT
                     judge_et_cuda_full_model, judge_explicit_cast, judge_fx_int64, judge_gather_equivalent,
                     judge_gather_int64_ops, judge_gather_removes_index, judge_gather_upstreamed,
                     judge_no_aten_fallback, judge_postprocess_ops, judge_triton_worker_gpu, judge_xnnpack_full_model)
-from .show import diagnosis, equivalence_summary, explorer, matrix_frame, probe_frame, scan_frame, upstream_pattern
+from .show import (TABLES, diagnosis, equivalence_summary, explorer, matrix_frame, probe_frame, scan_frame,
+                   upstream_pattern)
 
 __all__ = ["OPS", "SCOPES", "STRIDES", "VARIANTS", "OpProbe", "PostprocessOnly", "Spec", "anchors_for",
            "apply_variant", "build_inputs", "build_module", "gather_get_topk_index", "legacy_cast_get_topk_index",
@@ -58,8 +59,9 @@ __all__ = ["OPS", "SCOPES", "STRIDES", "VARIANTS", "OpProbe", "PostprocessOnly",
            "judge_et_cuda_float_index", "judge_et_cuda_full_model", "judge_explicit_cast", "judge_fx_int64",
            "judge_gather_equivalent", "judge_gather_int64_ops", "judge_gather_removes_index",
            "judge_gather_upstreamed", "judge_no_aten_fallback", "judge_postprocess_ops", "judge_triton_worker_gpu",
-           "judge_xnnpack_full_model", "diagnosis", "equivalence_summary", "explorer", "matrix_frame", "probe_frame",
-           "scan_frame", "upstream_pattern", "replace", "MIN_MATCH_RATE", "agrees", "compare", "QUICK_PROBES"]
+           "judge_xnnpack_full_model", "TABLES", "diagnosis", "equivalence_summary", "explorer", "matrix_frame",
+           "probe_frame", "scan_frame", "upstream_pattern", "replace", "MIN_MATCH_RATE", "agrees", "compare",
+           "QUICK_PROBES"]
 
 QUICK_PROBES = ["cast", "ops", "backbone", "backbone_aten", "subprocess_gpu"]
 

@@ -451,10 +451,12 @@ def _text(outcome: isolate.Outcome) -> str:
 
 @dataclass
 class Results:
-    """Everything the judges read: the run's cells and side steps, and the equivalence table."""
+    """Everything the judges read: the run's cells and side steps, and the equivalence table; with root_cause's
+    tables when it ran (for show.TABLES; no judge reads them)."""
 
     run: "Run"
     equiv: pd.DataFrame
+    root: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @property
     def on_cuda(self) -> bool:

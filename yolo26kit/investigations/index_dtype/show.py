@@ -1,15 +1,15 @@
 """Index dtype: the notebook's tables (status matrix, graph scan, probes, equivalence summary), the root cause in
-words, and a widget to explore the matrix's cells."""
+words, and a widget to explore the matrix's cells. TABLES names every table the notebook records."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
 from ... import graphs
-from .measure import Cell, Run
+from .measure import Cell, Results, Run
 
 
 def matrix_frame(cells: list[Cell]) -> pd.DataFrame:
@@ -126,3 +126,22 @@ def explorer(cells: list[Cell]):
     picker.observe(show, names="value")
     show()
     return widgets.VBox([picker, view])
+
+
+# --- the recorded tables ------------------------------------------------------------------------------------------
+
+def _root(name: str) -> Callable[[Results], pd.DataFrame]:
+    return lambda res: res.root.get(name, pd.DataFrame())
+
+
+# Every table of results.json, in the notebook's order: name → the function of the run's Results that makes it.
+TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
+    "fx_scan": lambda res: scan_frame(res.run.cells),
+    "status": lambda res: matrix_frame(res.run.cells),
+    "full_model": lambda res: matrix_frame(res.run.full_cells),
+    "probes": lambda res: probe_frame(res.run),
+    "equivalence_summary": lambda res: equivalence_summary(res.equiv),
+    "backend_passes": _root("passes"),
+    "pipeline_stages": _root("stages"),
+    "lowering_errors": _root("lowering_errors"),
+}
