@@ -24,7 +24,7 @@ from .measure import (AOTI_BACKEND, NAME, PATHS, PRELOAD, Backends, EtRun, Lower
 from .judge import (JUDGES, SEED_GUARD_8, judge, judge_aoti_cuda_dynamic, judge_blocked_000,
                     judge_fundamentally_blocked, judge_guard_div8, judge_multiple_of_32, judge_plain_dim,
                     judge_suggested_fix, judge_xnnpack_dynamic)
-from .show import explorer, fix_source, non_multiples, plot_latency, residue_table
+from .show import TABLES, explorer, fix_source, non_multiples, plot_latency, record_tables, residue_table
 
 __all__ = ["CAUSES", "LETTERBOX_VALUE", "STOCK_PREPS", "explain", "letterbox", "model_variant", "SEED_EXAMPLE",
            "SEED_GUARD", "SEED_RANGE", "SpecRun", "Sweep", "compare", "d_label", "default_sweep", "residue_scan",
@@ -33,11 +33,11 @@ __all__ = ["CAUSES", "LETTERBOX_VALUE", "STOCK_PREPS", "explain", "letterbox", "
            "case_logs", "executorch_study", "lower_xnnpack", "run_pte", "run_pte_dropped_buffer", "start_backends",
            "time_ptes", "JUDGES", "SEED_GUARD_8", "judge", "judge_aoti_cuda_dynamic", "judge_blocked_000",
            "judge_fundamentally_blocked", "judge_guard_div8", "judge_multiple_of_32", "judge_plain_dim",
-           "judge_suggested_fix", "judge_xnnpack_dynamic", "explorer", "fix_source", "non_multiples", "plot_latency",
-           "residue_table", "AXES", "FIXES", "PREP_TEXT", "PREPS", "RECOMMENDED", "SHAPE_TEXT", "SHAPES", "SPECS",
-           "STRIDE", "Exported", "Spec", "anchor_count", "dynamic_ready", "example_size", "export_spec", "guard_kind",
-           "parse_violations", "program_guards", "program_ranges", "readable", "register_spec", "same_guard",
-           "suggested_fixes", "build_model", "image", "liven", "isolate"]
+           "judge_suggested_fix", "judge_xnnpack_dynamic", "TABLES", "explorer", "fix_source", "non_multiples",
+           "plot_latency", "record_tables", "residue_table", "AXES", "FIXES", "PREP_TEXT", "PREPS", "RECOMMENDED",
+           "SHAPE_TEXT", "SHAPES", "SPECS", "STRIDE", "Exported", "Spec", "anchor_count", "dynamic_ready",
+           "example_size", "export_spec", "guard_kind", "parse_violations", "program_guards", "program_ranges",
+           "readable", "register_spec", "same_guard", "suggested_fixes", "build_model", "image", "liven", "isolate"]
 
 catalog.register(catalog.Investigation(
     NAME,

@@ -320,10 +320,6 @@ JUDGES = {
 
 
 def judge(found: Any, run: SpecRun, sweep: Sweep, scan: pd.DataFrame, et: EtRun, aoti: pd.DataFrame) -> pd.DataFrame:
-    """Record the tables and a verdict for every claim, computed from this run's measurements."""
-    for name, table in (("specs", run.table), ("guards", run.guards), ("sweep", sweep.detail),
-                        ("sweep_summary", sweep.summary), ("residues", scan), ("executorch_lowering", et.lowering),
-                        ("executorch_runs", et.runs), ("aoti", aoti)):
-        found.table(name, table)
+    """Record a verdict for every claim, computed from this run's measurements (the tables: show.record_tables)."""
     res = Results(run, sweep, scan, et, aoti)
     return found.judge_all(JUDGES, res)

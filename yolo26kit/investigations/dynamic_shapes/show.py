@@ -1,16 +1,17 @@
 """Dynamic shapes: the notebook's extra views (the kit's model changes as code, the residue table, the latency
-plot, sizes that are not multiples of 32 across back-ends) and a size slider over the exported programs."""
+plot, sizes that are not multiples of 32 across back-ends), a size slider over the exported programs, and TABLES:
+every table the notebook records."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
 from ...dynamic_export import (RECOMMENDED, STRIDE, _decode_boxes_flat, _flat_anchors, _topk_static_k, dynamic_ready,
                                example_size)
 from ...live import build_model, image
-from .measure import EtRun
+from .measure import EtRun, Results
 from .measure_export import SpecRun, Sweep, _flag, _run, _spans, compare
 from .model import explain
 
@@ -140,3 +141,25 @@ def explorer(run: SpecRun, spec: str = RECOMMENDED) -> Any:
     size.observe(update, names="value")
     pick.observe(update, names="value")
     return widgets.VBox([widgets.HBox([pick, size]), out])
+
+
+# ------------------------------------------------------------------------------------------------ tables
+
+
+# Every table of results.json, in the order the notebook records them: name → the function of Results that makes it.
+TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
+    "specs": lambda res: res.run.table,
+    "guards": lambda res: res.run.guards,
+    "sweep": lambda res: res.sweep.detail,
+    "sweep_summary": lambda res: res.sweep.summary,
+    "residues": lambda res: res.scan,
+    "executorch_lowering": lambda res: res.et.lowering,
+    "executorch_runs": lambda res: res.et.runs,
+    "aoti": lambda res: res.aoti,
+}
+
+
+def record_tables(found: Any, results: Results) -> None:
+    """Keep every table of TABLES for results.json (the notebook calls it before judging)."""
+    for name, make in TABLES.items():
+        found.table(name, make(results))
