@@ -19,6 +19,8 @@ AXES = {0: "batch", 2: "height", 3: "width"}
 RECOMMENDED = "derived_kit"  # the spec that works: dynamic_shapes lowers, compiles and letterboxes with it
 
 
+# --- the kit's Detect-head changes ----------------------------------------------------------------
+
 def anchor_count(height: int, width: int, strides: tuple[int, ...] = (8, 16, 32)) -> int:
     """Anchors of the P3-P5 grids for an input size (each stride-2 conv rounds up)."""
     return sum((1 + (height - 1) // s) * (1 + (width - 1) // s) for s in strides)
@@ -80,6 +82,8 @@ def dynamic_ready(net: torch.nn.Module, min_size: int, fixes: tuple[str, ...] = 
         head.get_topk_index = types.MethodType(_topk_static_k, head)
     return net
 
+
+# --- specs ----------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Spec:
