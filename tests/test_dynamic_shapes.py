@@ -327,6 +327,27 @@ def test_every_ledger_claim_has_one_judge():
     assert {c["id"] for c in findings.judged_claims_of("dynamic_shapes")} == set(ds.JUDGES)
 
 
+def test_record_tables_keeps_every_table_of_the_results():
+    exported = ds.Exported(ds.SPECS["derived"], "ok", 1.0, (1, 3, 160, 160), program=object())
+    run = ds.SpecRun({"derived": exported}, {"min_size": 128, "max_size": 192})
+    scan = pd.DataFrame([{"axis": "height", "size": 96, "mod_32": 0, "eager": "ok", "error": ""}])
+    et = ds.EtRun(pd.DataFrame([{"program": "derived", "status": "ok"}]), pd.DataFrame())
+    found = findings.Findings("dynamic_shapes", {})
+    ds.record_tables(found, ds.Results(run, ds.Sweep(pd.DataFrame(columns=["spec"]), 1e-4), scan, et, pd.DataFrame()))
+    assert list(found.tables) == list(ds.TABLES) == ["specs", "guards", "sweep", "sweep_summary", "residues",
+                                                      "executorch_lowering", "executorch_runs", "aoti"]
+    assert found.tables["specs"][0]["spec"] == "derived" and found.tables["residues"][0]["size"] == 96
+
+
+def test_judges_never_import_the_tables():
+    import ast
+    import importlib
+    import inspect
+
+    judge = importlib.import_module("yolo26kit.investigations.dynamic_shapes.judge")  # the module, not ds.judge
+    imported = [n.module or "" for n in ast.walk(ast.parse(inspect.getsource(judge))) if isinstance(n, ast.ImportFrom)]
+    assert imported and not any(m == "show" or m.endswith(".show") for m in imported)
+
 def test_residue_scan_finds_the_rounding_window():
     scan = ds.residue_scan(base=64, device="cpu")
     assert ds.running_residues(scan) == [0, 25, 26, 27, 28, 29, 30, 31]

@@ -12,9 +12,9 @@ Back-ends, each a chain of isolated steps (prepare: export / compile / lower; th
 ultralytics' own exporter (YOLO(...).export(format="executorch" | "onnx"), as shipped) makes extra rows beside the kit's
 export (`export_path`), each compared with eager of the same model as the exporter leaves it.
 A back-end that is not installed, or needs CUDA on a CPU run, is a `skipped` row with the reason, never an error.
-Every output is compared with eager fp32 on the device the back-end runs on (index_dtype.compare); a row is correct
+Every output is compared with eager fp32 on the device the back-end runs on (detections.compare); a row is correct
 when at least MATCH_RATE_MIN of eager's detections came out, whatever its precision.
-Models are dynamic_shapes' "live" YOLO26 (He-normal weights): top-k scores spread at any input size, so
+Models are the kit's "live" YOLO26 (yolo26kit.live: He-normal weights): top-k scores spread at any input size, so
 back-ends are compared on distinct detections, not on how they break ties.
 """
 

@@ -16,12 +16,11 @@ from typing import Any, Callable
 
 import torch
 
-from ... import aoti, isolate, timing, yolo
+from ... import aoti, detections, dynamic_export, isolate, live, timing, yolo
 from ... import backends as registry
 from ...backends import executorch_cuda, ultralytics_export
 from ...backends import onnxruntime as ort_backend
 from ...backends import installed  # looked up here by skip_reason: tests replace it
-from .. import dynamic_shapes, index_dtype
 
 NAME = "deployment_paths"
 SEEDS = ("000_60ebd1ee51d51957.txt", "001_fda80f2472077657.txt")
@@ -41,15 +40,15 @@ COMPILE_HEAVY = ("compile", "compile_cudagraphs", "aoti", "et_cuda", "tensorrt")
 TORCH_NATIVE_CUDA = ("eager", "compile", "compile_cudagraphs", "aoti", "et_cuda")
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 # A row is correct when at least this share of eager fp32's detections is found in its output (same class, box
-# within 1 px, score within 1e-3: index_dtype.compare), whatever its precision; below it the row "ran, differs".
-MATCH_RATE_MIN = index_dtype.MIN_MATCH_RATE
+# within 1 px, score within 1e-3: detections.compare), whatever its precision; below it the row "ran, differs".
+MATCH_RATE_MIN = detections.MIN_MATCH_RATE
 KIT_EXPORT, ULTRALYTICS_EXPORTER = "kit export", "ultralytics exporter"  # Case.export_path
 ULTRALYTICS_FORMATS = {b: ultralytics_export.FORMATS[REGISTRY_NAMES.get(b, b)]  # back-end → YOLO(...).export(format=)
                        for b in ("et_xnnpack", "onnxruntime")}
 TASKS = ("detect", "segment", "pose", "obb", "classify")
 TASK_MODELS = {"segment": ("SegmentationModel", "-seg"), "pose": ("PoseModel", "-pose"),
                "obb": ("OBBModel", "-obb"), "classify": ("ClassificationModel", "-cls")}
-ONNX_DYNAMIC_SIZES = (160, 224, 320)  # the dynamic ONNX program runs at each (dynamic_shapes' recommended spec)
+ONNX_DYNAMIC_SIZES = (160, 224, 320)  # the dynamic ONNX program runs at each (dynamic_export.RECOMMENDED)
 PRELOAD = ("yolo26kit.investigations.deployment_paths", "ultralytics.nn.tasks", "executorch.exir",
            "executorch.runtime", "executorch.backends.xnnpack.partition.xnnpack_partitioner")
 
@@ -109,9 +108,9 @@ class Case:
 
 
 def build_task(task: str, model: str, seed: int = 0) -> torch.nn.Module:
-    """A fused, export-mode, end-to-end YOLO26 of any task with dynamic_shapes' live weights (seeded)."""
+    """A fused, export-mode, end-to-end YOLO26 of any task with the live weights (live.liven, seeded)."""
     if task == "detect":
-        return dynamic_shapes.liven(yolo.build(model, seed=seed), seed)
+        return live.liven(yolo.build(model, seed=seed), seed)
     if task not in TASK_MODELS:
         raise ValueError(f"unknown task {task!r}; choose from {TASKS}")
     yolo.offline_ultralytics()
@@ -128,7 +127,7 @@ def build_task(task: str, model: str, seed: int = 0) -> torch.nn.Module:
     for module in net.modules():
         if hasattr(module, "export"):
             module.export = True
-    return dynamic_shapes.liven(net, seed).requires_grad_(False)
+    return live.liven(net, seed).requires_grad_(False)
 
 
 def build_model(case: Case) -> torch.nn.Module:
@@ -226,14 +225,14 @@ RAW_REL_TOL = 1e-3  # raw head outputs (no top-k) match when max |Δ| ≤ this �
 
 def ultralytics_model(case: Case) -> Any:
     """YOLO(f"yolo26{scale}.yaml") as a user builds it (offline, random weights, seeded), conv weights redrawn
-    He-normal (dynamic_shapes.liven) so its scores spread like the kit's models'."""
+    He-normal (live.liven) so its scores spread like the kit's models'."""
     yolo.offline_ultralytics()
     from ultralytics import YOLO
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(case.seed)
         net = YOLO(f"yolo26{yolo.scale_of(case.model)}.yaml")
-    dynamic_shapes.liven(net.model, case.seed)
+    live.liven(net.model, case.seed)
     return net
 
 
@@ -325,18 +324,18 @@ def ratio_rounds(medians: dict[str, list[float]], numerator: str, denominator: s
     return {"ratio": statistics.median_high(ratios), "min": ratios[0], "max": ratios[-1], "rounds": len(ratios)}
 
 
-ONNX_DYNAMIC_SPECS = {"stock": "derived", "kit-modified": dynamic_shapes.RECOMMENDED}  # model_variant → spec
+ONNX_DYNAMIC_SPECS = {"stock": "derived", "kit-modified": dynamic_export.RECOMMENDED}  # model_variant → spec
 
 
 def step_onnx_dynamic(model: str, sizes: tuple[int, ...], seed: int = 0) -> list[dict[str, Any]]:
-    """ONNX Runtime (CPU EP) with dynamic H/W, for the stock model (dynamic_shapes' `derived` spec: torch's suggested
+    """ONNX Runtime (CPU EP) with dynamic H/W, for the stock model (dynamic_export's `derived` spec: torch's suggested
     32*Dim, no model change) and the kit-modified one (its recommended spec): each exported once, run at every size
     and compared with eager of that model. A failed export or conversion is a row with its error, not a failed step."""
     import onnxruntime as ort
 
     rows: list[dict[str, Any]] = []
     for variant, spec in ONNX_DYNAMIC_SPECS.items():
-        exported = dynamic_shapes.export_spec(spec, model=model, min_size=min(sizes), max_size=max(sizes), seed=seed)
+        exported = dynamic_export.export_spec(spec, model=model, min_size=min(sizes), max_size=max(sizes), seed=seed)
         if not exported.ok:
             rows.append({"model_variant": variant, "spec": spec, "stage": "torch.export", "correct": False,
                          "error": exported.error[:300]})
@@ -349,9 +348,9 @@ def step_onnx_dynamic(model: str, sizes: tuple[int, ...], seed: int = 0) -> list
             rows.append({"model_variant": variant, "spec": spec, "stage": "torch.onnx / onnxruntime load",
                          "correct": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
             continue
-        net = dynamic_shapes.build_model(model, seed, "cpu")
+        net = live.build_model(model, seed, "cpu")
         for size in sizes:
-            x = dynamic_shapes.image(1, size, size)
+            x = live.image(1, size, size)
             with torch.no_grad():
                 ref = net(x)
             try:
@@ -360,7 +359,7 @@ def step_onnx_dynamic(model: str, sizes: tuple[int, ...], seed: int = 0) -> list
                 rows.append({"model_variant": variant, "spec": spec, "size": size, "stage": "onnxruntime run",
                              "correct": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
                 continue
-            delta = index_dtype.compare(out, ref)
+            delta = detections.compare(out, ref)
             rows.append({"model_variant": variant, "spec": spec, "size": size, "matched": delta.get("match_rate"),
                          "score_max_abs": delta.get("score_max_abs"), "correct": correct(delta)})
     return rows + ultralytics_dynamic_onnx(model, sizes, seed)
@@ -407,7 +406,7 @@ def ultralytics_dynamic_onnx(model: str, sizes: tuple[int, ...], seed: int = 0) 
 # --- comparing ------------------------------------------------------------------------------------
 
 def compare(task: str, outputs: list[torch.Tensor] | None, reference: list[torch.Tensor] | None) -> dict[str, Any]:
-    """How far a case's outputs are from eager fp32: detections via index_dtype.compare, class scores via top-5."""
+    """How far a case's outputs are from eager fp32: detections via detections.compare, class scores via top-5."""
     if not outputs or not reference:
         return {}
     out, ref = outputs[0], reference[0]
@@ -419,20 +418,20 @@ def compare(task: str, outputs: list[torch.Tensor] | None, reference: list[torch
         same = torch.equal(top_out, top_ref)
         return {"max_abs": max_abs, "match_rate": float(same), "exact": torch.equal(out, ref), "score_max_abs": max_abs,
                 "close": same and max_abs <= 1e-2 * ref.abs().max().item()}
-    delta = index_dtype.compare(out[..., :6] if out.ndim == 3 else out, ref[..., :6] if ref.ndim == 3 else ref)
+    delta = detections.compare(out[..., :6] if out.ndim == 3 else out, ref[..., :6] if ref.ndim == 3 else ref)
     if len(outputs) > 1 and len(reference) > 1 and outputs[1].shape == reference[1].shape:
         delta["aux_max_abs"] = (outputs[1] - reference[1]).abs().max().item()  # e.g. segmentation prototypes
     return delta
 
 
 def correct(delta: dict[str, Any], dtype: str = "fp32") -> bool:
-    """Same detections as eager fp32: at least MATCH_RATE_MIN of them matched (index_dtype.agrees for fp32, which
+    """Same detections as eager fp32: at least MATCH_RATE_MIN of them matched (detections.agrees for fp32, which
     also holds the sorted scores within 1e-3). A reduced-precision row is held to the same match rate: sorted scores
     alone say nothing about which boxes and classes came out."""
     if not delta:
         return False
     if dtype == "fp32":
-        return index_dtype.agrees(delta)
+        return detections.agrees(delta)
     if delta.get("exact") or delta.get("close"):
         return True
     return (delta.get("match_rate") or 0.0) >= MATCH_RATE_MIN

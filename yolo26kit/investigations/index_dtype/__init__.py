@@ -1,0 +1,100 @@
+"""Index dtype (seeds 000/001): YOLO26's advanced-indexing top-k versus `torch.gather` across export back-ends.
+
+Variants of the Detect head's end-to-end top-k:
+  legacy   — the seed's original `ori_index[torch.arange(batch)[..., None], index // nc]` (aten.index.Tensor),
+             with the postprocess of that ultralytics release (boxes gathered with `idx.repeat(1, 1, 4)`);
+  legacy_cast — legacy with the explicit `.to(torch.int64)` the seed says is not enough;
+  gather   — the seed's fix, `torch.gather(ori_index, 1, (index // nc).unsqueeze(-1))`;
+  upstream — whatever the installed ultralytics ships (its pattern is read from the exported graph).
+
+Paths, each step in an isolated child (isolate.run_step): eager, torch.export, AOTI, torch.compile,
+ExecuTorch XNNPACK (lower + run), ExecuTorch CUDA (CudaPartitioner lower; run where the runtime has the backend).
+AOTI packages compile with `aoti.compile_package` and load through `aoti.run_step` (as is, then with the
+workaround when the load crashed from a known cause).
+
+Probes (CUDA): single post-processing ops and the backbone alone through the ExecuTorch CUDA back-end, the backbone
+again with ATen allowed among the convolution back-ends, and whether a subprocess of a step sees the GPU.
+
+Ties in top-k: legacy and gather share every top-k call and differ only in how the winning anchor
+indices are picked from `ori_index`, which is a pure lookup; so they must agree bit for bit whatever
+order top-k breaks ties in, and the kit compares them with `torch.equal`, not allclose.
+
+Stages: model (modules under test, Spec), measure (steps, status matrix, probes, equivalence, Results),
+measure_root (the index dtype through the CUDA back-end's passes), judge (JUDGES), show (tables, widget).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ... import catalog, yolo
+from ...detections import MIN_MATCH_RATE, agrees, compare
+from .model import (OPS, SCOPES, STRIDES, VARIANTS, OpProbe, PostprocessOnly, Spec, anchors_for, apply_variant,
+                    build_inputs, build_module, gather_get_topk_index, legacy_cast_get_topk_index,
+                    legacy_get_topk_index, legacy_postprocess, random_preds)
+from .measure import (ATEN_CONV, CPU_PATHS, CUDA_ONLY_PATHS, CUDA_OPTION_KEYS, EXPECTED_SECONDS, PATHS, PRELOAD,
+                      PROBES, WHOLE_MODEL, WHOLE_MODEL_SKIP, Cell, Results, Run, autotune_note, equivalence,
+                      et_cuda_options, expected_seconds, export, investigate, probe_plan, run_path, runtime_backends,
+                      runtime_shims, status_matrix, step_aoti_compile, step_aoti_run, step_compile, step_eager,
+                      step_et_cuda_lower, step_et_run, step_et_xnnpack_lower, step_export, step_subprocess_gpu)
+from .measure_root import lowering_error_details, pipeline_stages, root_cause, stages_frame
+from .judge import (FLOAT_POINTER_ERROR, JUDGES, MISSING_FALLBACK, NOT_IMPLEMENTED, SEED_INDEX_ERROR, UNFINISHED,
+                    judge, judge_aoti_float_index, judge_backbone_static, judge_et_cuda_float_index,
+                    judge_et_cuda_full_model, judge_explicit_cast, judge_fx_int64, judge_gather_equivalent,
+                    judge_gather_int64_ops, judge_gather_removes_index, judge_gather_upstreamed,
+                    judge_no_aten_fallback, judge_postprocess_ops, judge_triton_worker_gpu, judge_xnnpack_full_model)
+from .show import (TABLES, diagnosis, equivalence_summary, explorer, matrix_frame, probe_frame, scan_frame,
+                   upstream_pattern)
+
+__all__ = ["OPS", "SCOPES", "STRIDES", "VARIANTS", "OpProbe", "PostprocessOnly", "Spec", "anchors_for",
+           "apply_variant", "build_inputs", "build_module", "gather_get_topk_index", "legacy_cast_get_topk_index",
+           "legacy_get_topk_index", "legacy_postprocess", "random_preds", "ATEN_CONV", "CPU_PATHS", "CUDA_ONLY_PATHS",
+           "CUDA_OPTION_KEYS", "EXPECTED_SECONDS", "PATHS", "PRELOAD", "PROBES", "WHOLE_MODEL", "WHOLE_MODEL_SKIP",
+           "Cell", "Results", "Run", "autotune_note", "equivalence", "et_cuda_options", "expected_seconds", "export",
+           "investigate", "probe_plan", "run_path", "runtime_backends", "runtime_shims", "status_matrix",
+           "step_aoti_compile", "step_aoti_run", "step_compile", "step_eager", "step_et_cuda_lower", "step_et_run",
+           "step_et_xnnpack_lower", "step_export", "step_subprocess_gpu", "lowering_error_details", "pipeline_stages",
+           "root_cause", "stages_frame", "FLOAT_POINTER_ERROR", "JUDGES", "MISSING_FALLBACK", "NOT_IMPLEMENTED",
+           "SEED_INDEX_ERROR", "UNFINISHED", "judge", "judge_aoti_float_index", "judge_backbone_static",
+           "judge_et_cuda_float_index", "judge_et_cuda_full_model", "judge_explicit_cast", "judge_fx_int64",
+           "judge_gather_equivalent", "judge_gather_int64_ops", "judge_gather_removes_index",
+           "judge_gather_upstreamed", "judge_no_aten_fallback", "judge_postprocess_ops", "judge_triton_worker_gpu",
+           "judge_xnnpack_full_model", "TABLES", "diagnosis", "equivalence_summary", "explorer", "matrix_frame",
+           "probe_frame", "scan_frame", "upstream_pattern", "replace", "MIN_MATCH_RATE", "agrees", "compare",
+           "QUICK_PROBES"]
+
+QUICK_PROBES = ["cast", "ops", "backbone", "backbone_aten", "subprocess_gpu"]
+
+catalog.register(catalog.Investigation(
+    name="index_dtype",
+    title="YOLO26 top-k: advanced indexing vs torch.gather across export back-ends",
+    seeds=("000_60ebd1ee51d51957.txt", "001_fda80f2472077657.txt"),
+    profiles={
+        # quick: the matrix on the postprocess alone, ExecuTorch CUDA with the back-end's defaults (no convolution or
+        # matmul there, so max-autotune has nothing to tune: seconds); the whole-model / backbone CUDA lowerings are
+        # skipped rows (WHOLE_MODEL_SKIP) and the claims resting on them inconclusive.
+        "quick": {"scope": "postprocess", "imgsz": 320, "full_model_paths": ["et_xnnpack", "et_cuda"],
+                  "equivalence_cases": 200, "autotune": True, "whole_model_cuda": False, "step_timeout": 300.0,
+                  "probes": QUICK_PROBES},
+        # full: every path on the whole model at the seed's 640 px, ExecuTorch CUDA with the back-end's defaults
+        # (whole-model lowerings one at a time; successes and Inductor's autotune timings kept in the compile cache,
+        # so a run spread over several calls with --resume does not redo them).
+        "full": {"scope": "full", "imgsz": 640, "full_model_paths": ["export", "aoti", "compile", "et_xnnpack", "et_cuda"],
+                 "equivalence_cases": 2000, "autotune": True, "whole_model_cuda": True, "step_timeout": 3000,
+                 "probes": list(PROBES)},
+    },
+    checks={
+        "imgsz": catalog.positive_multiple_of(32),
+        "variants": catalog.one_of(*VARIANTS),
+        "paths": catalog.one_of(*PATHS),
+        "full_model_paths": catalog.one_of(*PATHS),
+        "full_model_variant": catalog.one_of(*VARIANTS),
+        "scope": catalog.one_of("postprocess", "full"),
+        "model": catalog.one_of(*(f"yolo26{s}" for s in yolo.SCALES)),
+        "device": catalog.one_of("auto", "cpu", "cuda"),
+        "batch": lambda v: None if v >= 1 else "must be at least 1",
+        "workers": lambda v: None if v >= 0 else "must be 0 (automatic) or more",
+        "probes": catalog.one_of(*PROBES),
+    },
+    judges=JUDGES,
+))
