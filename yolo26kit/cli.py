@@ -1,4 +1,4 @@
-"""Command line: yolo26kit list | run | report | new | matrix | env | bundle | stamp."""
+"""Command line: yolo26kit list | run | report | times | new | matrix | env | bundle | stamp."""
 
 from __future__ import annotations
 
@@ -213,6 +213,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_times(args: argparse.Namespace) -> int:
+    from . import times
+
+    print(times.table([Path(d) for d in args.dirs]))
+    return 0
+
+
 def check_results(run_dir: Path) -> None:
     """Every results.json of a run (and its run.json, if any) must read back; else BadResults, nothing written."""
     from . import findings
@@ -312,6 +319,9 @@ def parser() -> argparse.ArgumentParser:
     new.add_argument("--source", default="kit",
                      help="where the claims come from: kit, an issue URL, a seed file name, or a file (copied)")
     new.set_defaults(fn=cmd_new)
+    tim = sub.add_parser("times", help="a markdown table of run times and cache hits, read from run folders' run.json")
+    tim.add_argument("dirs", nargs="+", metavar="RUN_DIR", help="run folders, one column each")
+    tim.set_defaults(fn=cmd_times)
     sub.add_parser("env", help="print the environment fingerprint").set_defaults(fn=cmd_env)
     sub.add_parser("stamp", help="record the git revision in yolo26kit/_revision.txt (for copies without .git)"
                    ).set_defaults(fn=cmd_stamp)

@@ -1,0 +1,37 @@
+"""`yolo26kit times`: the time table comes from run.json, one column per run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from yolo26kit import cli, times
+from yolo26kit.errors import BadParameter
+
+
+def _run(folder, wall, seconds, cache_state="cold", retries=()):
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({
+        "wall_seconds": wall, "compile_cache": cache_state, "retries": list(retries),
+        "environment": {"device": "Some GPU", "device_type": "cuda"},
+        "notebooks": [{"name": "alpha", "state": "done", "seconds": seconds,
+                       "cache": {"inductor": {"hit": 3, "miss": 1}, "artifacts": {"hit": 2, "miss": 0}}},
+                      {"name": "beta", "state": "failed", "seconds": 7.4}]}))
+    return folder
+
+
+def test_one_column_per_run_with_seconds_cache_hits_and_wall(tmp_path):
+    text = times.table([_run(tmp_path / "a", 100.4, 61.2), _run(tmp_path / "b", 50, 20.0, "warm", ["alpha"])])
+    lines = text.splitlines()
+    assert lines[0] == "| notebook | Some GPU, cold (a) | Some GPU, warm (b) |"
+    assert lines[2] == "| `alpha` | 61 s; 3/1, 2/0 | 20 s; 3/1, 2/0 |"
+    assert lines[3] == "| `beta` | 7 s (failed) | 7 s (failed) |"
+    assert lines[4] == "| whole call, wall | **100 s** | **50 s**, 1 kernel retries |"
+
+
+def test_a_folder_without_run_json_is_a_bad_parameter(tmp_path, capsys):
+    with pytest.raises(BadParameter):
+        times.table([tmp_path])
+    assert cli.main(["times", str(tmp_path)]) == 2
+    assert "no readable run.json" in capsys.readouterr().err
