@@ -23,6 +23,7 @@ def test_new_writes_every_piece_with_a_tagged_parameters_cell(tmp_path: Path) ->
     written = scaffold.new("demo", "A demo", str(report), root=tmp_path)
     names = {p.relative_to(tmp_path).as_posix() for p in written}
     assert {"yolo26kit/investigations/demo/__init__.py", "yolo26kit/investigations/demo/judge.py",
+            "yolo26kit/investigations/demo/show.py",
             "notebooks/demo.ipynb", "data/claims/demo.json", "tests/test_demo.py", "tests/judge_cases/demo.py",
             "data/sources/demo.txt"} <= names
     nb = nbformat.read(tmp_path / "notebooks" / "demo.ipynb", as_version=4)
@@ -46,7 +47,8 @@ def test_new_refuses_bad_or_taken_names(tmp_path: Path) -> None:
 
 @pytest.mark.notebook
 def test_a_new_investigation_runs_and_is_judged_in_a_clean_copy(tmp_path: Path) -> None:
-    files = subprocess.run(["git", "ls-files", "yolo26kit", "notebooks", "data", "tests/judge_cases", "tests/test_judges.py"], cwd=REPO,
+    files = subprocess.run(["git", "ls-files", "yolo26kit", "notebooks", "data", "tests/judge_cases", "tests/test_judges.py",
+                            "tests/test_contract.py"], cwd=REPO,
                            capture_output=True, text=True, check=True).stdout.split()
     for f in [*files, "yolo26kit/scaffold.py"]:
         target = tmp_path / f
@@ -60,9 +62,10 @@ def test_a_new_investigation_runs_and_is_judged_in_a_clean_copy(tmp_path: Path) 
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (results,) = (tmp_path / "out").glob("*/demo.results.json")
     claims = json.loads(results.read_text())["claims"]
+    assert json.loads(results.read_text())["tables"]["rows"][0]["size"] == 16
     assert [c["id"] for c in claims] == ["demo.compiled_matches_eager", "demo.compiled_faster"]
     assert all(c["verdict"] != "error" and c["basis"] == "measured" and "conditions" in c for c in claims)
     cases = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                            "tests/test_judges.py", "-k", "demo"],
+                            "tests/test_judges.py", "tests/test_contract.py", "-k", "demo"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert cases.returncode == 0, cases.stdout[-2000:]

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
 import pandas as pd
 
@@ -199,6 +199,10 @@ class Findings:
         self.tables[name] = jsonable(frame.to_dict(orient="records"))
         self._persist()
         return frame
+
+    def record_tables(self, tables: Mapping[str, Callable[[Any], pd.DataFrame]], results: Any) -> dict[str, pd.DataFrame]:
+        """Keep every table of an investigation's TABLES (name → function of its results) and return them."""
+        return {name: self.table(name, make(results)) for name, make in tables.items()}
 
     def frame(self) -> pd.DataFrame:
         """The claims as a DataFrame for display: id, verdict, evidence, claim."""

@@ -22,7 +22,8 @@ URL = re.compile(r"^https?://\S+$")
 INIT = '''"""$title
 
 Scaffolded by `yolo26kit new`: measure.py measures, judge.py turns the measurements into verdicts (one judge
-per claim of data/claims/$name.json), the notebook calls both. See docs/authoring.md.
+per claim of data/claims/$name.json), show.py makes the tables (TABLES); the notebook calls all three.
+See docs/authoring.md.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from __future__ import annotations
 from ... import catalog
 from .judge import JUDGES, judge
 from .measure import Row, measure, subject
+from .show import TABLES, record_tables
 
-__all__ = ["JUDGES", "Row", "judge", "measure", "subject"]
+__all__ = ["JUDGES", "Row", "TABLES", "judge", "measure", "record_tables", "subject"]
 
 catalog.register(catalog.Investigation(
     name="$name",
@@ -105,7 +107,6 @@ JUDGE = '''"""One judge per claim of data/claims/$name.json, each reading the me
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict
 from typing import Any
 
 import pandas as pd
@@ -153,9 +154,33 @@ JUDGES = {
 
 
 def judge(found: Any, rows: list[Row]) -> pd.DataFrame:
-    """Keep the rows as a table and record every claim's verdict; returns the claims frame."""
-    found.table("rows", [asdict(r) for r in rows])
+    """Record every claim's verdict; returns the claims frame."""
     return found.judge_all(JUDGES, rows)
+'''
+
+SHOW = '''"""The tables of $name: TABLES names each one the run keeps in results.json (a function of the rows)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, Callable
+
+import pandas as pd
+
+from .measure import Row
+
+
+def rows_table(rows: list[Row]) -> pd.DataFrame:
+    """One line per size: status, difference from eager, the timing rounds."""
+    return pd.DataFrame([asdict(r) for r in rows])
+
+
+TABLES: dict[str, Callable[[list[Row]], pd.DataFrame]] = {"rows": rows_table}
+
+
+def record_tables(found: Any, rows: list[Row]) -> dict[str, pd.DataFrame]:
+    """Keep every table of TABLES in results.json and return them for display."""
+    return found.record_tables(TABLES, rows)
 '''
 
 LEDGER = [
@@ -179,6 +204,7 @@ NOTEBOOK_CELLS = [
     ("markdown", "## Measure\n\nOne isolated step per size: compiled vs eager, both timed in turn over rounds."),
     ("code", "rows = inv.measure(sizes, device=device, seed=seed, min_run_time=min_run_time)\nrows"),
     ("markdown", "## Verdicts"),
+    ("code", "inv.record_tables(found, rows)[\"rows\"]"),
     ("code", "inv.judge(found, rows)"),
     ("code", "found.save()"),
 ]
@@ -262,6 +288,7 @@ def new(name: str, title: str = "", source: str = "kit", root: Path = ROOT) -> l
         root / "yolo26kit" / "investigations" / name / "__init__.py": INIT,
         root / "yolo26kit" / "investigations" / name / "measure.py": MEASURE,
         root / "yolo26kit" / "investigations" / name / "judge.py": JUDGE,
+        root / "yolo26kit" / "investigations" / name / "show.py": SHOW,
         root / "tests" / f"test_{name}.py": TEST,
         root / "tests" / "judge_cases" / f"{name}.py": CASES,
     }

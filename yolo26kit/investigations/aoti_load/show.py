@@ -22,7 +22,4 @@ def crash_evidence(rows: pd.DataFrame) -> pd.DataFrame:
 
 def record_tables(found: Any, rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Keep every table of TABLES in results.json and return them."""
-    tables = {name: table(rows) for name, table in TABLES.items()}
-    for name, frame in tables.items():
-        found.table(name, frame)
-    return tables
+    return found.record_tables(TABLES, rows)

@@ -88,10 +88,7 @@ TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
 
 def record_tables(found: Any, res: Results) -> dict[str, pd.DataFrame]:
     """Keep every table of TABLES in results.json and return them."""
-    tables = {name: table(res) for name, table in TABLES.items()}
-    for name, frame in tables.items():
-        found.table(name, frame)
-    return tables
+    return found.record_tables(TABLES, res)
 
 
 # --- interactive extra -----------------------------------------------------------------------------

@@ -224,7 +224,4 @@ TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
 
 def record_tables(found: Any, res: Results) -> list[str]:
     """Keep every table in results.json (rows without the raw output vectors)."""
-    tables = {name: table(res) for name, table in TABLES.items()}
-    for name, df in tables.items():
-        found.table(name, df)
-    return list(tables)
+    return list(found.record_tables(TABLES, res))

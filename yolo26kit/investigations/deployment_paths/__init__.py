@@ -31,7 +31,7 @@ from .measure import (BACKENDS, COMPILE_HEAVY, CUDA_ONLY, DTYPES, KIT_EXPORT, MA
                       build_model, build_task, compare, compare_raw, correct, example, installed, investigate, label,
                       plan, ratio_rounds, run_all, run_case, side_by_side, skip_reason, step_onnx_dynamic, step_prepare,
                       step_run, step_side_by_side, step_ultralytics_export, step_ultralytics_run, task_rows, timed_ms)
-from .show import (dynamic_frame, fastest_frame, latency_frame, plot_latency, row_dicts, seed_frame,
+from .show import (TABLES, dynamic_frame, fastest_frame, latency_frame, plot_latency, row_dicts, seed_frame,
                    side_by_side_frame, tasks_frame)
 
 __all__ = ["ALL_VARIANTS", "JUDGES", "et_cuda_options", "gpu_class", "judge", "judge_cuda_aoti_backbone_only",
@@ -44,7 +44,7 @@ __all__ = ["ALL_VARIANTS", "JUDGES", "et_cuda_options", "gpu_class", "judge", "j
            "step_prepare", "step_run", "step_side_by_side", "step_ultralytics_export", "step_ultralytics_run",
            "task_rows", "timed_ms", "dynamic_frame",
            "fastest_frame", "latency_frame", "plot_latency", "row_dicts", "seed_frame", "side_by_side_frame",
-           "tasks_frame", "ALL_MODELS"]
+           "tasks_frame", "TABLES", "ALL_MODELS"]
 
 ALL_MODELS = [f"yolo26{s}" for s in yolo.SCALES]
 

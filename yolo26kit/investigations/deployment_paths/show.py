@@ -4,7 +4,7 @@ ONNX) and the latency-vs-size plot."""
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -166,3 +166,15 @@ def side_by_side_frame(run: Run) -> pd.DataFrame:
     return pd.DataFrame([{"case": tag, **{f"round {i + 1} ms": _round(ms) for i, ms in enumerate(medians)},
                           "median of rounds ms": _round(statistics.median_high(medians))}
                          for tag, medians in step.value.items()])
+
+
+# Every table the notebook records in results.json, by name, each a function of the run (the notebook shows and
+# records them one by one, between its plots and text).
+TABLES: dict[str, Callable[[Run], pd.DataFrame]] = {
+    "latency": lambda run: latency_frame(run.rows),
+    "cpu_side_by_side": side_by_side_frame,
+    "fastest": lambda run: fastest_frame(run.rows),
+    "seed_vs_measured": lambda run: seed_frame(run.rows),
+    "xnnpack_tasks": lambda run: tasks_frame(run.task_rows),
+    "onnx_dynamic": dynamic_frame,
+}

@@ -161,5 +161,4 @@ TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
 
 def record_tables(found: Any, results: Results) -> None:
     """Keep every table of TABLES for results.json (the notebook calls it before judging)."""
-    for name, make in TABLES.items():
-        found.table(name, make(results))
+    found.record_tables(TABLES, results)

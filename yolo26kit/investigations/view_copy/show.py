@@ -141,7 +141,4 @@ TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
 
 def record_tables(found: Any, res: Results) -> dict[str, pd.DataFrame]:
     """Keep every table in results.json and return them for display."""
-    tables = {name: fn(res) for name, fn in TABLES.items()}
-    for name, df in tables.items():
-        found.table(name, df)
-    return tables
+    return found.record_tables(TABLES, res)
