@@ -93,9 +93,6 @@ def step_et_xnnpack_lower(spec: Spec) -> dict[str, Any]:
 
 
 # The ExecuTorch CUDA back-end lives in backends.executorch_cuda; these names stay for callers of this module.
-_cuda_compile_specs = executorch_cuda.compile_specs
-_override_cuda_options = executorch_cuda.override_options
-_force_autotune_off = executorch_cuda.force_autotune_off
 CUDA_OPTION_KEYS = executorch_cuda.OPTION_KEYS
 et_cuda_options = executorch_cuda.default_options
 runtime_shims = executorch_cuda.runtime_shims
