@@ -18,10 +18,15 @@ def prepare(subject: Any, inputs: tuple[Any, ...], folder: str | Path, stem: str
     return artifact_facts(path)
 
 
+def load_package(package: str | Path) -> Any:
+    """The loaded package itself, callable on any inputs (`load` binds it to one set); inside an isolated step."""
+    return kit_aoti.load(str(package))
+
+
 def load(package: str, inputs: tuple[Any, ...], threads: int | None = None) -> Loaded:
     """The loaded package, called on `inputs`."""
     threads = threads_or_default(threads)
-    runner = kit_aoti.load(package)
+    runner = load_package(package)
     return Loaded(lambda: runner(*inputs), {"threads": threads})
 
 

@@ -1,7 +1,7 @@
 """ExecuTorch's CUDA back-end (AOT Inductor inside ExecuTorch): its compile options and the kit's overrides of them,
-the CudaPartitioner lowering with .pte/.ptd writing, the runtime's registered back-ends and AOTI C shims, and
-loading and running a lowered program; registered as `executorch_cuda` (prepare: `lower` with the back-end's
-defaults unless told otherwise).
+the CudaPartitioner lowering with .pte/.ptd writing, the runtime's registered back-ends and AOTI C shims, the edge
+program its preprocess receives and the passes and decompositions it applies, and loading and running a lowered
+program; registered as `executorch_cuda` (prepare: `lower` with the back-end's defaults unless told otherwise).
 
 Overrides patch `CudaBackend.get_aoti_compile_options` in the calling process: call them only inside an isolated
 step's child process.
@@ -188,6 +188,36 @@ def runtime_backends() -> list[str]:
     return list(getattr(registry, "registered_backend_names", []) or [])
 
 
+def plain_edge(program: Any) -> Any:
+    """The exported program through plain `to_edge` (Edge dialect, IR validity unchecked, no partitioner)."""
+    from executorch.exir import EdgeCompileConfig, to_edge
+
+    return to_edge(program, compile_config=EdgeCompileConfig(_check_ir_validity=False)).exported_program()
+
+
+def preprocess_passes(autotune: bool = False) -> list[Any]:
+    """The graph passes the CUDA back-end's preprocess puts an edge graph through, in order: the AOTI back-end's
+    view-copy pass where this release has it, then CudaBackend's custom passes. ImportError without the back-end."""
+    from executorch.backends.cuda.cuda_backend import CudaBackend
+
+    passes: list[Any] = []
+    try:
+        from executorch.backends.aoti.passes.replace_view_copy_with_view import ReplaceViewCopyWithViewPass
+
+        passes.append(ReplaceViewCopyWithViewPass())
+    except ImportError:
+        pass
+    return passes + list(CudaBackend.get_custom_passes(compile_specs(autotune)))
+
+
+def decomposition_table() -> dict[Any, Any]:
+    """The decompositions the CUDA back-end applies before AOT Inductor compiles ({} when it has none);
+    ImportError without the back-end."""
+    from executorch.backends.cuda.cuda_backend import CudaBackend
+
+    return CudaBackend.get_decomposition_table() or {}
+
+
 class _Captured(Exception):
     """Raised inside the CUDA back-end's preprocess once its edge program is captured."""
 
@@ -201,15 +231,13 @@ def preprocess_input(program: Any, autotune: bool = True) -> tuple[Any, str]:
     """
     import importlib
 
-    from executorch.exir import EdgeCompileConfig, to_edge
-
     try:
         import executorch.backends.aoti.aoti_backend as aoti_backend
         import torch.export.passes as export_passes
         from executorch.backends.cuda.cuda_partitioner import CudaPartitioner
         from executorch.exir import to_edge_transform_and_lower
     except ImportError:
-        return to_edge(program, compile_config=EdgeCompileConfig(_check_ir_validity=False)).exported_program(), "to_edge"
+        return plain_edge(program), "to_edge"
     box: dict[str, Any] = {}
 
     def capture(edge: Any, _device: Any) -> Any:

@@ -1,5 +1,5 @@
-"""ExecuTorch's runtime (pybindings), shared by its back-ends: the threadpool size and loading a .pte with its .ptd
-weights. Registers no back-end."""
+"""ExecuTorch's runtime (pybindings), shared by its back-ends: the threadpool size, opening a .pte (by path or from
+its bytes) and loading its method with its .ptd weights. Registers no back-end."""
 
 from __future__ import annotations
 
@@ -15,18 +15,25 @@ def reset_threadpool(threads: int) -> None:
         portable_lib._unsafe_reset_threadpool(threads)
 
 
-def load_method(pte: str | Path, data_path: str | Path | None = None) -> Any:
-    """Load a .pte with executorch.runtime (with its .ptd weights when given and this runtime takes them) and
-    return its `forward` method."""
+def open_program(source: str | Path | bytes, data_path: str | Path | None = None) -> Any:
+    """The runtime's program of a .pte, by path or from its bytes (with its .ptd weights when given and this runtime
+    takes them). From bytes the runtime keeps no reference to the buffer: the caller keeps it alive while the
+    program runs (a dropped one crashes execute)."""
     import inspect
 
     from executorch.runtime import Runtime
 
     runtime = Runtime.get()
     takes_data = "data_path" in inspect.signature(runtime.load_program).parameters
+    data = {"data_path": str(data_path)} if data_path and takes_data else {}
+    return runtime.load_program(source if isinstance(source, bytes) else Path(source), **data)
+
+
+def load_method(pte: str | Path, data_path: str | Path | None = None) -> Any:
+    """Load a .pte with executorch.runtime (with its .ptd weights when given and this runtime takes them) and
+    return its `forward` method."""
     # by path: the runtime keeps no reference to a bytes buffer
-    program = runtime.load_program(Path(pte), **({"data_path": str(data_path)} if data_path and takes_data else {}))
-    return program.load_method("forward")
+    return open_program(Path(pte), data_path).load_method("forward")
 
 
 def data_beside(pte: str | Path) -> str | None:

@@ -11,12 +11,20 @@ from .. import artifacts
 from . import Backend, Loaded, artifact_facts, executorch_runtime, exported, register, threads_or_default
 
 
+def lower_edge(program: Any, check_ir_validity: bool = True) -> Any:
+    """An exported program lowered to XNNPACK, before to_executorch: the EdgeProgramManager, whose graph shows the
+    delegate calls and what stayed outside them. `check_ir_validity` False lets through graphs the edge verifier
+    rejects (the default config checks)."""
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+
+    return to_edge_transform_and_lower(program, partitioner=[XnnpackPartitioner()],
+                                       compile_config=EdgeCompileConfig(_check_ir_validity=check_ir_validity))
+
+
 def lower(program: Any) -> bytes:
     """The .pte bytes of an exported program lowered to XNNPACK."""
-    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    from executorch.exir import to_edge_transform_and_lower
-
-    return to_edge_transform_and_lower(program, partitioner=[XnnpackPartitioner()]).to_executorch().buffer
+    return lower_edge(program).to_executorch().buffer
 
 
 def prepare(subject: Any, inputs: tuple[Any, ...], folder: str | Path, stem: str) -> dict[str, Any]:

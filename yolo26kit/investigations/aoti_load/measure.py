@@ -17,6 +17,7 @@ import pandas as pd
 import torch
 
 from ... import aoti, forensics, isolate, timing
+from ...backends import aoti as aoti_backend
 from .model import example
 
 
@@ -25,7 +26,7 @@ def compile_step(model: str, device: str, package: str, seed: int = 0) -> dict[s
     module, x = example(model, device, seed)
     with torch.no_grad():
         program = torch.export.export(module, (x,))
-    path = aoti.compile_package(program, package)
+    path = aoti_backend.prepare(program, (x,), Path(package).parent, Path(package).stem)["artifact"]
     return {"package": path, "wrapper_libstdcxx_symbols": wrapper_libstdcxx_symbols(path)}
 
 
@@ -33,7 +34,7 @@ def load_run_step(model: str, device: str, package: str, seed: int = 0, min_run_
     """Child step: load the package, run it, compare with eager, time it."""
     module, x = example(model, device, seed)
     t0 = time.perf_counter()
-    runner = aoti.load(package)
+    runner = aoti_backend.load_package(package)
     load_s = time.perf_counter() - t0
     with torch.no_grad():
         out, ref = runner(x), module(x)

@@ -17,6 +17,8 @@ import pandas as pd
 import torch
 
 from ... import aoti as aoti_pkg, artifacts, env, isolate, timing
+from ...backends import aoti as aoti_backend
+from ...backends import executorch_runtime, executorch_xnnpack
 from ...dynamic_export import PREPS, RECOMMENDED, SPECS, STRIDE, _first_line, example_size, export_spec
 from ...live import build_model, image
 from .measure_export import SpecRun, Sweep, _run, compare
@@ -44,11 +46,9 @@ def _python_calls(ep: Any) -> list[str]:
 
 def lower_xnnpack(spec_name: str, path: str, *, model: str, batch: int, min_size: int, max_size: int,
                   max_batch: int, seed: int, static_size: int = 0) -> dict[str, Any]:
-    """Child step: export (spec, or static at static_size), lower with XnnpackPartitioner, write the .pte."""
+    """Child step: export (spec, or static at static_size), lower to XNNPACK (backends.executorch_xnnpack.lower_edge,
+    the spec's edge check), write the .pte."""
     import time
-
-    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
 
     spec = SPECS[spec_name]
     t0 = time.perf_counter()
@@ -67,8 +67,7 @@ def lower_xnnpack(spec_name: str, path: str, *, model: str, batch: int, min_size
     def lower(ep: Any) -> tuple[bytes, dict[str, Any]]:
         try:
             t1 = time.perf_counter()
-            edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()],
-                                               compile_config=EdgeCompileConfig(_check_ir_validity=spec.edge_check))
+            edge = executorch_xnnpack.lower_edge(ep, check_ir_validity=spec.edge_check)
             t2 = time.perf_counter()
             program = edge.to_executorch()
         except Exception as exc:
@@ -90,10 +89,8 @@ def lower_xnnpack(spec_name: str, path: str, *, model: str, batch: int, min_size
 def _load_pte(path: str) -> tuple[Any, Any, bytes]:
     """(method, program, bytes) of a .pte; the caller keeps all three alive: the runtime does not copy the
     buffer, and a dropped one segfaults in execute."""
-    from executorch.runtime import Runtime
-
     data = Path(path).read_bytes()
-    program = Runtime.get().load_program(data)
+    program = executorch_runtime.open_program(data)
     return program.load_method("forward"), program, data
 
 
@@ -123,13 +120,12 @@ def run_pte(path: str, cases: list[tuple[int, int, int, bool]], *, model: str, s
 
 
 def run_pte_dropped_buffer(path: str, size: int) -> str:
-    """Child step: the one-liner `Runtime.get().load_program(Path(p).read_bytes()).load_method("forward")`, then
-    execute; the bytes are garbage once the line ends (crashes here when the runtime still points into them)."""
+    """Child step: the one-liner `Runtime.get().load_program(Path(p).read_bytes()).load_method("forward")` (here
+    through executorch_runtime.open_program, which does just that), then execute; the bytes are garbage once the
+    line ends (crashes here when the runtime still points into them)."""
     import gc
 
-    from executorch.runtime import Runtime
-
-    method = Runtime.get().load_program(Path(path).read_bytes()).load_method("forward")
+    method = executorch_runtime.open_program(Path(path).read_bytes()).load_method("forward")
     gc.collect()
     filler = [bytes(1 << 20) for _ in range(32)]  # let the allocator hand the freed pages out again
     out = method.execute((image(1, size, size),))[0]
@@ -279,7 +275,7 @@ def executorch_study(et_specs: list[str], *, model: str = "yolo26n", batch: int 
 # ------------------------------------------------------------------------------------------------ AOTI
 
 
-# What the AOTI study runs: plain AOT Inductor (torch._inductor.aoti_compile_and_package), not ExecuTorch's CUDA
+# What the AOTI study runs: plain AOT Inductor (backends.aoti: the kit's AOTI package), not ExecuTorch's CUDA
 # back-end (which also compiles with AOT Inductor, with its own passes and options). Every row says so.
 AOTI_BACKEND = "aoti"
 
@@ -301,8 +297,8 @@ def aoti_compile(spec_name: str, package_path: str, *, model: str, batch: int, m
     if not r.ok:
         raise RuntimeError(f"export failed: {r.error}")
     t0 = time.perf_counter()
-    path = aoti_pkg.compile_package(r.program, package_path)
-    return {"export_s": r.seconds, "compile_s": time.perf_counter() - t0, "bytes": Path(path).stat().st_size,
+    facts = aoti_backend.prepare(r.program, (), Path(package_path).parent, Path(package_path).stem)
+    return {"export_s": r.seconds, "compile_s": time.perf_counter() - t0, "bytes": facts["bytes"],
             "ranges": "; ".join(f"{k}: {v}" for k, v in r.ranges.items())}
 
 
@@ -315,10 +311,10 @@ def aoti_run(package_path: str, cases: list[tuple[int, int, int]], *, model: str
     _no_tf32()
     if min_run_time <= 0:
         with timing.device_lock():
-            return _aoti_cases(aoti_pkg.load(package_path), cases, model=model, seed=seed, device=device, atol=atol,
-                               min_run_time=0.0)
-    return _aoti_cases(aoti_pkg.load(package_path), cases, model=model, seed=seed, device=device, atol=atol,
-                       min_run_time=min_run_time)
+            return _aoti_cases(aoti_backend.load_package(package_path), cases, model=model, seed=seed,
+                               device=device, atol=atol, min_run_time=0.0)
+    return _aoti_cases(aoti_backend.load_package(package_path), cases, model=model, seed=seed, device=device,
+                       atol=atol, min_run_time=min_run_time)
 
 
 def _aoti_cases(compiled: Any, cases: list[tuple[int, int, int]], *, model: str, seed: int, device: str, atol: float,

@@ -9,8 +9,8 @@ Variants of the Detect head's end-to-end top-k:
 
 Paths, each step in an isolated child (isolate.run_step): eager, torch.export, AOTI, torch.compile,
 ExecuTorch XNNPACK (lower + run), ExecuTorch CUDA (CudaPartitioner lower; run where the runtime has the backend).
-AOTI packages compile with `aoti.compile_package` and load through `aoti.run_step` (as is, then with the
-workaround when the load crashed from a known cause).
+Back-end code lives in yolo26kit.backends (aoti, executorch_xnnpack, executorch_cuda); AOTI packages load through
+`aoti.run_step` (as is, then with the workaround when the load crashed from a known cause).
 
 Probes (CUDA): single post-processing ops and the backbone alone through the ExecuTorch CUDA back-end, the backbone
 again with ATen allowed among the convolution back-ends, and whether a subprocess of a step sees the GPU.

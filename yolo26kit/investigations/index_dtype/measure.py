@@ -15,8 +15,9 @@ from typing import Any
 import pandas as pd
 import torch
 
-from ... import aoti, artifacts, graphs, isolate, yolo
-from ...backends import executorch_cuda
+from ... import aoti, graphs, isolate, yolo
+from ...backends import aoti as aoti_backend
+from ...backends import executorch_cuda, executorch_xnnpack
 from ...detections import agrees, compare
 from .model import OPS, PostprocessOnly, Spec, build_inputs, build_module, random_preds
 
@@ -63,16 +64,15 @@ def _excerpt(gm: torch.fx.GraphModule, targets: tuple[str, ...] = graphs.INDEX_T
 
 def step_aoti_compile(spec: Spec) -> dict[str, Any]:
     """AOT Inductor package of the spec's exported program (Inductor's defaults; the kit's package cache)."""
-    package = str(Path(spec.workdir) / f"{spec.tag}.aoti.pt2")
-    aoti.compile_package(export(spec), package)
-    return {"package": package, "bytes": os.path.getsize(package)}
+    facts = aoti_backend.prepare(export(spec), (), spec.workdir, f"{spec.tag}.aoti")
+    return {"package": facts["artifact"], "bytes": facts["bytes"]}
 
 
 def step_aoti_run(spec: Spec, package: str) -> dict[str, Any]:
     """Load the package and run it once (through aoti.run_step: loading has crashed whole processes)."""
-    runner = aoti.load(package)
+    loaded = aoti_backend.load(package, build_inputs(spec))
     with torch.no_grad():
-        return {"output": runner(*build_inputs(spec)).cpu()}
+        return {"output": loaded().cpu()}
 
 
 def step_compile(spec: Spec) -> dict[str, Any]:
@@ -83,24 +83,16 @@ def step_compile(spec: Spec) -> dict[str, Any]:
 
 
 def step_et_xnnpack_lower(spec: Spec) -> dict[str, Any]:
-    """ExecuTorch: to_edge_transform_and_lower with XnnpackPartitioner, to_executorch, write the .pte."""
-    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    from executorch.exir import to_edge_transform_and_lower
-
-    def lower(ep: Any) -> tuple[bytes, dict[str, Any]]:
-        return to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer, {}
-
+    """ExecuTorch XNNPACK (backends.executorch_xnnpack.prepare: the lowering, from the compile cache when it has it),
+    the .pte written to the work folder."""
     ep = export(replace(spec, device="cpu"))  # XNNPACK is a CPU back-end
-    data, facts = artifacts.lowered_program(ep, "xnnpack", lower)
-    pte = Path(spec.workdir) / f"{spec.tag}.xnnpack.pte"
-    pte.write_bytes(data)
-    return {"pte": str(pte), "bytes": len(data), "delegated": b"XnnpackBackend" in data, "cached": facts["cached"]}
+    facts = executorch_xnnpack.prepare(ep, (), spec.workdir, f"{spec.tag}.xnnpack")
+    data = Path(facts["artifact"]).read_bytes()
+    return {"pte": facts["artifact"], "bytes": len(data), "delegated": b"XnnpackBackend" in data,
+            "cached": facts["cached"]}
 
 
 # The ExecuTorch CUDA back-end lives in backends.executorch_cuda; these names stay for callers of this module.
-_cuda_compile_specs = executorch_cuda.compile_specs
-_override_cuda_options = executorch_cuda.override_options
-_force_autotune_off = executorch_cuda.force_autotune_off
 CUDA_OPTION_KEYS = executorch_cuda.OPTION_KEYS
 et_cuda_options = executorch_cuda.default_options
 runtime_shims = executorch_cuda.runtime_shims

@@ -12,7 +12,8 @@ import pandas as pd
 import torch
 
 from ... import graphs, isolate
-from .measure import Run, _cuda_compile_specs, _text
+from ...backends import executorch_cuda
+from .measure import Run, _text
 from .model import Spec, build_inputs, build_module
 
 
@@ -30,28 +31,17 @@ def pipeline_stages(spec: Spec) -> dict[str, Any]:
     Stages: torch.export (ATen) → to_edge (Edge dialect) → each custom pass the installed
     CudaBackend applies → its decomposition table. Runs on CPU: the graph passes are device-free.
     """
-    from executorch.exir import to_edge
-
     module, inputs = build_module(spec), build_inputs(spec)
     wanted = graphs.INDEX_TARGETS + graphs.DIVISION_TARGETS
     ep = torch.export.export(module, inputs)
     stages = [("torch.export (ATen)", graphs.scan(ep.graph_module, wanted))]
-    edge = to_edge(ep, compile_config=_edge_config()).exported_program()
+    edge = executorch_cuda.plain_edge(ep)
     stages.append(("to_edge (Edge dialect)", graphs.scan(edge.graph_module, wanted)))
     passes_info: list[dict[str, Any]] = []
     try:
-        from executorch.backends.cuda.cuda_backend import CudaBackend
-
+        passes = executorch_cuda.preprocess_passes(autotune=False)
         gm = copy.deepcopy(edge.graph_module)
         flat = _flat_inputs(edge, inputs)
-        passes = []
-        try:
-            from executorch.backends.aoti.passes.replace_view_copy_with_view import ReplaceViewCopyWithViewPass
-
-            passes.append(ReplaceViewCopyWithViewPass())
-        except ImportError:
-            pass
-        passes += list(CudaBackend.get_custom_passes(_cuda_compile_specs(False)))
         for p in passes:
             before = [graphs.target_name(n) for n in gm.graph.nodes if n.op == "call_function"]
             error = ""
@@ -69,7 +59,7 @@ def pipeline_stages(spec: Spec) -> dict[str, Any]:
             passes_info.append({"pass": type(p).__name__, "module": type(p).__module__, "removed ops": removed,
                                 "added ops": added, "changed": before != after, "error": error})
             stages.append((f"after {type(p).__name__}", graphs.scan(gm, wanted)))
-        decomp = CudaBackend.get_decomposition_table()
+        decomp = executorch_cuda.decomposition_table()
         if decomp:
             stages.append(("decomposition table has", [{"node": "", "target": str(k), "out_dtype": None,
                                                          "arg_dtypes": [], "index_dtypes": None, "source": ""}
@@ -77,12 +67,6 @@ def pipeline_stages(spec: Spec) -> dict[str, Any]:
     except ImportError as exc:
         passes_info.append({"pass": "(CUDA back-end not importable)", "error": str(exc)})
     return {"stages": stages, "passes": passes_info}
-
-
-def _edge_config():
-    from executorch.exir import EdgeCompileConfig
-
-    return EdgeCompileConfig(_check_ir_validity=False)
 
 
 def stages_frame(result: dict[str, Any]) -> pd.DataFrame:

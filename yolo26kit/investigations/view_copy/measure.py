@@ -20,6 +20,8 @@ import torch
 from torch import nn
 
 from ... import aoti, isolate, timing
+from ...backends import aoti as aoti_backend
+from ...backends import executorch_cuda
 from .model import Spec, build_module, call_inputs
 from .wrapper import analyse_package
 
@@ -95,8 +97,6 @@ def op_counts(gm: torch.fx.GraphModule) -> Counter:
 def backend_edge_program(module: nn.Module, inputs: tuple) -> tuple[Any, str, Counter]:
     """The edge program the CUDA back-end's preprocess receives (backends.executorch_cuda.preprocess_input: runs on
     a CPU-only machine too), where it came from, and the op counts of the torch.export graph it started from."""
-    from ...backends import executorch_cuda
-
     ep = torch.export.export(module, inputs)
     exported = op_counts(ep.graph_module)
     program, source = executorch_cuda.preprocess_input(ep)
@@ -308,14 +308,12 @@ def device_program(spec: Spec, with_pass: bool) -> tuple[Any, dict[str, Any]]:
         _pass_instance()(program.graph_module)
     table = {}
     try:
-        from executorch.backends.cuda.cuda_backend import CudaBackend
-
-        table = CudaBackend.get_decomposition_table() or {}
+        table = executorch_cuda.decomposition_table()
     except ImportError:
         pass
     if any(n.op == "call_function" and n.target in table for n in program.graph.nodes):
         program = program.run_decompositions(table)
-    example = (call_inputs(spec, 0, spec.device), {})  # aoti_compile_and_package wants them; lowering drops them
+    example = (call_inputs(spec, 0, spec.device), {})  # AOTI compiling wants them; lowering drops them
     try:
         program.example_inputs = example
     except AttributeError:  # a torch without the setter
@@ -345,7 +343,7 @@ def step_compile(spec: Spec, with_pass: bool) -> dict[str, Any]:
     metrics.reset()
     with inductor_config.patch(post_grad_custom_pre_pass=_custom_pass(box, "pre"),
                                post_grad_custom_post_pass=_custom_pass(box, "post"), fx_graph_cache=False):
-        aoti.compile_package(program, package)
+        aoti_backend.prepare(program, (), spec.workdir, tag)
     compiled_now = bool(box)
     facts = {"post_grad_before": box.get("pre"), "post_grad_after": box.get("post"),
              "kernel_count": metrics.generated_kernel_count if compiled_now else None,
@@ -363,7 +361,7 @@ def step_compile(spec: Spec, with_pass: bool) -> dict[str, Any]:
 
 def step_run(spec: Spec, package: str, min_run_time: float) -> dict[str, Any]:
     """Load a package, run the spec's calls (outputs kept), compare with eager, then time one more call."""
-    runner = aoti.load(package)
+    runner = aoti_backend.load_package(package)
     eager = build_module(spec)
     outputs, reference = [], []
     with torch.no_grad():
@@ -384,7 +382,7 @@ TIMING_ROUNDS = 5  # rounds of timing.measure_rounds: with and without the pass 
 def step_time_rounds(spec: Spec, packages: dict[str, str], rounds: int, min_run_time: float) -> dict[str, Any]:
     """Load every package in this one process, then time them in turn, `rounds` times (timing.measure_rounds), so
     a change in the machine's load hits both variants alike; returns each variant's per-round medians."""
-    runners = {label: aoti.load(path) for label, path in packages.items()}
+    runners = {label: aoti_backend.load_package(path) for label, path in packages.items()}
     args = call_inputs(spec, spec.calls, spec.device)
     with torch.no_grad():
         timed = timing.measure_rounds({label: (lambda r=r: r(*args)) for label, r in runners.items()},
