@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: report test lab venv clean-venv
+.PHONY: report test test-notebooks test-all lab venv clean-venv
 
 venv: $(STAMP)
 
@@ -19,7 +19,15 @@ $(STAMP): pyproject.toml
 report: $(STAMP)
 	$(BIN)/yolo26kit run --all --profile quick --device auto
 
+# The inner loop: every test but those that execute a whole notebook (marked `notebook`).
 test: $(STAMP)
+	$(BIN)/python -m pytest -m "not notebook"
+
+# The notebooks end to end through papermill (minutes each on 2 cores); CI runs both.
+test-notebooks: $(STAMP)
+	$(BIN)/python -m pytest -m notebook
+
+test-all: $(STAMP)
 	$(BIN)/python -m pytest
 
 # Tracked notebooks are saved without outputs (a pre-save hook): autosave never makes the checkout dirty.
