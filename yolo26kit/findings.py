@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -202,7 +202,7 @@ class Findings:
 
     def record_tables(self, tables: Mapping[str, Callable[[Any], pd.DataFrame]], results: Any) -> dict[str, pd.DataFrame]:
         """Keep every table of an investigation's TABLES (name → function of its results) and return them."""
-        return {name: self.table(name, make(results)) for name, make in tables.items()}
+        return record_tables(self, tables, results)
 
     def frame(self) -> pd.DataFrame:
         """The claims as a DataFrame for display: id, verdict, evidence, claim."""
@@ -293,3 +293,11 @@ def read_results(path: str | Path) -> dict[str, Any]:
     if data.get("schema") != SCHEMA:
         raise ValueError(f"{path}: schema {data.get('schema')!r}, expected {SCHEMA}")
     return data
+
+
+def record_tables(found: Any, tables: Mapping[str, Callable[[Any], pd.DataFrame]], results: Any) -> dict[str, pd.DataFrame]:
+    """Each table of TABLES made from the results and kept through `found.table`; returns them by name."""
+    made = {name: make(results) for name, make in tables.items()}
+    for name, frame in made.items():
+        found.table(name, frame)
+    return made

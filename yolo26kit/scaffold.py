@@ -167,6 +167,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ... import findings
 from .measure import Row
 
 
@@ -180,7 +181,7 @@ TABLES: dict[str, Callable[[list[Row]], pd.DataFrame]] = {"rows": rows_table}
 
 def record_tables(found: Any, rows: list[Row]) -> dict[str, pd.DataFrame]:
     """Keep every table of TABLES in results.json and return them for display."""
-    return found.record_tables(TABLES, rows)
+    return findings.record_tables(found, TABLES, rows)
 '''
 
 LEDGER = [

@@ -6,6 +6,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ... import findings
+
 # table name (as kept in results.json) → the table of a run's rows
 TABLES: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = {
     "aoti_load": lambda rows: rows,  # one row per compile and load+run step
@@ -22,4 +24,4 @@ def crash_evidence(rows: pd.DataFrame) -> pd.DataFrame:
 
 def record_tables(found: Any, rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Keep every table of TABLES in results.json and return them."""
-    return found.record_tables(TABLES, rows)
+    return findings.record_tables(found, TABLES, rows)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .kernel import explain_seed_assert, issues_frame, model_check
+from ... import findings
 from .measure import Results, benchmark, devices
 from .model import IMPLEMENTATIONS, full_rows, heads_for, make_mask, parse_shape, shape_label
 
@@ -88,7 +89,7 @@ TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
 
 def record_tables(found: Any, res: Results) -> dict[str, pd.DataFrame]:
     """Keep every table of TABLES in results.json and return them."""
-    return found.record_tables(TABLES, res)
+    return findings.record_tables(found, TABLES, res)
 
 
 # --- interactive extra -----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ... import findings
 from .measure import Results, _eager_launches, _label, _max_abs, _outputs, _setting, capture_class
 
 
@@ -224,4 +225,4 @@ TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
 
 def record_tables(found: Any, res: Results) -> list[str]:
     """Keep every table in results.json (rows without the raw output vectors)."""
-    return list(found.record_tables(TABLES, res))
+    return list(findings.record_tables(found, TABLES, res))

@@ -11,6 +11,7 @@ import pandas as pd
 from ...dynamic_export import (RECOMMENDED, STRIDE, _decode_boxes_flat, _flat_anchors, _topk_static_k, dynamic_ready,
                                example_size)
 from ...live import build_model, image
+from ... import findings
 from .measure import EtRun, Results
 from .measure_export import SpecRun, Sweep, _flag, _run, _spans, compare
 from .model import explain
@@ -161,4 +162,4 @@ TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
 
 def record_tables(found: Any, results: Results) -> None:
     """Keep every table of TABLES for results.json (the notebook calls it before judging)."""
-    found.record_tables(TABLES, results)
+    findings.record_tables(found, TABLES, results)

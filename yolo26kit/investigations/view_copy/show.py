@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ... import aoti, timing
+from ... import aoti, findings, timing
 from .measure import VIEW_COPY_OPS, VIEW_OPS, Results, base_op, equivalence_rows
 
 
@@ -141,4 +141,4 @@ TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
 
 def record_tables(found: Any, res: Results) -> dict[str, pd.DataFrame]:
     """Keep every table in results.json and return them for display."""
-    return found.record_tables(TABLES, res)
+    return findings.record_tables(found, TABLES, res)
