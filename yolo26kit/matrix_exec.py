@@ -101,10 +101,7 @@ def finished_cells(matrix_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """Records of the cells a matrix folder already finished, by (stack, investigation): `--resume` keeps them."""
     found = {}
     for path in sorted(Path(matrix_dir).glob(f"cells/*/*/{CELL_RECORD}")):
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
+        record = _read_json(path)  # unreadable: as if the cell never finished
         if record.get("state") == "done":
             found[(record["stack"], record["investigation"])] = record
     return found
