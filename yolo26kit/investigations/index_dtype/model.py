@@ -83,12 +83,16 @@ def anchors_for(imgsz: int) -> int:
 class PostprocessOnly(torch.nn.Module):
     """The Detect head's end-to-end postprocess alone: [B, anchors, 4+nc] → [B, max_det, 6]."""
 
-    def __init__(self, variant: str, nc: int, max_det: int = 300) -> None:
+    def __init__(self, variant: str, nc: int, max_det: int = 300, seed: int = 0) -> None:
         super().__init__()
         yolo.offline_ultralytics()
         from ultralytics.nn.modules.head import Detect
 
-        head = Detect(nc=nc, end2end=True, ch=(16, 32, 64))
+        # The head's weights play no part in its postprocess, but they are in the exported program: seeded, the
+        # same program in every process, so the compile cache serves its lowerings on the next run.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            head = Detect(nc=nc, end2end=True, ch=(16, 32, 64))
         head.export, head.max_det, head.agnostic_nms = True, max_det, False
         self.head = apply_variant(head, variant)
 
@@ -162,7 +166,7 @@ class Spec:
 def build_module(spec: Spec) -> torch.nn.Module:
     """The spec's module in eval mode on its device."""
     if spec.scope == "postprocess":
-        module = PostprocessOnly(spec.variant, spec.nc)
+        module = PostprocessOnly(spec.variant, spec.nc, seed=spec.seed)
     elif spec.scope in ("full", "backbone"):
         module = yolo.build(spec.model, nc=spec.nc, seed=spec.seed, end2end=spec.scope == "full")
         if spec.scope == "full":
