@@ -1,4 +1,4 @@
-"""Command line: yolo26kit list | run | report | times | new | matrix | env | bundle | stamp."""
+"""Command line: yolo26kit list | run | report | times | new | matrix | cache | env | bundle | stamp."""
 
 from __future__ import annotations
 
@@ -270,6 +270,32 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    import tarfile
+
+    from . import cache_transfer
+    from .runner import default_cache_dir
+
+    root = Path(args.cache).expanduser() if args.cache else default_cache_dir()
+    if args.action == "info":
+        print(cache_transfer.describe(root))
+        return 0
+    archive = Path(args.archive)
+    if args.action == "export":
+        if not root.is_dir():
+            raise BadParameter(f"no compile cache at {root}")
+        facts = cache_transfer.export(root, archive)
+        print(f"{archive}: {facts['files']} files, {facts['bytes'] / 1024:.0f} KiB; autotuned {facts['autotuned']}")
+        return 0
+    try:
+        facts = cache_transfer.import_(root, archive)
+    except (OSError, tarfile.TarError, ValueError) as exc:
+        raise BadParameter(f"{archive}: cannot import ({exc}); nothing written") from None
+    print(f"{root}: {facts['added']} files added, {facts['merged']} merged, {facts['kept']} kept; "
+          f"autotuned {facts['autotuned']}")
+    return 0
+
+
 def cmd_env(args: argparse.Namespace) -> int:
     print(json.dumps(env.fingerprint(), indent=2))
     return 0
@@ -322,6 +348,11 @@ def parser() -> argparse.ArgumentParser:
     tim = sub.add_parser("times", help="a markdown table of run times and cache hits, read from run folders' run.json")
     tim.add_argument("dirs", nargs="+", metavar="RUN_DIR", help="run folders, one column each")
     tim.set_defaults(fn=cmd_times)
+    cac = sub.add_parser("cache", help="the compile cache: info, or export/import its autotune timings between machines")
+    cac.add_argument("action", choices=["info", "export", "import"])
+    cac.add_argument("archive", nargs="?", default="yolo26kit-cache.tgz", help="the .tgz to write or read")
+    cac.add_argument("--cache", default="", metavar="DIR", help="the cache folder (default: as for `run`)")
+    cac.set_defaults(fn=cmd_cache)
     sub.add_parser("env", help="print the environment fingerprint").set_defaults(fn=cmd_env)
     sub.add_parser("stamp", help="record the git revision in yolo26kit/_revision.txt (for copies without .git)"
                    ).set_defaults(fn=cmd_stamp)
