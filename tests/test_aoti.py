@@ -134,3 +134,15 @@ def test_load_study_keeps_its_table_apart_from_the_judge():
     tree = ast.parse((Path(aoti_load.__file__).parent / "judge.py").read_text())
     imported = [f"{n.module or ''}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names]
     assert not [m for m in imported if "show" in m.split(".")]
+
+
+def test_program_key_ignores_the_order_of_range_constraints():
+    """Their symbols come in string-hash order, which differs between processes: the key must not follow it."""
+    h, w = torch.export.Dim("h", min=2, max=8), torch.export.Dim("w", min=2, max=8)
+    program = torch.export.export(WithScalarConstant(), (torch.randn(4, 4),), dynamic_shapes=({0: h, 1: w},))
+    key = aoti.program_key(program, None)
+    assert len(program.range_constraints) == 2
+    program._range_constraints = dict(reversed(list(program.range_constraints.items())))
+    assert aoti.program_key(program, None) == key
+    program._range_constraints = {k: v for k, v in list(program.range_constraints.items())[:1]}
+    assert aoti.program_key(program, None) != key

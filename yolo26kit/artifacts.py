@@ -34,8 +34,10 @@ def program_key(program: Any, options: dict[str, Any] | None = None) -> str:
     import torch
 
     h = hashlib.sha256()
+    # range_constraints in a fixed order: its symbols' order follows string hashing, which differs per process
+    ranges = sorted(f"{k}: {v}" for k, v in program.range_constraints.items())
     for part in (torch.__version__, str(program.graph_module.code), str(program.graph_signature),
-                 str(program.range_constraints), json.dumps(options or {}, sort_keys=True, default=str)):
+                 str(ranges), json.dumps(options or {}, sort_keys=True, default=str)):
         h.update(part.encode())
     tensors = {**program.state_dict, **program.constants}
     for name in sorted(tensors):
