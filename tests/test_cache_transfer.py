@@ -84,4 +84,6 @@ def test_cli_round_trip_and_bad_input(cache, tmp_path, capsys):
     assert "autotuned input shapes: addmm 2" in capsys.readouterr().out
     assert cli.main(["cache", "import", str(tmp_path / "missing.tgz"), "--cache", str(cache)]) == 2
     assert cli.main(["cache", "export", str(tmp_path / "x.tgz"), "--cache", str(tmp_path / "none")]) == 2
+    (tmp_path / "a-file").write_text("")
+    assert cli.main(["cache", "export", str(tmp_path / "a-file" / "t.tgz"), "--cache", str(cache)]) == 2
     assert "cannot import" in capsys.readouterr().err

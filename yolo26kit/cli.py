@@ -284,7 +284,10 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if args.action == "export":
         if not root.is_dir():
             raise BadParameter(f"no compile cache at {root}")
-        facts = cache_transfer.export(root, archive)
+        try:
+            facts = cache_transfer.export(root, archive)
+        except OSError as exc:
+            raise BadOutput(f"{archive}: cannot write ({exc.strerror or exc})") from None
         print(f"{archive}: {facts['files']} files, {facts['bytes'] / 1024:.0f} KiB; autotuned {facts['autotuned']}")
         return 0
     try:
