@@ -19,9 +19,10 @@ $(STAMP): pyproject.toml
 report: $(STAMP)
 	$(BIN)/yolo26kit run --all --profile quick --device auto
 
-# The inner loop: every test but those that execute a whole notebook (marked `notebook`).
+# The inner loop: every test but those that execute a whole notebook (marked `notebook`), one worker per core;
+# a test file stays on one worker, so its module fixtures (exports, executed notebooks) are built once.
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not notebook"
+	$(BIN)/python -m pytest -m "not notebook" -n auto --dist loadfile
 
 # The notebooks end to end through papermill (minutes each on 2 cores); CI runs both.
 test-notebooks: $(STAMP)

@@ -63,6 +63,16 @@ def write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def read_json_object(path: str | Path) -> dict[str, Any]:
+    """A JSON file's object, or {} when it is missing, unreadable or not an object (a cache entry or record that
+    cannot be read counts as absent)."""
+    try:
+        value = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def lowered_program(program: Any, backend: str, lower: Callable[[Any], tuple[bytes, dict[str, Any]]]
                     ) -> tuple[bytes, dict[str, Any]]:
     """`lower(program)` → (.pte bytes, facts), or both from the cache when this program was lowered before.

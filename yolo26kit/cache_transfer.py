@@ -15,6 +15,8 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+from .artifacts import read_json_object
+
 AUTOTUNE = "inductor/cache"  # Inductor's local autotune cache (PersistentCache), one JSON file per system hash
 PORTABLE_SUFFIXES = (".best_config",)  # Triton heuristics' chosen configs (Inductor's autotune_local_cache)
 PORTABLE_FOLDERS = (AUTOTUNE, "crash-sites")
@@ -31,7 +33,7 @@ def autotune_counts(root: Path) -> dict[str, int]:
     """Input-shape sets Inductor has benchmarked, per operator (addmm, convolution, ...), over every system hash."""
     counts: dict[str, int] = {}
     for path in sorted((root / AUTOTUNE).glob("*")):
-        for op, by_inputs in _read_json(path).get("cache", {}).items():
+        for op, by_inputs in read_json_object(path).get("cache", {}).items():
             counts[op] = counts.get(op, 0) + len(by_inputs)
     return counts
 
@@ -60,7 +62,7 @@ def import_(root: Path, archive: Path) -> dict[str, Any]:
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if name.startswith(AUTOTUNE + "/") and target.exists():
-            mine = _read_json(target)
+            mine = read_json_object(target)
             union = _merge(json.loads(data), mine)
             if union != mine:
                 target.write_text(json.dumps(union))
@@ -106,14 +108,6 @@ def _merge(theirs: Any, mine: Any) -> Any:
     if isinstance(theirs, dict) and isinstance(mine, dict):
         return {**theirs, **{k: _merge(theirs[k], v) if k in theirs else v for k, v in mine.items()}}
     return mine
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 __all__ = ["AUTOTUNE", "autotune_counts", "describe", "export", "import_", "portable_files"]

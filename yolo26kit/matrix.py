@@ -29,8 +29,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from .artifacts import read_json_object
 from .matrix_exec import (CELL_RECORD, CELL_TIMEOUT, PLAN, RAY_EXCLUDES, STOP_GRACE, Cell, LocalExecutor,
-                          RayExecutor, _plan_cells, _read_json, finished_cells, ledger_claims, run_cell)
+                          RayExecutor, _plan_cells, finished_cells, ledger_claims, run_cell)
 from .stacks import (CHECK, CHECK_TIMEOUT, CHILD_ENV, CORE_IMPORTS, EXTRA_IMPORTS, INSTALL_TIMEOUT, MARKER, PINNED,
                      ROOT, STACKS_FILE, STATES_RUN, MatrixError, Stack, check, child_environ, choose, clean,
                      default_envs, disk_bytes, env_dir, env_key, kit_dependencies, load_stacks, prepare,
@@ -232,7 +233,7 @@ def run_matrix(stacks: list[Stack], series: dict[str, list[str]], investigations
     log(f"matrix {matrix_id}: {len(stacks)} stacks × {len(investigations)} investigations on {device} "
         f"({executor.name} executor)")
     interrupted = False
-    earlier = _read_json(matrix_dir / "matrix.json").get("run", {}) if resume else {}
+    earlier = read_json_object(matrix_dir / "matrix.json").get("run", {}) if resume else {}
     from . import findings
 
     findings.write_json(matrix_dir / PLAN, {"stacks": [s.id for s in stacks], "investigations": investigations,
@@ -330,7 +331,7 @@ def main(args: argparse.Namespace) -> int:
         resume = None
         if args.resume:
             resume = Path(args.resume)
-            plan = _read_json(resume / PLAN)
+            plan = read_json_object(resume / PLAN)
             if not plan:
                 raise MatrixError(f"{resume} is not a matrix folder (no readable {PLAN})")
             chosen = choose(stacks, plan["stacks"])

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .artifacts import read_json_object
 from .stacks import (CHILD_ENV, ROOT, STATES_RUN, MatrixError, Stack, _row, _tail, child_environ, default_envs,
                      prepare)
 
@@ -90,18 +91,11 @@ def _stop(child: subprocess.Popen) -> None:
             child.wait()
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return {}
-
-
 def finished_cells(matrix_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """Records of the cells a matrix folder already finished, by (stack, investigation): `--resume` keeps them."""
     found = {}
     for path in sorted(Path(matrix_dir).glob(f"cells/*/*/{CELL_RECORD}")):
-        record = _read_json(path)  # unreadable: as if the cell never finished
+        record = read_json_object(path)  # unreadable: as if the cell never finished
         if record.get("state") == "done":
             found[(record["stack"], record["investigation"])] = record
     return found
