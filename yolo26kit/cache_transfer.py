@@ -63,7 +63,7 @@ def import_(root: Path, archive: Path) -> dict[str, Any]:
         target.parent.mkdir(parents=True, exist_ok=True)
         if name.startswith(AUTOTUNE + "/") and target.exists():
             mine = read_json_object(target)
-            union = _merge(json.loads(data), mine)
+            union = merge_nested(json.loads(data), mine)
             if union != mine:
                 target.write_text(json.dumps(union))
                 merged += 1
@@ -103,11 +103,11 @@ def _check_member(name: str) -> None:
         raise ValueError(f"{name}: not a file `yolo26kit cache export` writes")
 
 
-def _merge(theirs: Any, mine: Any) -> Any:
+def merge_nested(theirs: Any, mine: Any) -> Any:
     """Nested dicts united; where both have a leaf, mine stays."""
     if isinstance(theirs, dict) and isinstance(mine, dict):
-        return {**theirs, **{k: _merge(theirs[k], v) if k in theirs else v for k, v in mine.items()}}
+        return {**theirs, **{k: merge_nested(theirs[k], v) if k in theirs else v for k, v in mine.items()}}
     return mine
 
 
-__all__ = ["AUTOTUNE", "autotune_counts", "describe", "export", "import_", "portable_files"]
+__all__ = ["AUTOTUNE", "autotune_counts", "describe", "export", "import_", "merge_nested", "portable_files"]

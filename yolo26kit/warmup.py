@@ -2,7 +2,8 @@
 
 Inductor picks the CPU's vector ISA by compiling and loading a probe library per ISA in fresh Python
 processes; on some machines that costs tens of seconds in every child that compiles or loads a package.
-Picking it here lets every forked step inherit the answer. Nothing here may raise or touch CUDA.
+Picking it here lets every forked step inherit the answer; likewise the autotune-cache write that merges.
+Nothing here may raise or touch CUDA.
 """
 
 import time
@@ -15,3 +16,10 @@ try:
     SECONDS = time.perf_counter() - _t0
 except Exception as exc:  # the server must start whatever happens here
     VEC_ISA, SECONDS = f"not picked: {type(exc).__name__}: {exc}", 0.0
+
+try:  # steps that tune at the same time keep each other's autotune timings (see autotune_cache)
+    from yolo26kit import autotune_cache
+
+    AUTOTUNE_CACHE_MERGES = autotune_cache.install()
+except Exception:  # noqa: BLE001 - the server must start whatever happens here
+    AUTOTUNE_CACHE_MERGES = False
