@@ -354,3 +354,30 @@ def test_postprocess_program_is_the_same_whatever_the_random_state():
     torch.rand(1000)  # another process, or another step before it, draws other numbers first
     assert program_key(inv.export(spec)) == first
     assert program_key(inv.export(replace(spec, seed=1))) != first
+
+
+MISSING_TRACEBACK = ("Traceback (most recent call last):\n  ...\nRuntimeError: Method forward missing fallback kernels "
+                     "(2 total):\n  - aoti_torch_cuda_convolution\n  - aten::split_copy.Tensor\n"
+                     "Please add them to the AOTI backend.\n")
+
+
+def test_missing_kernels_reads_the_back_ends_list():
+    assert inv.missing_kernels(MISSING_TRACEBACK) == ["aoti_torch_cuda_convolution", "aten::split_copy.Tensor"]
+    assert inv.missing_kernels("RuntimeError: Method forward missing fallback kernels (1 total)") == []
+    assert inv.missing_kernels(NO_CHOICES) == []
+
+
+def test_failed_lowerings_name_the_kernels_the_back_end_lacks():
+    cuda = inv.Spec("legacy", device="cuda")
+    backbone = inv.replace(cuda, variant="gather", scope="backbone")
+    lowering = isolate.Outcome("b:lower", "error", 1.0, error="RuntimeError: Method forward missing fallback kernels "
+                               "(2 total):", traceback=MISSING_TRACEBACK)
+    probes = [inv.Cell(backbone, "et_cuda", [lowering], {}, "probe"),
+              inv.Cell(inv.replace(backbone, conv_backends=inv.ATEN_CONV), "et_cuda", [lowering], {}, "probe")]
+    res = inv.Results(_cuda_run([], probes), pd.DataFrame())
+    judged = inv.judge_backbone_static(res)
+    assert judged.verdict == "refuted"
+    assert "(missing: aoti_torch_cuda_convolution, aten::split_copy.Tensor)" in judged.evidence
+    assert judged.data["missing"] == ["aoti_torch_cuda_convolution", "aten::split_copy.Tensor"]
+    judged = inv.judge_no_aten_fallback(res)
+    assert judged.verdict == "confirmed" and "aten::split_copy.Tensor" in judged.evidence

@@ -42,7 +42,8 @@ from .judge import (FLOAT_POINTER_ERROR, JUDGES, MISSING_FALLBACK, NOT_IMPLEMENT
                     judge, judge_aoti_float_index, judge_backbone_static, judge_et_cuda_float_index,
                     judge_et_cuda_full_model, judge_explicit_cast, judge_fx_int64, judge_gather_equivalent,
                     judge_gather_int64_ops, judge_gather_removes_index, judge_gather_upstreamed,
-                    judge_no_aten_fallback, judge_postprocess_ops, judge_triton_worker_gpu, judge_xnnpack_full_model)
+                    judge_no_aten_fallback, judge_postprocess_ops, judge_triton_worker_gpu, judge_xnnpack_full_model,
+                    missing_kernels)
 from .show import (TABLES, diagnosis, equivalence_summary, explorer, matrix_frame, probe_frame, scan_frame,
                    upstream_pattern)
 
@@ -59,7 +60,7 @@ __all__ = ["OPS", "SCOPES", "STRIDES", "VARIANTS", "OpProbe", "PostprocessOnly",
            "judge_et_cuda_float_index", "judge_et_cuda_full_model", "judge_explicit_cast", "judge_fx_int64",
            "judge_gather_equivalent", "judge_gather_int64_ops", "judge_gather_removes_index",
            "judge_gather_upstreamed", "judge_no_aten_fallback", "judge_postprocess_ops", "judge_triton_worker_gpu",
-           "judge_xnnpack_full_model", "TABLES", "diagnosis", "equivalence_summary", "explorer", "matrix_frame",
+           "judge_xnnpack_full_model", "missing_kernels", "TABLES", "diagnosis", "equivalence_summary", "explorer", "matrix_frame",
            "probe_frame", "scan_frame", "upstream_pattern", "replace", "MIN_MATCH_RATE", "agrees", "compare",
            "QUICK_PROBES"]
 

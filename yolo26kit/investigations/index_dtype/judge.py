@@ -25,6 +25,8 @@ SEED_INDEX_ERROR = "indices must be int64, byte or bool"
 FLOAT_POINTER_ERROR = re.compile(r"invalid operands of type pointer<\w+> and triton\.language\.float32")
 UNFINISHED = ("timeout", "crash", "oom")
 MISSING_FALLBACK = "missing fallback kernels"
+# ExecuTorch's AOTI back-end lists each kernel it has no fallback for on a "  - name" line after its error
+MISSING_KERNEL_LIST = re.compile(r"missing fallback kernels \(\d+ total\):[ \t]*\n((?:[ \t]*- \S+[ \t]*(?:\n|$))+)")
 NOT_IMPLEMENTED = "Lowering not implemented"
 
 
@@ -46,6 +48,18 @@ def _where(cell: Cell) -> str:
     what = {"full": "whole model", "backbone": "backbone (raw outputs)", "postprocess": "postprocess"}.get(
         cell.scope, cell.scope)
     return f"{what}, {cell.spec.imgsz} px, backend_options {cell.spec.backend_options}"
+
+
+def missing_kernels(text: str) -> list[str]:
+    """The kernels a 'missing fallback kernels' error names (none when the text has no such list)."""
+    found = MISSING_KERNEL_LIST.search(text)
+    return sorted(set(re.findall(r"- (\S+)", found.group(1)))) if found else []
+
+
+def _failure(lower: isolate.Outcome, chars: int = 200) -> str:
+    """A failed step's error, with the kernels it lacks where the back-end listed them."""
+    names = missing_kernels(_text(lower))
+    return lower.error[:chars] + (f" (missing: {', '.join(names)})" if names else "")
 
 
 def _undecided(lower: isolate.Outcome, what: str, run: dict[str, Any]) -> Judgement | None:
@@ -327,7 +341,7 @@ def judge_et_cuda_full_model(res: Results) -> Judgement:
                 "no candidate existed" if "No choices exist" in text else "no candidate left")
         return Judgement("confirmed", f"{what}: lowering failed, {kind}: {lower.error[:200]}", {"kind": kind}, run=run)
     return Judgement("partly", f"{what}: lowering failed, but not with Triton's 'No choices to select': "
-                     f"{lower.error[:200]}", {}, run=run)
+                     f"{_failure(lower)}", {}, run=run)
 
 
 def _backbone_aten(res: Results) -> Cell | None:
@@ -356,7 +370,7 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
             label, cell, lower = first
             return _undecided(lower, f"{label} ({_where(cell)})", _et_run(res, cell))
         label, cell, lower = done[0]
-        state = "lowered" if lower.ok else f"failed otherwise ({lower.error[:120]})"
+        state = "lowered" if lower.ok else f"failed otherwise ({_failure(lower, 120)})"
         return Judgement("not_reproduced", f"0 NoValidChoicesError: the {label} ({_where(cell)}) {state}", {},
                          run=_et_run(res, cell))
     where, cell, lower = failure
@@ -388,7 +402,7 @@ def judge_no_aten_fallback(res: Results) -> Judgement:
     that lacks the shim the program calls; refuted when the ATen convolution lowers and the runtime defines it."""
     if not res.on_cuda:
         return _no_cuda(_options_text(res))
-    elsewhere = [f"{c.spec.tag} ({c.spec.backend_options}): {_lowering(c).error[:100]}" for c in res.et_cuda_cells()
+    elsewhere = [f"{c.spec.tag} ({c.spec.backend_options}): {_failure(_lowering(c), 100)}" for c in res.et_cuda_cells()
                  if _lowering(c) is not None and MISSING_FALLBACK in _text(_lowering(c))
                  and not c.spec.conv_backends]
     also = f"; elsewhere in this run: {'; '.join(elsewhere)}" if elsewhere else ""
@@ -405,7 +419,7 @@ def judge_no_aten_fallback(res: Results) -> Judgement:
     text = _text(lower)
     if not lower.ok:
         if MISSING_FALLBACK in text:
-            return Judgement("confirmed", f"{what} fails: {lower.error[:200]} — the back-end refuses the ATen "
+            return Judgement("confirmed", f"{what} fails: {_failure(lower)} — the back-end refuses the ATen "
                              f"kernels Inductor fell back to{also}", {"elsewhere": elsewhere}, run=run)
         return Judgement("inconclusive", f"{what} failed with another error ({lower.error[:200]}); it says nothing "
                          f"about an ATen fallback{also}", {}, run=run)
@@ -452,13 +466,15 @@ def judge_postprocess_ops(res: Results) -> Judgement:
         state[op] = ("lowered" if lower.ok else "not implemented" if NOT_IMPLEMENTED in text
                      else "no fallback kernel" if MISSING_FALLBACK in text
                      else f"{lower.status}: {lower.error[:100]}")
+    lacking = {op: missing_kernels(_text(cell.outcomes[0])) for op, cell in cells.items()}
     unsupported = [op for op, s in state.items() if s in ("not implemented", "no fallback kernel")]
     lowered = [op for op, s in state.items() if s == "lowered"]
     options = sorted({c.spec.backend_options for c in cells.values()})
     run = {"backend": "executorch-cuda", "backend_options": options, "device": res.device}
     evidence = (f"{len(lowered)} of {len(OPS)} operators lowered alone through CudaPartitioner (backend_options "
                 f"{', '.join(options)}), {len(unsupported)} unsupported: "
-                + "; ".join(f"{k}: {v}" for k, v in state.items())
+                + "; ".join(f"{k}: {v}" + (f" (missing: {', '.join(lacking[k])})" if lacking[k] else "")
+                            for k, v in state.items())
                 + f" ({sum(s == 'not implemented' for s in state.values())} with the seed's '{NOT_IMPLEMENTED}')")
     if unsupported and lowered:
         verdict = "partly"
@@ -487,8 +503,8 @@ def judge_backbone_static(res: Results) -> Judgement:
     if undecided is not None:
         return undecided
     if not lower.ok:
-        return Judgement("refuted", f"0 of 1: {what} fails the ExecuTorch CUDA lowering: {lower.error[:200]}", {},
-                         run=run)
+        return Judgement("refuted", f"0 of 1: {what} fails the ExecuTorch CUDA lowering: {_failure(lower)}",
+                         {"missing": missing_kernels(_text(lower))}, run=run)
     after = cell.outcomes[-1]
     if after is not lower and after.ok and not agrees(cell.delta):
         return Judgement("partly", f"1 of 1: {what} lowered in {lower.seconds:.0f} s and ran, but differs from eager "
