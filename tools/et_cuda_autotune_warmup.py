@@ -30,7 +30,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
-ATEN_CONV = "ATEN,TRITON"  # the index_dtype run's backbone_aten probe lets ATen convolutions compete
+from yolo26kit.investigations.index_dtype import ATEN_CONV  # its backbone_aten probe: ATen convolutions compete too
 
 _MODEL = None  # one model per worker process, built on its first job
 
