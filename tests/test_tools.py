@@ -36,3 +36,19 @@ def test_warmup_needs_the_cache_it_fills(warmup, monkeypatch):
     with pytest.raises(SystemExit) as exit_:
         warmup.main(["--timeout", "1"])
     assert exit_.value.code == 2
+
+
+def test_tune_only_stops_aot_inductor_where_its_cpp_compile_starts(warmup, monkeypatch, tmp_path):
+    """The stop point exists in this torch, comes after codegen (where max-autotune has benchmarked everything),
+    and is recognised however the compiler wraps it; no package is written."""
+    import torch
+    from torch._inductor.codecache import AotCodeCompiler
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(AotCodeCompiler, "compile", staticmethod(warmup._stop_before_cpp_compile))
+    program = torch.export.export(torch.nn.Linear(8, 4), (torch.rand(2, 8),))
+    with pytest.raises(Exception) as failure:
+        torch._inductor.aoti_compile_and_package(program, package_path=str(tmp_path / "m.pt2"))
+    assert warmup._tuned_only(failure.value)
+    assert not (tmp_path / "m.pt2").exists()
+    assert not warmup._tuned_only(RuntimeError("Method forward missing fallback kernels (1 total)"))

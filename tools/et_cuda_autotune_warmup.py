@@ -8,7 +8,8 @@ module lowered alone, in its own process, tunes its shapes in parallel; the timi
 cache under $YOLO26KIT_CACHE (the folders the kit's runner gives every notebook), keyed by operator and input
 layout, where the run's own lowering finds those it shares. The options are the back-end's (plus the run's
 ATEN,TRITON convolution probe for k×k convolutions), so the choices are the ones the run would benchmark itself;
-only where and when they are benchmarked differs. Nothing here decides a verdict.
+only where and when they are benchmarked differs. Each lowering stops where AOT Inductor would start compiling its
+C++ wrapper (everything is benchmarked by then; `--full-lowering` finishes them). Nothing here decides a verdict.
 
 Run it alone, before the kit's run: started beside one on the same 16 cores, both starved (41 of the 91 lowerings
 in 480 s; the run's eager steps took 85-98 s instead of about 2). The workers write one autotune cache at once,
@@ -88,11 +89,35 @@ def distinct_jobs(model: str, imgsz: int, device: str = "cuda") -> list[tuple[st
     return jobs
 
 
-def _merge_cache_writes() -> None:
-    """Workers tune at once into one autotune cache: without this each write drops the others' timings."""
+class TunedOnly(Exception):
+    """Raised where AOT Inductor starts its C++ compile: every choice is benchmarked and cached by then."""
+
+
+def _stop_before_cpp_compile(*_args, **_kwargs):
+    raise TunedOnly()
+
+
+def _prepare_worker(tune_only: bool) -> None:
+    """Workers tune at once into one autotune cache: without the merging write each drops the others' timings.
+    With `tune_only` a lowering stops before AOT Inductor compiles its C++ wrapper, which the run redoes anyway."""
     from yolo26kit import autotune_cache
 
     autotune_cache.install()
+    if tune_only:
+        from torch._inductor.codecache import AotCodeCompiler
+
+        AotCodeCompiler.compile = staticmethod(_stop_before_cpp_compile)
+
+
+def _tuned_only(exc: BaseException | None) -> bool:
+    """The failure is the tune-only stop, however the lowering wrapped it."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, TunedOnly) or type(exc).__name__ == "TunedOnly" or "TunedOnly" in str(exc):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def lower_one(model: str, imgsz: int, name: str, shape: tuple[int, ...], conv_backends: str) -> tuple[str, float]:
@@ -115,6 +140,8 @@ def lower_one(model: str, imgsz: int, name: str, shape: tuple[int, ...], conv_ba
             executorch_cuda.lower(program, folder, "module", overrides=overrides, cache=False)
         status = "lowered"
     except Exception as exc:  # the timings were written before whatever failed; say what it was
+        if _tuned_only(exc):
+            return "tuned (stopped before the C++ compile)", time.perf_counter() - t0
         status = f"failed: {type(exc).__name__}: {' '.join(str(exc).split())[:400]}"  # the missing kernel's name too
     return status, time.perf_counter() - t0
 
@@ -126,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     parser.add_argument("--compile-threads", type=int, default=2, help="Inductor compile threads per worker")
     parser.add_argument("--timeout", type=float, default=400.0, help="seconds; workers left running are killed")
+    parser.add_argument("--full-lowering", action="store_true",
+                        help="finish each lowering (C++ compile, .pte) instead of stopping once it is tuned")
     parser.add_argument("--list", action="store_true", help="print the lowerings (found on the CPU) and stop")
     args = parser.parse_args(argv)
     if args.list:
@@ -144,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(jobs)} lowerings ({sum(1 for j in jobs if not j[2])} modules) at {args.imgsz} px, "
           f"{args.workers} workers", flush=True)
     pool = ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_merge_cache_writes)
+                               initializer=_prepare_worker, initargs=(not args.full_lowering,))
     pending = {pool.submit(lower_one, args.model, args.imgsz, *job): job for job in jobs}
     done_count = 0
     while pending:
