@@ -57,49 +57,45 @@ def test_without_the_merge_a_concurrent_write_loses_timings(tmp_path):
     assert len(data["cache"]) < len(OPS)
 
 
-def test_install_is_idempotent_and_keeps_what_is_on_disk(tmp_path, monkeypatch):
+@pytest.fixture
+def cache_base(tmp_path, monkeypatch):
+    """Inductor's CacheBase writing under tmp_path; its original write and path cache are restored afterwards."""
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
     from torch._inductor.codecache import CacheBase
 
+    before = CacheBase.update_local_cache
+    CacheBase.get_local_cache_path.cache_clear()
+    yield CacheBase
+    CacheBase.update_local_cache = before
+    CacheBase.get_local_cache_path.cache_clear()
+
+
+def test_install_is_idempotent_and_keeps_what_is_on_disk(cache_base):
     from yolo26kit import autotune_cache
 
-    before = CacheBase.update_local_cache
-    try:
-        assert autotune_cache.install() and autotune_cache.install()
-        patched = CacheBase.update_local_cache
-        assert patched is not before and getattr(patched, "merges_on_write", False)
-        CacheBase.get_local_cache_path.cache_clear()
-        cache = CacheBase()
-        cache.update_local_cache({"addmm": {"a": {"float32": {"c1": 1.0}}}})
-        cache.update_local_cache({"addmm": {"a": {"float32": {"c1": 2.0}}, "b": {"float32": {"c1": 3.0}}}})
-        cache.update_local_cache({"addmm": {"c": {"float32": {"c1": 4.0}}}})  # read before b was written
-        timings = cache.get_local_cache()["addmm"]
-        assert timings == {"a": {"float32": {"c1": 2.0}}, "b": {"float32": {"c1": 3.0}}, "c": {"float32": {"c1": 4.0}}}
-    finally:
-        CacheBase.update_local_cache = before
-        CacheBase.get_local_cache_path.cache_clear()
+    before = cache_base.update_local_cache
+    assert autotune_cache.install() and autotune_cache.install()
+    patched = cache_base.update_local_cache
+    assert patched is not before and getattr(patched, "merges_on_write", False)
+    cache = cache_base()
+    cache.update_local_cache({"addmm": {"a": {"float32": {"c1": 1.0}}}})
+    cache.update_local_cache({"addmm": {"a": {"float32": {"c1": 2.0}}, "b": {"float32": {"c1": 3.0}}}})
+    cache.update_local_cache({"addmm": {"c": {"float32": {"c1": 4.0}}}})  # read before b was written
+    timings = cache.get_local_cache()["addmm"]
+    assert timings == {"a": {"float32": {"c1": 2.0}}, "b": {"float32": {"c1": 3.0}}, "c": {"float32": {"c1": 4.0}}}
 
 
 @pytest.mark.parametrize("broken", ["", "not json", "[]"])
-def test_an_unreadable_cache_file_is_replaced(tmp_path, monkeypatch, broken):
-    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
-    from torch._inductor.codecache import CacheBase
-
+def test_an_unreadable_cache_file_is_replaced(cache_base, broken):
     from yolo26kit import autotune_cache
 
-    before = CacheBase.update_local_cache
-    try:
-        autotune_cache.install()
-        CacheBase.get_local_cache_path.cache_clear()
-        cache = CacheBase()
-        path = cache.get_local_cache_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(broken)
-        cache.update_local_cache({"mm": {"a": {"float32": {"c1": 1.0}}}})
-        assert cache.get_local_cache() == {"mm": {"a": {"float32": {"c1": 1.0}}}}
-    finally:
-        CacheBase.update_local_cache = before
-        CacheBase.get_local_cache_path.cache_clear()
+    autotune_cache.install()
+    cache = cache_base()
+    path = cache.get_local_cache_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(broken)
+    cache.update_local_cache({"mm": {"a": {"float32": {"c1": 1.0}}}})
+    assert cache.get_local_cache() == {"mm": {"a": {"float32": {"c1": 1.0}}}}
 
 
 def merging_write_installed() -> bool:
