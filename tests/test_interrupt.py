@@ -44,6 +44,10 @@ with open(os.environ["FAKE_LOG"], "a") as f:
 found = findings.Findings(NAME, {}, run_id)
 found.results_path = results_path
 found.verdict(FIRST, "not_reproduced", "1 of 1 fake cases: recorded before the trouble")
+from yolo26kit import isolate
+stamp = isolate.run_step(time.time, timeout=60, step="stamp").value  # a step: journaled by the runner
+with open(os.environ["FAKE_LOG"] + "." + NAME + ".stamps", "a") as f:
+    f.write(repr(stamp) + "\\n")
 """
 TROUBLE = """\
 mode = dict(p.split(":") for p in os.environ.get("FAKE_MODE", "").split(",") if p).get(NAME, "")
@@ -305,3 +309,9 @@ def test_stop_after_ends_the_call_before_its_deadline_and_resume_finishes(kit: K
     assert meta["state"] == "complete" and "reason" not in meta and all(n["state"] == "done" for n in meta["notebooks"])
     assert meta["invocations"][1]["stop_after"] == 400
     assert "cuda_graphs.int_enables" in (run_dir / "index.html").read_text()
+    # The resumed notebook ran its cells again, but its step came back from the first call's journal.
+    stamps = Path(f"{kit.log}.cuda_graphs.stamps").read_text().split()
+    assert len(stamps) == 2 and stamps[0] == stamps[1]
+    entry = next(n for n in meta["notebooks"] if n["name"] == "cuda_graphs")
+    assert entry["reused_steps"] == 1
+    assert not (run_dir / ".steps").exists()  # journals go once their notebooks end

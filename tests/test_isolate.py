@@ -195,3 +195,86 @@ def test_step_slots_bound_concurrency(tmp_path, monkeypatch):
     [t.start() for t in threads]
     [t.join() for t in threads]
     assert abs(starts[1] - starts[0]) >= 0.5  # one slot: the second waited for the first
+
+
+def counted(counter: str, artifact: str = "") -> dict:
+    """Appends a line to `counter` each time it runs; writes `artifact` when given."""
+    with open(counter, "a") as f:
+        f.write("ran\n")
+    if artifact:
+        open(artifact, "w").close()
+    return {"pid": os.getpid(), "artifact": artifact}
+
+
+def counted_then_fails(counter: str) -> None:
+    with open(counter, "a") as f:
+        f.write("ran\n")
+    raise RuntimeError("missing fallback kernels")
+
+
+def runs(counter) -> int:
+    return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+
+def test_the_journal_reads_back_finished_steps_and_counts_them(tmp_path, monkeypatch):
+    counter, journal = tmp_path / "ran", tmp_path / "journal"
+    monkeypatch.setenv(isolate.JOURNAL_ENV, str(journal))
+    first = isolate.run_step(counted, str(counter), timeout=60, step="lower")
+    again = isolate.run_step(counted, str(counter), timeout=60, step="lower")
+    assert runs(counter) == 1 and again.value == first.value and again.details["reused"]
+    assert isolate.run_step(counted, str(counter), timeout=60, step="other name").ok and runs(counter) == 2
+    failed = isolate.run_step(counted_then_fails, str(counter), timeout=60)
+    assert isolate.run_step(counted_then_fails, str(counter), timeout=60).error == failed.error == \
+        "RuntimeError: missing fallback kernels"
+    assert runs(counter) == 3  # an error is a result too: read back
+    lines = (journal / isolate.JOURNAL_REUSED).read_text().splitlines()
+    assert len(lines) == 2 and '"step": "lower"' in lines[0]
+    monkeypatch.delenv(isolate.JOURNAL_ENV)
+    isolate.run_step(counted, str(counter), timeout=60, step="lower")
+    assert runs(counter) == 4  # outside a journal every call runs
+
+
+def test_the_journal_keeps_no_timeout_and_nothing_once_the_run_is_stopping(tmp_path, monkeypatch):
+    journal = tmp_path / "journal"
+    monkeypatch.setenv(isolate.JOURNAL_ENV, str(journal))
+    isolate.run_step(sleep_long, timeout=2)
+    assert not journal.exists() or not list(journal.glob("*.pickle"))
+    journal.mkdir(exist_ok=True)
+    (journal / isolate.JOURNAL_STOPPING).touch()
+    counter = tmp_path / "ran"
+    isolate.run_step(counted, str(counter), timeout=60)
+    assert not list(journal.glob("*.pickle"))
+    (journal / isolate.JOURNAL_STOPPING).unlink()
+    isolate.run_step(counted, str(counter), timeout=60)
+    assert len(list(journal.glob("*.pickle"))) == 1 and runs(counter) == 2
+
+
+def exists(path: str) -> bool:
+    return os.path.exists(path)
+
+
+def test_an_artifact_that_is_gone_is_remade_by_its_step_when_a_later_step_reads_it(tmp_path, monkeypatch):
+    counter, journal = tmp_path / "ran", tmp_path / "journal"
+    monkeypatch.setenv(isolate.JOURNAL_ENV, str(journal))
+    work = isolate.work_dir("case")
+    assert work == str(journal / "work" / "case") and isolate.work_dir("case") == work  # fixed: keys stay equal
+    artifact = os.path.join(work, "model.pte")
+    made = isolate.run_step(counted, str(counter), artifact, timeout=60, step="make")
+    assert isolate.run_step(exists, artifact, timeout=60, step="read").value is True
+    os.unlink(artifact)  # e.g. a run folder carried without its work/ folder
+    again = isolate.run_step(counted, str(counter), artifact, timeout=60, step="make")
+    assert again.details["reused"] and again.value == made.value and runs(counter) == 1  # the outcome is kept
+    assert isolate.run_step(exists, artifact, timeout=60, step="read").details["reused"]  # kept: nothing remade
+    read = isolate.run_step(exists, artifact, timeout=60, step="read in a new cell")
+    assert read.value is True and read.details["remade_by"] == ["make"] and runs(counter) == 2
+
+
+def test_a_step_inside_a_step_is_not_journaled_on_its_own(tmp_path, monkeypatch):
+    journal = tmp_path / "journal"
+    monkeypatch.setenv(isolate.JOURNAL_ENV, str(journal))
+    assert isolate.run_step(nested_step, str(tmp_path / "ran"), timeout=120).ok
+    assert len(list(journal.glob("*.pickle"))) == 1
+
+
+def nested_step(counter: str) -> bool:
+    return isolate.run_step(counted, counter, timeout=60).ok and isolate.JOURNAL_ENV not in os.environ

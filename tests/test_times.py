@@ -35,3 +35,11 @@ def test_a_folder_without_run_json_is_a_bad_parameter(tmp_path, capsys):
         times.table([tmp_path])
     assert cli.main(["times", str(tmp_path)]) == 2
     assert "no readable run.json" in capsys.readouterr().err
+
+
+def test_a_resumed_notebook_says_how_many_steps_came_from_earlier_calls(tmp_path):
+    folder = _run(tmp_path / "a", 500, 300.0)
+    meta = json.loads((folder / "run.json").read_text())
+    meta["notebooks"][0].update(reused_steps=12, reused_step_seconds=480.4)
+    (folder / "run.json").write_text(json.dumps(meta))
+    assert times.table([folder]).splitlines()[2] == "| `alpha` | 300 s; 3/1, 2/0; 12 steps (480 s) from earlier calls |"

@@ -42,6 +42,14 @@ _COUNTED = {"inductor": ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cac
             "aot_autograd": ("autograd_cache_hit", "autograd_cache_miss", "autograd_cache_bypass")}
 # Phases a step's seconds are accounted to (timing.phase_seconds); guessed from the step's name when not given.
 _COMPILE_WORDS = re.compile(r"compile|lower|export|package|build", re.I)
+# A folder where each step a notebook finishes (ok or error) keeps its Outcome (the runner sets it per notebook of
+# a run): a notebook stopped at a --stop-after deadline re-runs its cells on --resume, and the steps that finished
+# in an earlier call are read back instead of run again, so a notebook longer than one call still finishes.
+# Crashes, timeouts and OOM kills are not kept (they may come from the stop itself, and are re-diagnosed).
+JOURNAL_ENV = "YOLO26KIT_STEP_JOURNAL"
+JOURNAL_STOPPING = "stopping"  # written into the journal before the runner stops its steps: nothing is kept after it
+JOURNAL_REUSED = "reused.jsonl"  # one line per step read back: {"step", "seconds"} (seconds it took when it ran)
+_JOURNALED = ("ok", "error")
 
 
 @dataclass
@@ -101,6 +109,7 @@ def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kw
     os.setsid()  # own process group: a timeout kills the step and every worker it started
     threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True).start()
     os.environ.pop(SLOTS_ENV, None)
+    os.environ.pop(JOURNAL_ENV, None)  # a step started inside a step is part of it: only the outer one is kept
     os.environ.update(env)
     if log_path:
         log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
@@ -312,17 +321,129 @@ def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: 
     guessed from the step name when empty) is where the step's seconds go in timing.phase_seconds().
     A child killed by SIGKILL that we did not send is classed `oom` (the kernel's OOM killer). With
     `forensics`, a crash is re-run under a debugger for its native backtrace and known cause (details).
+    Under JOURNAL_ENV, a call that finished in an earlier call of the run is read back, not run (details["reused"]).
     """
     step = step or getattr(fn, "__name__", "step")
+    journal = os.environ.get(JOURNAL_ENV, "")
+    key = journal_key(fn, args, kwargs, step, env, preload_global) if journal else None
+    kept = read_journal(journal, key) if key else None
+    if kept is not None:
+        print(f"[step] {step}: taken from an earlier call of this run (it ran {kept.seconds:.1f} s)",
+              file=sys.stderr, flush=True)
+        return kept
+    remade = remake_artifacts(journal, args, kwargs) if journal else []
     with step_slot() as waited:
         out = _run_step(fn, args, kwargs, timeout, step, capture, env, phase, preload_global)
     if waited > 1:
         out.details["slot_wait_s"] = round(waited, 1)
+    if remade:
+        out.details["remade_by"] = remade
+    if key:
+        write_journal(journal, key, out, (fn, args, kwargs, step, env, list(preload_global), timeout, phase))
     if out.status in ("crash", "timeout"):
         with step_slot():  # a debugger re-run is as heavy as the step
             _investigate(out, (fn, args, kwargs, dict(env or {}), list(preload_global)),
                          forensics and out.status == "crash")
     return out
+
+
+def work_dir(name: str) -> str:
+    """A folder for a notebook's artifacts: inside the step journal when there is one (a fixed path, so steps keep
+    their journal keys and the artifacts of read-back steps are still there on --resume), else a new temp folder."""
+    journal = os.environ.get(JOURNAL_ENV, "")
+    if not journal:
+        return tempfile.mkdtemp(prefix=f"yolo26kit-{name}-")
+    path = os.path.join(journal, "work", name)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def journal_key(fn: Callable, args: tuple, kwargs: dict, step: str, env: dict[str, str] | None,
+                preload_global: list[str] | tuple) -> str | None:
+    """The journal key of a call: a hash of the function, its pickled arguments, step name, env and preloads;
+    None when the arguments do not pickle (such a step is always run)."""
+    try:
+        blob = pickle.dumps((getattr(fn, "__module__", ""), getattr(fn, "__qualname__", repr(fn)), args,
+                             sorted(kwargs.items()), step, sorted((env or {}).items()), list(preload_global)))
+    except Exception:  # noqa: BLE001 - an unpicklable argument only means no journal entry
+        return None
+    return hashlib.sha256(blob).hexdigest()[:32]
+
+
+def _paths_in(value: Any, root: str) -> Iterator[str]:
+    """Strings inside `value` (dicts, lists, tuples) that name something under `root`."""
+    if isinstance(value, str):
+        if value.startswith(root + os.sep):
+            yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _paths_in(item, root)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _paths_in(item, root)
+
+
+def _load_entry(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as f:
+            entry = pickle.load(f)
+    except Exception:  # noqa: BLE001 - missing or unreadable: as if there were none
+        return None
+    return entry if isinstance(entry, dict) and isinstance(entry.get("outcome"), Outcome) else None
+
+
+def read_journal(journal: str, key: str) -> Outcome | None:
+    """The kept Outcome of a step (details["reused"] set, the read-back counted in JOURNAL_REUSED), or None."""
+    entry = _load_entry(os.path.join(journal, f"{key}.pickle"))
+    if entry is None:
+        return None
+    out = entry["outcome"]
+    out.details["reused"] = True
+    with open(os.path.join(journal, JOURNAL_REUSED), "a") as f:
+        f.write(json.dumps({"step": out.step, "seconds": round(out.seconds, 2)}) + "\n")
+    return out
+
+
+def write_journal(journal: str, key: str, out: Outcome, call: tuple) -> None:
+    """Keep a finished step's Outcome, and the call itself when its value names artifacts (to remake them if they
+    are gone when a later step needs them); nothing once the run is stopping (the step may have ended by it)."""
+    stopping = os.path.join(journal, JOURNAL_STOPPING)
+    if out.status not in _JOURNALED or _STOPPED.is_set() or os.path.exists(stopping):
+        return
+    entry = {"outcome": out, "call": call if any(_paths_in(out.value, journal)) else None}
+    path, tmp = os.path.join(journal, f"{key}.pickle"), ""
+    try:
+        os.makedirs(journal, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=journal, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(entry, f)
+        os.replace(tmp, path)
+    except Exception:  # noqa: BLE001 - e.g. an unpicklable value: the step simply runs again on --resume
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return
+    if os.path.exists(stopping):  # the stop began while we wrote
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def remake_artifacts(journal: str, args: tuple, kwargs: dict) -> list[str]:
+    """Run again the kept steps that made the journal artifacts these arguments name and that are gone (a run
+    folder carried without its `work/`); returns their step names. The outcomes kept for them stay as they were."""
+    missing = {p for p in _paths_in((args, kwargs), journal) if not os.path.exists(p)}
+    remade = []
+    for name in sorted(os.listdir(journal)) if missing and os.path.isdir(journal) else []:
+        entry = _load_entry(os.path.join(journal, name)) if name.endswith(".pickle") else None
+        if not entry or not entry["call"] or not missing & set(_paths_in(entry["outcome"].value, journal)):
+            continue
+        fn, c_args, c_kwargs, step, env, preload_global, timeout, phase = entry["call"]
+        print(f"[step] {step}: run again, to remake what a later step reads", file=sys.stderr, flush=True)
+        with step_slot():
+            _run_step(fn, c_args, c_kwargs, timeout, step, True, env, phase, preload_global)
+        remade.append(step)
+        missing = {p for p in missing if not os.path.exists(p)}
+    return remade
 
 
 def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str, capture: bool,

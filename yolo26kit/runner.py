@@ -19,6 +19,7 @@ Decisions:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -53,6 +54,9 @@ CACHE_ENV = artifacts.CACHE_ENV
 # Every notebook child carries a tag in its environment, inherited by its kernel and everything that starts:
 # a process that outlived its parent (e.g. a kernel's helper after the notebook step crashed) is found by it.
 TAG_ENV = "YOLO26KIT_NOTEBOOK_TAG"
+# In a run folder: one step journal per notebook (isolate.JOURNAL_ENV), kept while the notebook is unfinished so
+# that --resume reads back the steps an earlier call finished; removed when the notebook ends.
+STEP_JOURNALS = ".steps"
 # Notebook states in run.json; `done` and `failed` are finished (a resume leaves them alone).
 FINISHED = ("done", "failed")
 # A notebook whose kernel never started (or died before its first cell) is started again this many times; then it
@@ -81,6 +85,7 @@ class NotebookRun:
     error: str = ""
     state: str = "done"
     retries: list[dict[str, Any]] = field(default_factory=list)  # start-ups that failed before the first cell
+    reused: list[dict[str, Any]] = field(default_factory=list)  # steps read back from earlier calls (step journal)
 
 
 @dataclass
@@ -233,6 +238,7 @@ def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_i
     results.unlink(missing_ok=True)  # a resumed notebook starts clean
     injected = {**parameters, "results_path": str(results), "run_id": run_id}
     tag = notebook_tag(run_id, inv.name)
+    journal = step_journal(run_dir, inv.name)
     retries: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     while True:
@@ -241,7 +247,8 @@ def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_i
         try:
             outcome = isolate.run_step(_execute_notebook, str(inv.notebook), str(notebook), injected, str(run_dir),
                                        log_output, progress, sockets, timeout=left_s, step=inv.name, capture=False,
-                                       env={**(env or {}), TAG_ENV: tag}, forensics=False)
+                                       env={**(env or {}), TAG_ENV: tag, isolate.JOURNAL_ENV: str(journal)},
+                                       forensics=False)
         finally:
             shutil.rmtree(sockets, ignore_errors=True)
         left = sweep(tag)  # whatever the notebook left running: nothing when its kernel shut down cleanly
@@ -271,7 +278,35 @@ def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_i
     if error:
         findings.merge_failure(results, inv.name, run_id, parameters, f"{outcome.status}: {error}", outcome.seconds)
     return NotebookRun(inv.name, not error, outcome.seconds, notebook, results, error, "done" if not error else "failed",
-                       retries)
+                       retries, close_journal(journal))
+
+
+def step_journal(run_dir: Path, name: str) -> Path:
+    """The step journal of one notebook of a run; a `stopping` mark left by a stopped call is cleared."""
+    journal = run_dir / STEP_JOURNALS / name
+    (journal / isolate.JOURNAL_STOPPING).unlink(missing_ok=True)
+    return journal
+
+
+def close_journal(journal: Path) -> list[dict[str, Any]]:
+    """Remove a finished notebook's step journal (artifacts included); returns the steps it read back."""
+    reused = []
+    with contextlib.suppress(OSError):
+        for line in (journal / isolate.JOURNAL_REUSED).read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                reused.append(json.loads(line))
+    shutil.rmtree(journal, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        journal.parent.rmdir()  # the last notebook to finish takes the folder with it
+    return reused
+
+
+def mark_stopping(run_dir: Path, names: list[str]) -> None:
+    """Tell every notebook's steps that the run is stopping: outcomes from now on are not journaled."""
+    for name in names:
+        journal = run_dir / STEP_JOURNALS / name
+        if journal.is_dir():
+            (journal / isolate.JOURNAL_STOPPING).touch()
 
 
 def tagged(tag: str) -> list[int]:
@@ -560,6 +595,9 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
                          meta.get("log_output", False), env=child, progress=jobs == 1, stopping=stop.event.is_set)
         if result.retries:
             batch.update(name, retries=result.retries)
+        if result.reused:
+            batch.update(name, reused_steps=len(result.reused),
+                         reused_step_seconds=round(sum(r.get("seconds", 0) for r in result.reused), 1))
         if result.state == "interrupted":
             return result
         if result.state == "not_started":
@@ -586,6 +624,7 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
     for future in futures:
         future.cancel()  # those not started yet
     if stop.event.is_set():
+        mark_stopping(batch.run_dir, names)
         # A step that starts after stop_all ends at once (isolate), so a worker still starting one needs no wait.
         deadline = time.monotonic() + STOP_GRACE + 2
         while True:  # a notebook may start between two sweeps: sweep until every worker has returned

@@ -48,7 +48,9 @@ def table(run_dirs: list[Path]) -> str:
                 continue
             state = "" if entry.get("state") == "done" else f" ({entry.get('state')})"
             hits = _hits(entry.get("cache"))
-            cells.append(f"{entry.get('seconds', 0):.0f} s{state}" + (f"; {hits}" if hits else ""))
+            reused = (f"; {entry['reused_steps']} steps ({entry.get('reused_step_seconds', 0):.0f} s) from earlier calls"
+                      if entry.get("reused_steps") else "")
+            cells.append(f"{entry.get('seconds', 0):.0f} s{state}" + (f"; {hits}" if hits else "") + reused)
         lines.append("| " + " | ".join(cells) + " |")
     walls = [f"**{meta.get('wall_seconds', 0):.0f} s**" + (f", {len(meta['retries'])} kernel retries"
                                                            if meta.get("retries") else "") for _, meta in runs]

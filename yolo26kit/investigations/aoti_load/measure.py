@@ -78,7 +78,7 @@ def devices_of(device: str, cuda_packages: bool) -> list[str]:
 def study(models: list[str], device: str = "auto", cuda_packages: bool = False, seed: int = 0,
           step_timeout: float = 600.0, min_run_time: float = 0.2) -> pd.DataFrame:
     """Compile every (model, device) package concurrently, then load and run each (as is; workaround if needed)."""
-    work = Path(tempfile.mkdtemp(prefix="yolo26kit-aoti-load-"))
+    work = Path(isolate.work_dir("aoti-load"))
     cases = [(m, d) for m in models for d in devices_of(device, cuda_packages)]
     with ThreadPoolExecutor(max_workers=len(cases) or 1) as pool:
         builds = list(pool.map(lambda c: isolate.run_step(compile_step, c[0], c[1], str(work / f"{c[0]}-{c[1]}.pt2"),

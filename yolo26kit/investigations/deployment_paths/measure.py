@@ -683,7 +683,7 @@ def investigate(device: str, models: list[str], compile_models: list[str], imgsz
     if not on_cuda:
         models, compile_models, imgsz, backends, tasks = cpu_models, cpu_compile_models, cpu_imgsz, cpu_backends, cpu_tasks
     workers = workers or max(1, min(6, (os.cpu_count() or 2) // 2))
-    workdir = tempfile.mkdtemp(prefix="yolo26kit-deployment-")
+    workdir = isolate.work_dir("deployment")
     cases = plan(models, compile_models, imgsz, device, backends, dtypes, tasks, task_models, task_imgsz, seed,
                  workdir, min_run_time, ultralytics_export)
     want_dynamic = onnx_dynamic and "onnxruntime" in backends and bool(models) and installed("onnxruntime") \

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -413,7 +412,7 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
     yolo.offline_ultralytics()
     isolate.preload(*PRELOAD)
     workers = workers or max(1, min(6, (os.cpu_count() or 2) // 2))
-    workdir = tempfile.mkdtemp(prefix="yolo26kit-index-dtype-")
+    workdir = isolate.work_dir("index-dtype")
     base = Spec(variant="legacy", scope=scope, model=model, imgsz=imgsz, batch=batch, nc=nc, seed=seed,
                 device=device, workdir=workdir, autotune=autotune)
     plan = [(replace(base, variant=v), list(paths), "matrix") for v in variants]

@@ -9,7 +9,6 @@ import importlib
 import importlib.metadata
 import json
 import os
-import tempfile
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -457,7 +456,7 @@ def investigate(models: list[str], compile_models: list[str], device: str, d_mod
                 min_run_time: float, workers: int = 0) -> Results:
     """Edge graphs of every model, the pass on probe graphs, AOTI with/without the pass for `compile_models`."""
     isolate.preload(*PRELOAD)
-    workdir = tempfile.mkdtemp(prefix="yolo26kit-view_copy-")
+    workdir = isolate.work_dir("view_copy")
     base = Spec(device=device, d_model=d_model, n_heads=n_heads, n_layers=n_layers, max_seq=max_seq, batch=batch,
                 decode_steps=decode_steps, imgsz=imgsz, seed=seed, workdir=workdir)
     info = isolate.run_step(find_pass, timeout=120, step="find_pass")
