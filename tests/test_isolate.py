@@ -212,6 +212,10 @@ def counted_then_fails(counter: str) -> None:
     raise RuntimeError("missing fallback kernels")
 
 
+def interrupted() -> None:
+    raise KeyboardInterrupt
+
+
 def runs(counter) -> int:
     return len(counter.read_text().splitlines()) if counter.exists() else 0
 
@@ -234,10 +238,11 @@ def test_the_journal_reads_back_finished_steps_and_counts_them(tmp_path, monkeyp
     assert runs(counter) == 4  # outside a journal every call runs
 
 
-def test_the_journal_keeps_no_timeout_and_nothing_once_the_run_is_stopping(tmp_path, monkeypatch):
+def test_the_journal_keeps_no_timeout_no_interrupt_and_nothing_once_the_run_is_stopping(tmp_path, monkeypatch):
     journal = tmp_path / "journal"
     monkeypatch.setenv(isolate.JOURNAL_ENV, str(journal))
     isolate.run_step(sleep_long, timeout=2)
+    assert isolate.run_step(interrupted, timeout=60).error == "KeyboardInterrupt"
     assert not journal.exists() or not list(journal.glob("*.pickle"))
     journal.mkdir(exist_ok=True)
     (journal / isolate.JOURNAL_STOPPING).touch()

@@ -408,7 +408,8 @@ def write_journal(journal: str, key: str, out: Outcome, call: tuple) -> None:
     """Keep a finished step's Outcome, and the call itself when its value names artifacts (to remake them if they
     are gone when a later step needs them); nothing once the run is stopping (the step may have ended by it)."""
     stopping = os.path.join(journal, JOURNAL_STOPPING)
-    if out.status not in _JOURNALED or _STOPPED.is_set() or os.path.exists(stopping):
+    interrupted = out.error.startswith(("KeyboardInterrupt", "SystemExit"))  # a signal's doing, not the step's
+    if out.status not in _JOURNALED or interrupted or _STOPPED.is_set() or os.path.exists(stopping):
         return
     entry = {"outcome": out, "call": call if any(_paths_in(out.value, journal)) else None}
     path, tmp = os.path.join(journal, f"{key}.pickle"), ""
