@@ -374,3 +374,42 @@ def test_notebook_end_to_end(run_notebook):
     assert {r["backend"].split(" ")[0] for r in shipped} == {"et_xnnpack", "onnxruntime"}
     assert all(r["status"] in ("ok", "skipped") for r in shipped)  # what the exporter ships, as shipped
     assert all(r["output_shape"] == "1x84x525" for r in shipped if r["status"] == "ok")  # top-k head off
+
+
+def test_on_cpu_every_build_comes_first_and_the_timed_runs_follow_alone(monkeypatch):
+    """build_all + run_all(built=...): builds overlap each other (and the extra check), never a run; runs are one at
+    a time and each case's run gets its own build's artifact."""
+    import threading
+    import time
+
+    from yolo26kit.investigations.deployment_paths import measure
+
+    cases = inv.plan(["yolo26n"], ["yolo26n"], 320, "cpu", list(inv.BACKENDS), ["fp32"], ["detect"], ["yolo26n"], 320)
+    lock, live, events = threading.Lock(), [], []
+
+    def fake_run_step(fn, *args, step="", **kwargs):
+        with lock:
+            live.append(step)
+            events.append(("start", step, tuple(live)))
+        time.sleep(0.05)
+        with lock:
+            live.remove(step)
+        if step.endswith(":prepare"):
+            return isolate.Outcome(step, "ok", value={"artifact": f"/built/{step}", "end2end": False})
+        return isolate.Outcome(step, "error", error=f"fake run of {args[1] if len(args) > 1 else ''}")
+
+    monkeypatch.setattr(isolate, "run_step", fake_run_step)
+    built, extra = measure.build_all(cases, 60, ["yolo26n"], (), 3, lambda: fake_run_step(None, step="dynamic check"))
+    assert extra[0].step == "dynamic check" and all(o is None or o.ok for o in built.values())
+    assert max(len(e[2]) for e in events) > 1  # the builds did overlap
+    events.clear()
+    rows = measure.run_all(cases, 60, ["yolo26n"], workers=4, built=built)
+    assert not any(e[1].endswith(":prepare") for e in events)  # nothing is built again
+    assert all(len(e[2]) == 1 for e in events)  # each run alone
+    checked = 0
+    for row in rows:
+        prepared = built.get(cases.index(row.case))
+        if prepared is not None:
+            assert row.outcomes[0] is prepared and prepared.value["artifact"] in row.outcomes[-1].error
+            checked += 1
+    assert checked >= 3  # AOTI, XNNPACK, ONNX Runtime and ultralytics' exports at least

@@ -573,17 +573,29 @@ EXPECTED_SECONDS = {"aoti": 150.0, "et_cuda": 70.0, "compile_cudagraphs": 40.0, 
                     "compile": 20.0, "tensorrt": 60.0, "onnxruntime": 15.0, "eager": 5.0}
 
 
-def run_case(case: Case, timeout: float, compile_models: list[str], et_cuda_models: list[str] | tuple = ()) -> Row:
-    """Run one case's chain of isolated steps; never raises for a step's own failure."""
+def prepare(case: Case, timeout: float) -> isolate.Outcome | None:
+    """The case's build step (export / compile / lower, or ultralytics' exporter), None for a back-end without one."""
+    if case.export_path == ULTRALYTICS_EXPORTER:
+        return isolate.run_step(step_ultralytics_export, case, timeout=timeout, step=f"{case.tag}:prepare",
+                                phase="compile")
+    if backend_of(case.backend).has_prepare:
+        return isolate.run_step(step_prepare, case, timeout=timeout, step=f"{case.tag}:prepare", phase="compile")
+    return None
+
+
+def run_case(case: Case, timeout: float, compile_models: list[str], et_cuda_models: list[str] | tuple = (),
+             prepared: isolate.Outcome | None = None) -> Row:
+    """Run one case's chain of isolated steps (its build step too unless `prepared` is given); never raises for a
+    step's own failure."""
     reason = skip_reason(case, compile_models, et_cuda_models)
     if reason:
         return Row(case, [isolate.skipped(case.tag, reason)])
     if case.export_path == ULTRALYTICS_EXPORTER:
-        return _run_ultralytics_case(case, timeout)
+        return _run_ultralytics_case(case, timeout, prepared)
     steps: list[isolate.Outcome] = []
     artifact = ""
     if backend_of(case.backend).has_prepare:
-        prepared = isolate.run_step(step_prepare, case, timeout=timeout, step=f"{case.tag}:prepare", phase="compile")
+        prepared = prepared or prepare(case, timeout)
         steps.append(prepared)
         if not prepared.ok:
             return Row(case, steps)
@@ -603,11 +615,10 @@ def run_case(case: Case, timeout: float, compile_models: list[str], et_cuda_mode
     return Row(case, steps)
 
 
-def _run_ultralytics_case(case: Case, timeout: float) -> Row:
+def _run_ultralytics_case(case: Case, timeout: float, prepared: isolate.Outcome | None = None) -> Row:
     """ultralytics' exporter in one isolated child (a missing package or network makes the row `skipped`), then the
     program loaded, run and timed beside eager of the same model in another."""
-    prepared = isolate.run_step(step_ultralytics_export, case, timeout=timeout, step=f"{case.tag}:prepare",
-                                phase="compile")
+    prepared = prepared or prepare(case, timeout)
     if prepared.ok and "skipped" in prepared.value:
         return Row(case, [isolate.skipped(f"{case.tag}:prepare", prepared.value["skipped"])])
     if not prepared.ok:
@@ -617,16 +628,33 @@ def _run_ultralytics_case(case: Case, timeout: float) -> Row:
     return Row(case, [prepared, run])
 
 
+def build_all(cases: list[Case], timeout: float, compile_models: list[str], et_cuda_models: list[str] | tuple,
+              workers: int, *extra: Callable[[], Any]) -> tuple[dict[int, isolate.Outcome | None], list[Any]]:
+    """Every case's build step (by index; skipped cases have none) and the `extra` untimed steps, `workers` at a
+    time: the first phase of a CPU run, whose timed runs then follow alone (run_all with `built`)."""
+    order = sorted(range(len(cases)), key=lambda i: -EXPECTED_SECONDS.get(cases[i].backend, 5.0))
+    todo = [i for i in order if not skip_reason(cases[i], compile_models, et_cuda_models)]
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        others = [pool.submit(fn) for fn in extra]
+        built = dict(zip(todo, pool.map(lambda i: prepare(cases[i], timeout), todo)))
+        return built, [f.result() for f in others]
+
+
 def run_all(cases: list[Case], timeout: float, compile_models: list[str], workers: int = 1,
-            et_cuda_models: list[str] | tuple = ()) -> list[Row]:
+            et_cuda_models: list[str] | tuple = (), built: dict[int, isolate.Outcome | None] | None = None) -> list[Row]:
     """Every case's chain, `workers` chains at a time (longest first), then each compared with its eager reference.
 
     Chains are independent child processes; their timed parts take the run's device lock (timing.measure), so
-    no two measurements overlap, while compiles and lowerings do.
+    no two measurements overlap, while compiles and lowerings do. With `built` (build_all's), the build steps are
+    done and the runs go one after the other, with nothing else running beside a timed one.
     """
     order = sorted(range(len(cases)), key=lambda i: -EXPECTED_SECONDS.get(cases[i].backend, 5.0))
+    if built is not None:
+        workers = 1
+    built = built or {}
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        done = dict(zip(order, pool.map(lambda i: run_case(cases[i], timeout, compile_models, et_cuda_models), order)))
+        done = dict(zip(order, pool.map(lambda i: run_case(cases[i], timeout, compile_models, et_cuda_models,
+                                                           built.get(i)), order)))
     rows = [done[i] for i in range(len(cases))]
     refs = {r.case.key: r.run.value["outputs"] for r in rows if r.case.backend == "eager" and r.case.dtype == "fp32"
             and r.run is not None}
@@ -690,11 +718,16 @@ def investigate(device: str, models: list[str], compile_models: list[str], imgsz
         and installed("onnxscript")
     dynamic_step = lambda: isolate.run_step(step_onnx_dynamic, models[0], ONNX_DYNAMIC_SIZES, seed,  # noqa: E731
                                             timeout=step_timeout, step="onnxruntime dynamic H/W", phase="compile")
-    # Beside the cases on CUDA; after them on CPU, where a second busy process would disturb the CPU timings.
-    with ThreadPoolExecutor(max_workers=1) as side:
-        dynamic = side.submit(dynamic_step) if want_dynamic and on_cuda else None
-        rows = run_all(cases, step_timeout, compile_models, workers, et_cuda_models)
-        dynamic_outcome = dynamic.result() if dynamic else (dynamic_step() if want_dynamic else None)
+    if on_cuda:  # the untimed dynamic-shape check beside the cases
+        with ThreadPoolExecutor(max_workers=1) as side:
+            dynamic = side.submit(dynamic_step) if want_dynamic else None
+            rows = run_all(cases, step_timeout, compile_models, workers, et_cuda_models)
+            dynamic_outcome = dynamic.result() if dynamic else None
+    else:  # a busy process beside a timed run would slow it: every build first, one per core, then the runs alone
+        built, extra = build_all(cases, step_timeout, compile_models, et_cuda_models, os.cpu_count() or 1,
+                                 *([dynamic_step] if want_dynamic else []))
+        dynamic_outcome = extra[0] if extra else None
+        rows = run_all(cases, step_timeout, compile_models, 1, et_cuda_models, built)
     from ... import env
 
     return Run(device, rows, task_rows(rows, task_models, task_imgsz, tasks), dynamic_outcome, list(models), imgsz,

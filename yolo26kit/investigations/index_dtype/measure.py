@@ -411,7 +411,7 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
     """
     yolo.offline_ultralytics()
     isolate.preload(*PRELOAD)
-    workers = workers or max(1, min(6, (os.cpu_count() or 2) // 2))
+    workers = workers or max(2, min(6, (os.cpu_count() or 2) // 2))  # no step here is timed: two even on 2 cores
     workdir = isolate.work_dir("index-dtype")
     base = Spec(variant="legacy", scope=scope, model=model, imgsz=imgsz, batch=batch, nc=nc, seed=seed,
                 device=device, workdir=workdir, autotune=autotune)
