@@ -45,7 +45,7 @@ _COMPILE_WORDS = re.compile(r"compile|lower|export|package|build", re.I)
 # A folder where each step a notebook finishes (ok or error) keeps its Outcome (the runner sets it per notebook of
 # a run): a notebook stopped at a --stop-after deadline re-runs its cells on --resume, and the steps that finished
 # in an earlier call are read back instead of run again, so a notebook longer than one call still finishes.
-# Crashes, timeouts and OOM kills are not kept (they may come from the stop itself, and are re-diagnosed).
+# Crashes, timeouts, OOM kills and interrupts are not kept (they may come from the stop itself; crashes are re-diagnosed).
 JOURNAL_ENV = "YOLO26KIT_STEP_JOURNAL"
 JOURNAL_STOPPING = "stopping"  # written into the journal before the runner stops its steps: nothing is kept after it
 JOURNAL_REUSED = "reused.jsonl"  # one line per step read back: {"step", "seconds"} (seconds it took when it ran)
