@@ -192,6 +192,17 @@ def test_run_page_opens_with_answers_linked_to_claim_rows(tmp_path, book):
     assert "investigation not run" in cov
 
 
+def test_run_page_says_which_notebooks_took_steps_from_earlier_calls(tmp_path, book):
+    run_dir = write_run(tmp_path, "r1", "cuda", {"alpha": [_claim("alpha.fix", "confirmed")],
+                                                  "beta": [_claim("beta.only", "confirmed")]},
+                        meta={"state": "complete", "notebooks": [
+                            {"name": "alpha", "state": "done", "seconds": 300.0, "reused_steps": 12,
+                             "reused_step_seconds": 480.4},
+                            {"name": "beta", "state": "done", "seconds": 20.0}]})
+    page = _section(report.render_run(run_dir, notebooks=False).read_text(), "notebooks-section")
+    assert page.count("from earlier calls of this run") == 1 and "+ 12 steps (480 s)" in page
+
+
 def test_old_run_without_run_json_or_time_split_renders(tmp_path, book):
     run_dir = write_run(tmp_path, "old", "cpu", {"beta": [_claim("beta.only", "confirmed")]})
     page = report.render_run(run_dir, notebooks=False).read_text()

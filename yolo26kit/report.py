@@ -299,6 +299,7 @@ def _notebook_rows(run: Run, present: frozenset[str] = frozenset()) -> list[dict
                      "seconds": n.get("seconds") or r.get("seconds"),
                      "error": n.get("error") or r.get("notebook_error", ""),
                      "bar": time_split_bar(split), "split": split,
+                     "reused_steps": n.get("reused_steps", 0), "reused_step_seconds": n.get("reused_step_seconds", 0),
                      "files": [(f, label) for f, label in files if f in present or (run.dir / f).exists()]})
     return rows
 
