@@ -628,11 +628,16 @@ def _run_ultralytics_case(case: Case, timeout: float, prepared: isolate.Outcome 
     return Row(case, [prepared, run])
 
 
+def longest_first(cases: list[Case]) -> list[int]:
+    """Case indices, the longest expected chain first (the wall time is set by the last long one to start)."""
+    return sorted(range(len(cases)), key=lambda i: -EXPECTED_SECONDS.get(cases[i].backend, 5.0))
+
+
 def build_all(cases: list[Case], timeout: float, compile_models: list[str], et_cuda_models: list[str] | tuple,
               workers: int, *extra: Callable[[], Any]) -> tuple[dict[int, isolate.Outcome | None], list[Any]]:
     """Every case's build step (by index; skipped cases have none) and the `extra` untimed steps, `workers` at a
     time: the first phase of a CPU run, whose timed runs then follow alone (run_all with `built`)."""
-    order = sorted(range(len(cases)), key=lambda i: -EXPECTED_SECONDS.get(cases[i].backend, 5.0))
+    order = longest_first(cases)
     todo = [i for i in order if not skip_reason(cases[i], compile_models, et_cuda_models)]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         others = [pool.submit(fn) for fn in extra]
@@ -648,7 +653,7 @@ def run_all(cases: list[Case], timeout: float, compile_models: list[str], worker
     no two measurements overlap, while compiles and lowerings do. With `built` (build_all's), the build steps are
     done and the runs go one after the other, with nothing else running beside a timed one.
     """
-    order = sorted(range(len(cases)), key=lambda i: -EXPECTED_SECONDS.get(cases[i].backend, 5.0))
+    order = longest_first(cases)
     if built is not None:
         workers = 1
     built = built or {}
