@@ -381,3 +381,42 @@ def test_failed_lowerings_name_the_kernels_the_back_end_lacks():
     assert judged.data["missing"] == ["aoti_torch_cuda_convolution", "aten::split_copy.Tensor"]
     judged = inv.judge_no_aten_fallback(res)
     assert judged.verdict == "confirmed" and "aten::split_copy.Tensor" in judged.evidence
+
+
+def test_a_view_copy_the_release_does_not_map_is_named_as_the_release_s_gap(monkeypatch):
+    """The backbone's refutation says which view-copy ops this ExecuTorch's view pass maps when a missing kernel is
+    one it leaves; nothing is added once the pass maps it (a later release) or the missing kernel is no view copy."""
+    from yolo26kit.backends import executorch_cuda
+
+    backbone = inv.Spec("gather", scope="backbone", device="cuda")
+    lowering = isolate.Outcome("b:lower", "error", 1.0, error="RuntimeError: Method forward missing fallback kernels "
+                               "(2 total):", traceback=MISSING_TRACEBACK)
+    res = inv.Results(_cuda_run([], [inv.Cell(backbone, "et_cuda", [lowering], {}, "probe")]), pd.DataFrame())
+    monkeypatch.setattr(executorch_cuda, "view_pass_targets", lambda: ["select_copy.int", "slice_copy.Tensor"])
+    judged = inv.judge_backbone_static(res)
+    assert judged.verdict == "refuted"
+    assert "view pass turns select_copy.int, slice_copy.Tensor into views, not aten::split_copy.Tensor" in judged.evidence
+    monkeypatch.setattr(executorch_cuda, "view_pass_targets", lambda: ["slice_copy.Tensor", "split_copy.Tensor"])
+    assert "view pass" not in inv.judge_backbone_static(res).evidence
+    assert inv.VIEW_COPY_KERNEL.fullmatch("aten::split_copy.Tensor") and not inv.VIEW_COPY_KERNEL.fullmatch(
+        "aoti_torch_cuda_convolution")
+
+
+def test_view_pass_targets_reads_the_installed_pass():
+    pytest.importorskip("executorch.backends.aoti.passes.replace_view_copy_with_view")
+    from yolo26kit.backends import executorch_cuda
+
+    mapped = executorch_cuda.view_pass_targets()
+    assert "slice_copy.Tensor" in mapped and all("::" not in op for op in mapped)
+
+
+def test_an_unreproduced_no_choices_failure_says_what_a_subprocess_sees():
+    full = inv.Spec("gather", scope="full", device="cuda")
+    other = "InductorError: RuntimeError: Failed to run autotuning code block: An exception occurred in a subprocess"
+    cell = inv.Cell(full, "et_cuda", [_outcome("f:lower", "error", error=other)], {}, "full")
+    for gpu_ok, said in ((True, True), (False, False)):
+        res = inv.Results(_cuda_run([], [], gpu_ok=gpu_ok), pd.DataFrame())
+        res.run.full_cells.append(cell)
+        judged = inv.judge_triton_worker_gpu(res)
+        assert judged.verdict == "not_reproduced" and "failed otherwise" in judged.evidence
+        assert ("ran a matmul on the GPU (sum 262144.0)" in judged.evidence) == said

@@ -17,7 +17,8 @@ from . import __version__
 PINNED_TORCH = "2.14.1"
 
 
-def _version(dist: str) -> str | None:
+def package_version(dist: str) -> str | None:
+    """The installed release of a distribution, None when it is not installed."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -104,10 +105,10 @@ def fingerprint() -> dict[str, Any]:
         "device_type": "cuda" if on_cuda else "cpu",
         "device": torch.cuda.get_device_name(0) if on_cuda else _cpu_name(),
         "cpu_count": os.cpu_count(),
-        "executorch": _version("executorch"),
-        "ultralytics": _version("ultralytics"),
-        "torchvision": _version("torchvision"),
-        "papermill": _version("papermill"),
+        "executorch": package_version("executorch"),
+        "ultralytics": package_version("ultralytics"),
+        "torchvision": package_version("torchvision"),
+        "papermill": package_version("papermill"),
         "stack": "pinned" if torch_version.split("+")[0] == PINNED_TORCH else "host",
         "platform": platform.platform(),
         "kit": _kit_revision(),

@@ -210,6 +210,18 @@ def preprocess_passes(autotune: bool = False) -> list[Any]:
     return passes + list(CudaBackend.get_custom_passes(compile_specs(autotune)))
 
 
+def view_pass_targets() -> list[str]:
+    """The view-copy ops (`slice_copy.Tensor`, ...) the installed AOTI back-end's view pass turns into views, read
+    from the pass's own table; [] where this release has no such pass or table. A view-copy op it leaves becomes a
+    fallback kernel, which the CUDA back-end refuses unless it lists one."""
+    try:
+        from executorch.backends.aoti.passes import replace_view_copy_with_view as view_pass
+    except ImportError:
+        return []
+    table = getattr(view_pass, "_VIEW_TARGETS", {})
+    return sorted({op.name().removeprefix("aten::") for op in table if hasattr(op, "name")})
+
+
 def decomposition_table() -> dict[Any, Any]:
     """The decompositions the CUDA back-end applies before AOT Inductor compiles ({} when it has none);
     ImportError without the back-end."""

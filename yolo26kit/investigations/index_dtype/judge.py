@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from ... import findings, graphs, isolate
+from ... import env, findings, graphs, isolate
+from ...backends import executorch_cuda
 from ...detections import agrees
 from ...verdicts import Judgement
 from .measure import ATEN_CONV, Cell, Results, Run, _text
@@ -27,6 +28,8 @@ UNFINISHED = ("timeout", "crash", "oom")
 MISSING_FALLBACK = "missing fallback kernels"
 # ExecuTorch's AOTI back-end lists each kernel it has no fallback for on a "  - name" line after its error
 MISSING_KERNEL_LIST = re.compile(r"missing fallback kernels \(\d+ total\):[ \t]*\n((?:[ \t]*- \S+[ \t]*(?:\n|$))+)")
+# a view-copy op (Edge dialect's copying form of a view) among the kernels the back-end lists
+VIEW_COPY_KERNEL = re.compile(r"aten::\w+_copy\.\w+")
 NOT_IMPLEMENTED = "Lowering not implemented"
 
 
@@ -294,12 +297,7 @@ def judge_gather_equivalent(res: Results) -> Judgement:
 
 def judge_gather_upstreamed(res: Results) -> Judgement:
     """The installed ultralytics' top-k, read from its exported graph: gather (upstreamed) or advanced indexing."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        release = version("ultralytics")
-    except PackageNotFoundError:
-        release = "?"
+    release = env.package_version("ultralytics") or "?"
     cell = res.cell("upstream", "export")
     if cell is None or not cell.final.ok:
         return Judgement("error", "the upstream variant was not exported (add `upstream` to variants)", basis="none")
@@ -348,6 +346,12 @@ def _backbone_aten(res: Results) -> Cell | None:
     return res.probe("backbone", ATEN_CONV) or res.probe("full", ATEN_CONV)
 
 
+def _subprocess_sees_gpu(probe: isolate.Outcome | None) -> bool:
+    """The subprocess GPU probe ran and its child got the right sum of a 64×64 ones matmul on the GPU."""
+    return (probe is not None and probe.ok and bool(probe.value.get("available"))
+            and probe.value.get("matmul_sum") == 64.0 ** 3)
+
+
 def judge_triton_worker_gpu(res: Results) -> Judgement:
     """Is the NoValidChoicesError of the default lowering about worker subprocesses and the GPU? Decided by the error
     itself (no candidate at all: no worker compiled anything) and by whether a subprocess of a step can use the GPU;
@@ -371,7 +375,10 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
             return _undecided(lower, f"{label} ({_where(cell)})", _et_run(res, cell))
         label, cell, lower = done[0]
         state = "lowered" if lower.ok else f"failed otherwise ({_failure(lower, 120)})"
-        return Judgement("not_reproduced", f"0 NoValidChoicesError: the {label} ({_where(cell)}) {state}", {},
+        gpu = res.run.gpu_subprocess
+        seen = (f"; a Python subprocess started from a step ran a matmul on the GPU (sum {gpu.value.get('matmul_sum')})"
+                if _subprocess_sees_gpu(gpu) else "")
+        return Judgement("not_reproduced", f"0 NoValidChoicesError: the {label} ({_where(cell)}) {state}{seen}", {},
                          run=_et_run(res, cell))
     where, cell, lower = failure
     run = _et_run(res, cell)
@@ -387,9 +394,8 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
     if gpu is None or not gpu.ok:
         return Judgement("inconclusive", f"{evidence}; the subprocess GPU probe did not run "
                          f"({gpu.error if gpu else 'not among the probes'})", {}, run=run)
-    sees = bool(gpu.value.get("available")) and gpu.value.get("matmul_sum") == 64.0 ** 3
     data = {"kind": "candidates failed", "subprocess_gpu": gpu.value}
-    if sees:
+    if _subprocess_sees_gpu(gpu):
         return Judgement("refuted", f"{evidence}; a Python subprocess started from a step ran a matmul on the GPU "
                          f"(sum {gpu.value.get('matmul_sum')}): workers can reach it", data, run=run)
     return Judgement("confirmed", f"{evidence}; a subprocess started from a step could not use the GPU ({gpu.value})",
@@ -487,6 +493,21 @@ def judge_postprocess_ops(res: Results) -> Judgement:
     return Judgement(verdict, evidence, {"ops": state}, run=run)
 
 
+def _unviewed_copies(missing: list[str]) -> str:
+    """Where the kernels a lowering lacks include view-copy ops: which ones this release's view pass maps to views
+    (read from the installed pass): a copy the pass leaves is a gap of the release, which the evidence should show."""
+    copies = [k for k in missing if VIEW_COPY_KERNEL.fullmatch(k)]
+    if not copies:
+        return ""
+    mapped = executorch_cuda.view_pass_targets()
+    left = [k for k in copies if k.removeprefix("aten::") not in mapped]
+    if not left:
+        return ""
+    return (f" — executorch {env.package_version('executorch')}'s view pass turns "
+            f"{', '.join(mapped) or 'no view-copy op'} into views, not {', '.join(left)}, so Inductor fell back to "
+            "a kernel this back-end does not have")
+
+
 def judge_backbone_static(res: Results) -> Judgement:
     """The backbone alone (raw outputs, static size) exports (lowers) through the ExecuTorch CUDA back-end with its
     default options; it runs and matches eager where the runtime has the back-end."""
@@ -503,8 +524,9 @@ def judge_backbone_static(res: Results) -> Judgement:
     if undecided is not None:
         return undecided
     if not lower.ok:
-        return Judgement("refuted", f"0 of 1: {what} fails the ExecuTorch CUDA lowering: {_failure(lower)}",
-                         {"missing": missing_kernels(_text(lower))}, run=run)
+        missing = missing_kernels(_text(lower))
+        return Judgement("refuted", f"0 of 1: {what} fails the ExecuTorch CUDA lowering: {_failure(lower)}"
+                         f"{_unviewed_copies(missing)}", {"missing": missing}, run=run)
     after = cell.outcomes[-1]
     if after is not lower and after.ok and not agrees(cell.delta):
         return Judgement("partly", f"1 of 1: {what} lowered in {lower.seconds:.0f} s and ran, but differs from eager "
