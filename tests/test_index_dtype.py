@@ -420,3 +420,45 @@ def test_an_unreproduced_no_choices_failure_says_what_a_subprocess_sees():
         judged = inv.judge_triton_worker_gpu(res)
         assert judged.verdict == "not_reproduced" and "failed otherwise" in judged.evidence
         assert ("ran a matmul on the GPU (sum 262144.0)" in judged.evidence) == said
+
+
+def _worker_failure_traceback(worker_error: Exception) -> tuple[str, str]:
+    """The error line and traceback a step records when Inductor's autotuning block fails in a compile worker, made
+    with the installed torch's own SubprocException (its message carries the worker's traceback)."""
+    import traceback
+
+    from torch._inductor.compile_worker.subproc_pool import SubprocException
+
+    try:
+        raise worker_error
+    except Exception:
+        details = traceback.format_exc()
+    try:
+        try:
+            raise SubprocException(details, name="triton_poi_fused_gather_0")
+        except Exception as e:
+            raise RuntimeError(f"Failed to run autotuning code block: {e}") from e
+    except RuntimeError as e:
+        return f"InductorError: RuntimeError: {str(e).splitlines()[0]}", traceback.format_exc()
+
+
+def test_a_failure_in_a_compile_worker_names_the_worker_s_error():
+    error, trace = _worker_failure_traceback(ValueError("invalid operands of type pointer<int64> and "
+                                                        "triton.language.float32"))
+    assert inv.SUBPROCESS_FAILURE in error and "ValueError" not in error
+    assert inv.subprocess_error(trace) == ("ValueError: invalid operands of type pointer<int64> and "
+                                           "triton.language.float32")
+    assert inv.subprocess_error("RuntimeError: Method forward missing fallback kernels (1 total)") == ""
+    full = inv.Spec("gather", scope="full", device="cuda")
+    cell = inv.Cell(full, "et_cuda", [isolate.Outcome("f:lower", "error", 1.0, error=error, traceback=trace)], {}, "full")
+    res = inv.Results(_cuda_run([], []), pd.DataFrame())
+    res.run.full_cells.append(cell)
+    judged = inv.judge_et_cuda_full_model(res)
+    assert judged.verdict == "partly"
+    assert "(the worker raised ValueError: invalid operands" in judged.evidence
+    assert "the float32 index reaches a Triton kernel as a pointer offset" in judged.evidence
+    error, trace = _worker_failure_traceback(RuntimeError("No valid triton configs. OutOfResources: shared memory"))
+    cell.outcomes[0] = isolate.Outcome("f:lower", "error", 1.0, error=error, traceback=trace)
+    judged = inv.judge_et_cuda_full_model(res)
+    assert "(the worker raised RuntimeError: No valid triton configs" in judged.evidence
+    assert "pointer offset" not in judged.evidence

@@ -31,6 +31,9 @@ MISSING_KERNEL_LIST = re.compile(r"missing fallback kernels \(\d+ total\):[ \t]*
 # a view-copy op (Edge dialect's copying form of a view) among the kernels the back-end lists
 VIEW_COPY_KERNEL = re.compile(r"aten::\w+_copy\.\w+")
 NOT_IMPLEMENTED = "Lowering not implemented"
+# Inductor's SubprocException: its message carries the worker's own traceback after "Name=..."
+SUBPROCESS_FAILURE = "An exception occurred in a subprocess"
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)\b(?::.*)?$")
 
 
 def _cell(cells: list[Cell], variant: str, path: str) -> Cell | None:
@@ -59,10 +62,24 @@ def missing_kernels(text: str) -> list[str]:
     return sorted(set(re.findall(r"- (\S+)", found.group(1)))) if found else []
 
 
+def subprocess_error(text: str) -> str:
+    """The last exception line of the worker traceback an Inductor SubprocException carries ("" when none)."""
+    start = text.find(SUBPROCESS_FAILURE)
+    if start < 0:
+        return ""
+    details = text[start:].split("The above exception was the direct cause", 1)[0]
+    lines = [ln.strip() for ln in details.splitlines()[1:] if EXCEPTION_LINE.match(ln.strip())]
+    return lines[-1] if lines else ""
+
+
 def _failure(lower: isolate.Outcome, chars: int = 200) -> str:
-    """A failed step's error, with the kernels it lacks where the back-end listed them."""
-    names = missing_kernels(_text(lower))
-    return lower.error[:chars] + (f" (missing: {', '.join(names)})" if names else "")
+    """A failed step's error, with the kernels it lacks where the back-end listed them, or the error a compile
+    worker raised where the step's error only says a subprocess failed."""
+    text = _text(lower)
+    names = missing_kernels(text)
+    worker = subprocess_error(text) if SUBPROCESS_FAILURE in lower.error else ""
+    return (lower.error[:chars] + (f" (missing: {', '.join(names)})" if names else "")
+            + (f" (the worker raised {worker[:chars]})" if worker else ""))
 
 
 def _undecided(lower: isolate.Outcome, what: str, run: dict[str, Any]) -> Judgement | None:
@@ -338,8 +355,11 @@ def judge_et_cuda_full_model(res: Results) -> Judgement:
         kind = ("every candidate failed to compile" if "All choices failed" in text else
                 "no candidate existed" if "No choices exist" in text else "no candidate left")
         return Judgement("confirmed", f"{what}: lowering failed, {kind}: {lower.error[:200]}", {"kind": kind}, run=run)
+    moved = FLOAT_POINTER_ERROR.search(text)
+    also = (f" — the float32 index reaches a Triton kernel as a pointer offset ('{moved.group(0)}'), as in the "
+            "gather postprocess alone" if moved else "")
     return Judgement("partly", f"{what}: lowering failed, but not with Triton's 'No choices to select': "
-                     f"{_failure(lower)}", {}, run=run)
+                     f"{_failure(lower)}{also}", {}, run=run)
 
 
 def _backbone_aten(res: Results) -> Cell | None:
