@@ -210,16 +210,54 @@ def preprocess_passes(autotune: bool = False) -> list[Any]:
     return passes + list(CudaBackend.get_custom_passes(compile_specs(autotune)))
 
 
-def view_pass_targets() -> list[str]:
-    """The view-copy ops (`slice_copy.Tensor`, ...) the installed AOTI back-end's view pass turns into views, read
-    from the pass's own table; [] where this release has no such pass or table. A view-copy op it leaves becomes a
-    fallback kernel, which the CUDA back-end refuses unless it lists one."""
+# Where releases keep the view-copy pass the CUDA back-end's preprocess applies (the AOTI one first).
+VIEW_PASS_LOCATIONS = (
+    ("executorch.backends.aoti.passes.replace_view_copy_with_view", "ReplaceViewCopyWithViewPass"),
+    ("executorch.backends.cuda.passes.replace_slice_copy_with_slice", "ReplaceSliceCopyWithSlicePass"),
+    ("executorch.backends.cuda.replace_slice_copy_with_slice", "ReplaceSliceCopyWithSlicePass"),
+)
+
+
+def op_name(target: Any) -> str:
+    """`aten.slice_copy.Tensor` for ATen and edge ops alike (str(target) otherwise)."""
+    name = getattr(target, "_name", None)
+    if name is None and hasattr(target, "name") and callable(target.name):
+        name = target.name()
+    name = str(name or getattr(target, "__name__", target))
+    return name.replace("::", ".")
+
+
+def view_pass() -> dict[str, Any]:
+    """Which view-copy pass the installed executorch ships: module, class, version and its {copy op: view op} table
+    (read from the pass's module, whatever the table is called)."""
+    import importlib
+    from importlib import metadata
+
     try:
-        from executorch.backends.aoti.passes import replace_view_copy_with_view as view_pass
-    except ImportError:
-        return []
-    table = getattr(view_pass, "_VIEW_TARGETS", {})
-    return sorted({op.name().removeprefix("aten::") for op in table if hasattr(op, "name")})
+        version = metadata.version("executorch")
+    except metadata.PackageNotFoundError:
+        version = None
+    tried = []
+    for module_name, cls_name in VIEW_PASS_LOCATIONS:
+        try:
+            module = importlib.import_module(module_name)
+            getattr(module, cls_name)
+        except (ImportError, AttributeError) as exc:
+            tried.append(f"{module_name}.{cls_name}: {type(exc).__name__}")
+            continue
+        mapping = {}
+        for value in vars(module).values():
+            if isinstance(value, dict) and value and all(hasattr(k, "name") for k in value):
+                mapping.update({op_name(k): op_name(v) for k, v in value.items()})
+        return {"found": True, "module": module_name, "name": cls_name, "executorch": version,
+                "mapping": dict(sorted(mapping.items())), "tried": tried}
+    return {"found": False, "module": "", "name": "", "executorch": version, "mapping": {}, "tried": tried}
+
+
+def view_pass_targets() -> list[str]:
+    """The view-copy ops (`slice_copy.Tensor`, ...) the installed view pass turns into views; [] without one. A
+    view-copy op it leaves becomes a fallback kernel, which the CUDA back-end refuses unless it lists one."""
+    return sorted({name.removeprefix("aten.") for name in view_pass()["mapping"]})
 
 
 def decomposition_table() -> dict[Any, Any]:

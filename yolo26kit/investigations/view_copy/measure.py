@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import importlib
-import importlib.metadata
 import json
 import os
 from collections import Counter
@@ -27,11 +26,7 @@ from .wrapper import analyse_package
 NAME = "view_copy"
 SEED = "004_c6bb61d8c005b81a.txt"
 # Where releases keep the pass: today's AOTI back-end module first, then the seed's original CUDA pass.
-PASS_LOCATIONS = (
-    ("executorch.backends.aoti.passes.replace_view_copy_with_view", "ReplaceViewCopyWithViewPass"),
-    ("executorch.backends.cuda.passes.replace_slice_copy_with_slice", "ReplaceSliceCopyWithSlicePass"),
-    ("executorch.backends.cuda.replace_slice_copy_with_slice", "ReplaceSliceCopyWithSlicePass"),
-)
+PASS_LOCATIONS = executorch_cuda.VIEW_PASS_LOCATIONS
 # Edge ops that are copies of a view op (the edge dialect's functionalised views); other *_copy ops are not views.
 VIEW_COPY_OPS = ("alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
                  "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
@@ -43,27 +38,7 @@ PRELOAD = ("yolo26kit.investigations.view_copy.measure", "executorch.exir", "ult
 # --------------------------------------------------------------------------- the pass and the edge graph
 
 
-def find_pass() -> dict[str, Any]:
-    """Which view-copy pass the installed executorch ships: module, class, version and its op mapping."""
-    try:
-        version = importlib.metadata.version("executorch")
-    except importlib.metadata.PackageNotFoundError:
-        version = None
-    tried = []
-    for module_name, cls_name in PASS_LOCATIONS:
-        try:
-            module = importlib.import_module(module_name)
-            getattr(module, cls_name)
-        except (ImportError, AttributeError) as exc:
-            tried.append(f"{module_name}.{cls_name}: {type(exc).__name__}")
-            continue
-        mapping = {}
-        for value in vars(module).values():  # the module's {copy op: view op} table, whatever its name
-            if isinstance(value, dict) and value and all(hasattr(k, "name") for k in value):
-                mapping.update({op_name(k): op_name(v) for k, v in value.items()})
-        return {"found": True, "module": module_name, "name": cls_name, "executorch": version,
-                "mapping": dict(sorted(mapping.items())), "tried": tried}
-    return {"found": False, "module": "", "name": "", "executorch": version, "mapping": {}, "tried": tried}
+find_pass = executorch_cuda.view_pass  # which view-copy pass the installed executorch ships, and its table
 
 
 def _pass_instance() -> Any:
@@ -73,13 +48,7 @@ def _pass_instance() -> Any:
     return getattr(importlib.import_module(info["module"]), info["name"])()
 
 
-def op_name(target: Any) -> str:
-    """`aten.slice_copy.Tensor` for ATen and edge ops alike (str(target) otherwise)."""
-    name = getattr(target, "_name", None)
-    if name is None and hasattr(target, "name") and callable(target.name):
-        name = target.name()
-    name = str(name or getattr(target, "__name__", target))
-    return name.replace("::", ".")
+op_name = executorch_cuda.op_name
 
 
 def base_op(name: str) -> str:
