@@ -263,7 +263,8 @@ def test_et_cuda_claims_rest_only_on_the_back_ends_defaults():
     skipped = inv.Row(inv.Case(model="yolo26n", backend="et_cuda", device="cuda", imgsz=640),
                       [isolate.skipped("et_cuda", "the quick profile does not lower the whole model with ExecuTorch CUDA")])
     judged = inv.judge_cuda_aoti_backbone_only(_run([aoti_ok, skipped], "cuda", imgsz=640))
-    assert judged.verdict == "inconclusive" and "quick profile" in judged.evidence
+    assert judged.verdict == "inconclusive" and "quick profile" in judged.evidence and judged.basis == "none"
+    assert inv.judge_cuda_aoti_backbone_only(_run([aoti_ok, timeout], "cuda", imgsz=640)).basis == "measured"
     cpu = inv.judge_cuda_aoti_backbone_only(_run([_row(backend="aoti", prepare="ok")]))
     assert cpu.verdict == "needs_cuda" and "ran" in cpu.evidence
 

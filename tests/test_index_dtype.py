@@ -169,6 +169,7 @@ def test_whole_model_cuda_lowering_is_a_skipped_row_when_not_asked_for():
     for judge in (inv.judge_et_cuda_full_model, inv.judge_triton_worker_gpu):
         judged = judge(res)
         assert judged.verdict == "inconclusive" and "--profile full runs it" in judged.evidence
+        assert judged.basis == "none"  # a skipped lowering measured nothing
 
 
 def test_every_ledger_claim_has_one_judge():
@@ -462,3 +463,17 @@ def test_a_failure_in_a_compile_worker_names_the_worker_s_error():
     judged = inv.judge_et_cuda_full_model(res)
     assert "(the worker raised RuntimeError: No valid triton configs" in judged.evidence
     assert "pointer offset" not in judged.evidence
+
+
+def test_plain_aoti_measured_with_the_cuda_lowering_skipped_stays_measured():
+    out = inv.random_preds(1, 300, 2, seed=0)[..., :6]
+    aoti = inv.Cell(inv.Spec("legacy", device="cuda"), "aoti", [
+        _outcome("c:compile", value={"package": "p"}),
+        _outcome("c:load+run", value={"output": out}, aoti_load="as_is")], {})
+    aoti.delta = inv.compare(out, out)
+    skipped = inv.Cell(inv.Spec("legacy", device="cuda"), "et_cuda", [isolate.skipped("l:et_cuda", "not asked for")], {})
+    judged = inv.judge_aoti_float_index(inv.Results(_cuda_run([aoti, skipped], []), pd.DataFrame()))
+    assert judged.verdict == "inconclusive" and "not lowered in this run" in judged.evidence
+    assert judged.basis == "measured"  # plain AOTI ran; only the ExecuTorch side is missing
+    alone = inv.judge_et_cuda_float_index(inv.Results(_cuda_run([aoti, skipped], []), pd.DataFrame()))
+    assert alone.verdict == "inconclusive" and alone.basis == "none"

@@ -51,7 +51,7 @@ BASIS_LABELS = {"derived": "derived", "both": "measured + derived", "none": "no 
 BASIS_WORDS = {"measured": "measured in this run",
                "derived": "derived: arithmetic or a model applied to the seed's own numbers, not a measurement",
                "both": "partly measured in this run, partly derived from the seed's own numbers",
-               "none": "no basis: the verdict rests on no measurement (an error)"}
+               "none": "no basis: nothing in this run measured it (a step failed, was skipped or needs another device)"}
 STEP_STATUSES = ("ok", "error", "crash", "timeout", "oom", "skipped")  # isolate.Outcome.status values
 _EXTERNAL_SCRIPT = re.compile(r"<script\b[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", re.I)
 _EXTERNAL_LINK = re.compile(r"<link\b[^>]*\bhref=[\"']https?://[^>]*>", re.I)

@@ -147,8 +147,9 @@ def judge_cuda_aoti_backbone_only(run: Run) -> Judgement:
     cond = {"device": "cuda", **conditions}
     if kind == "missing":
         return Judgement("error", text, data, basis="none")
-    if kind in ("not_lowered", "kit_options", "unfinished"):
-        return Judgement("inconclusive", evidence, data, run=cond)
+    if kind in ("not_lowered", "kit_options", "unfinished"):  # not lowered: nothing measured of the back-end
+        return Judgement("inconclusive", evidence, data, basis="none" if kind == "not_lowered" else "measured",
+                         run=cond)
     if kind == "failed":
         return Judgement("confirmed", evidence, data, run=cond)
     if kind == "ran_differs":

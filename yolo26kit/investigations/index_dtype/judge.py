@@ -9,6 +9,7 @@ verdicts.settle turns a decisive verdict reached under other conditions (a kit o
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -83,9 +84,10 @@ def _failure(lower: isolate.Outcome, chars: int = 200) -> str:
 
 
 def _undecided(lower: isolate.Outcome, what: str, run: dict[str, Any]) -> Judgement | None:
-    """`inconclusive` when the lowering was skipped or did not finish; None when it ended with an answer."""
+    """`inconclusive` when the lowering was skipped (nothing measured: basis none) or did not finish; None when it ended
+    with an answer."""
     if lower.status == "skipped":
-        return Judgement("inconclusive", f"{what}: not lowered in this run ({lower.error})", {}, run=run)
+        return Judgement("inconclusive", f"{what}: not lowered in this run ({lower.error})", {}, basis="none", run=run)
     if lower.status in UNFINISHED:
         return Judgement("inconclusive", f"{what}: the lowering ended with {lower.status} after {lower.seconds:.0f} s "
                          f"({lower.error[:160]}); a lowering that did not finish says nothing about the claim",
@@ -198,7 +200,7 @@ def judge_aoti_float_index(res: Results) -> Judgement:
     run.update(backend_options=et_cell.spec.backend_options)
     undecided = _undecided(et, f"{text}; ExecuTorch CUDA ({_where(et_cell)})", run)
     if undecided is not None:
-        return undecided
+        return replace(undecided, basis="measured")  # plain AOTI was measured; only the comparison is missing
     if SEED_INDEX_ERROR in _text(et):
         return Judgement("partly", f"{text}; only the ExecuTorch CUDA lowering ({_where(et_cell)}; {_options_text(res)}) "
                          "sees the float32 index", {"loads": loads}, run=run)
