@@ -260,6 +260,8 @@ def test_et_cuda_claims_rest_only_on_the_back_ends_defaults():
     assert verdicts(ran) == ("refuted", "partly")
     timeout = _row(backend="et_cuda", device="cuda", prepare="timeout", imgsz=640, options="defaults")
     assert verdicts(timeout) == ("inconclusive", "inconclusive")
+    crash = _row(backend="et_cuda", device="cuda", prepare="crash", imgsz=640, options="defaults")
+    assert verdicts(crash) == ("inconclusive", "inconclusive")  # a lowering that died says nothing either way
     skipped = inv.Row(inv.Case(model="yolo26n", backend="et_cuda", device="cuda", imgsz=640),
                       [isolate.skipped("et_cuda", "the quick profile does not lower the whole model with ExecuTorch CUDA")])
     judged = inv.judge_cuda_aoti_backbone_only(_run([aoti_ok, skipped], "cuda", imgsz=640))
@@ -414,3 +416,27 @@ def test_on_cpu_every_build_comes_first_and_the_timed_runs_follow_alone(monkeypa
             assert row.outcomes[0] is prepared and prepared.value["artifact"] in row.outcomes[-1].error
             checked += 1
     assert checked >= 3  # AOTI, XNNPACK, ONNX Runtime and ultralytics' exports at least
+
+
+def test_a_failed_et_cuda_lowering_records_the_defaults_it_used_and_the_workers_error(monkeypatch):
+    from yolo26kit.investigations.deployment_paths import measure
+
+    worker = ("InductorError: RuntimeError: Failed to run autotuning code block: An exception occurred in a "
+              "subprocess:\n\nName=0\nTraceback (most recent call last):\n  File \"x.py\", line 1\n"
+              "triton.compiler.errors.CompilationError: at 24:20:\n")
+
+    def failing_step(fn, case, **kw):
+        return isolate.Outcome(kw["step"], "error", 240.0, error=worker.splitlines()[0], traceback=worker)
+
+    monkeypatch.setattr(isolate, "run_step", failing_step)
+    case = inv.Case(model="yolo26n", backend="et_cuda", device="cuda", imgsz=640)
+    outcome = measure.prepare(case, 60.0)
+    assert outcome.details["backend_options"] == "defaults"
+    row = inv.Row(case, [outcome])
+    assert inv.et_cuda_options(row) == "defaults"
+    run = _run([_row(backend="aoti", device="cuda", prepare="ok", imgsz=640), row], "cuda", imgsz=640)
+    judged = inv.judge_cuda_aoti_backbone_only(run)
+    assert judged.verdict == "confirmed"
+    assert "after 240 s" in judged.evidence and "the worker raised triton.compiler.errors.CompilationError" in judged.evidence
+    xla = inv.Case(model="yolo26n", backend="et_xnnpack", device="cpu", imgsz=640)
+    assert "backend_options" not in measure.prepare(xla, 60.0).details

@@ -58,6 +58,22 @@ def default_options() -> dict[str, Any]:
 DEFAULTS = "defaults"  # the back-end's own compile options (max-autotune on, Triton-only GEMM/conv choices)
 
 
+# Inductor's SubprocException (a compile or autotune worker failed): its message carries the worker's own traceback
+SUBPROCESS_FAILURE = "An exception occurred in a subprocess"
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)\b(?::.*)?$")
+
+
+def subprocess_error(text: str) -> str:
+    """The last exception line of the worker traceback an Inductor SubprocException carries ("" when none): what a
+    lowering that failed 'in a subprocess' actually ran into."""
+    start = text.find(SUBPROCESS_FAILURE)
+    if start < 0:
+        return ""
+    details = text[start:].split("The above exception was the direct cause", 1)[0]
+    lines = [ln.strip() for ln in details.splitlines()[1:] if EXCEPTION_LINE.match(ln.strip())]
+    return lines[-1] if lines else ""
+
+
 def kit_overrides(autotune: bool = True, conv_backends: str = "") -> dict[str, Any]:
     """The entries the kit changes in the back-end's options: none for its defaults."""
     overrides: dict[str, Any] = {} if autotune else {"max_autotune": False}

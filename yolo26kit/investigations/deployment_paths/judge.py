@@ -21,6 +21,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ... import env, findings, timing, yolo
+from ...backends import executorch_cuda
 from ...verdicts import Judgement, band
 from .measure import (KIT_EXPORT, MATCH_RATE_MIN, TASKS, TORCH_NATIVE_CUDA, ULTRALYTICS_EXPORTER, Case, Row, Run,
                       label, timed_ms)
@@ -117,10 +118,13 @@ def _et_cuda(run: Run, model: str) -> tuple[str, str, Row | None, dict[str, Any]
         return "kit_options", (f"{where}: the lowering used the kit's options ({options}), not the back-end's "
                                f"defaults, so its outcome ({outcome}) decides nothing about the back-end"), row, conditions
     if not prepare.ok:
-        if prepare.status in ("timeout", "oom"):
+        if prepare.status in ("timeout", "oom", "crash"):
             return "unfinished", (f"{where}, default options: the lowering did not finish ({prepare.status} after "
                                   f"{prepare.seconds:.0f} s), which says nothing about the back-end"), row, conditions
-        return "failed", f"{where}, default options: the lowering failed: {prepare.error[:200]}", row, conditions
+        worker = executorch_cuda.subprocess_error("\n".join([prepare.error, prepare.traceback, prepare.log]))
+        return "failed", (f"{where}, default options: the lowering failed after {prepare.seconds:.0f} s: "
+                          f"{prepare.error[:200]}" + (f" (the worker raised {worker[:200]})" if worker else "")), \
+            row, conditions
     if row.correct:
         return "ran_ok", f"{where}, default options: lowered, {_state(row)}, {_latency(row)}", row, conditions
     if row.ok:

@@ -579,7 +579,10 @@ def prepare(case: Case, timeout: float) -> isolate.Outcome | None:
         return isolate.run_step(step_ultralytics_export, case, timeout=timeout, step=f"{case.tag}:prepare",
                                 phase="compile")
     if backend_of(case.backend).has_prepare:
-        return isolate.run_step(step_prepare, case, timeout=timeout, step=f"{case.tag}:prepare", phase="compile")
+        outcome = isolate.run_step(step_prepare, case, timeout=timeout, step=f"{case.tag}:prepare", phase="compile")
+        if case.backend == "et_cuda":  # step_prepare lowers with the defaults; a failed step returns no facts to say so
+            outcome.details.setdefault("backend_options", executorch_cuda.options_label(executorch_cuda.kit_overrides()))
+        return outcome
     return None
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ... import env, findings, graphs, isolate
 from ...backends import executorch_cuda
+from ...backends.executorch_cuda import SUBPROCESS_FAILURE, subprocess_error
 from ...detections import agrees
 from ...verdicts import Judgement
 from .measure import ATEN_CONV, Cell, Results, Run, _text
@@ -32,9 +33,6 @@ MISSING_KERNEL_LIST = re.compile(r"missing fallback kernels \(\d+ total\):[ \t]*
 # a view-copy op (Edge dialect's copying form of a view) among the kernels the back-end lists
 VIEW_COPY_KERNEL = re.compile(r"aten::\w+_copy\.\w+")
 NOT_IMPLEMENTED = "Lowering not implemented"
-# Inductor's SubprocException: its message carries the worker's own traceback after "Name=..."
-SUBPROCESS_FAILURE = "An exception occurred in a subprocess"
-EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)\b(?::.*)?$")
 
 
 def _cell(cells: list[Cell], variant: str, path: str) -> Cell | None:
@@ -61,16 +59,6 @@ def missing_kernels(text: str) -> list[str]:
     """The kernels a 'missing fallback kernels' error names (none when the text has no such list)."""
     found = MISSING_KERNEL_LIST.search(text)
     return sorted(set(re.findall(r"- (\S+)", found.group(1)))) if found else []
-
-
-def subprocess_error(text: str) -> str:
-    """The last exception line of the worker traceback an Inductor SubprocException carries ("" when none)."""
-    start = text.find(SUBPROCESS_FAILURE)
-    if start < 0:
-        return ""
-    details = text[start:].split("The above exception was the direct cause", 1)[0]
-    lines = [ln.strip() for ln in details.splitlines()[1:] if EXCEPTION_LINE.match(ln.strip())]
-    return lines[-1] if lines else ""
 
 
 def _failure(lower: isolate.Outcome, chars: int = 200) -> str:
