@@ -438,5 +438,5 @@ def test_a_failed_et_cuda_lowering_records_the_defaults_it_used_and_the_workers_
     judged = inv.judge_cuda_aoti_backbone_only(run)
     assert judged.verdict == "confirmed"
     assert "after 240 s" in judged.evidence and "the worker raised triton.compiler.errors.CompilationError" in judged.evidence
-    xla = inv.Case(model="yolo26n", backend="et_xnnpack", device="cpu", imgsz=640)
-    assert "backend_options" not in measure.prepare(xla, 60.0).details
+    xnnpack = inv.Case(model="yolo26n", backend="et_xnnpack", device="cpu", imgsz=640)
+    assert "backend_options" not in measure.prepare(xnnpack, 60.0).details
