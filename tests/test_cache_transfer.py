@@ -87,3 +87,14 @@ def test_cli_round_trip_and_bad_input(cache, tmp_path, capsys):
     (tmp_path / "a-file").write_text("")
     assert cli.main(["cache", "export", str(tmp_path / "a-file" / "t.tgz"), "--cache", str(cache)]) == 2
     assert "cannot import" in capsys.readouterr().err
+
+
+def test_info_counts_the_timings_of_each_gpu_apart(cache, tmp_path, capsys):
+    other = cache / "inductor" / "cache" / "c33ff642"
+    other.write_text(json.dumps({"system": {"device": {"name": "NVIDIA H200"}},
+                                 "cache": {"addmm": {"6400x96x128": {"float32": {"c1": 0.02}}}}}))
+    assert cache_transfer.autotune_counts(cache) == {"addmm": 3}
+    assert cache_transfer.autotune_counts_by_gpu(cache) == {"H100": {"addmm": 2}, "NVIDIA H200": {"addmm": 1}}
+    assert cli.main(["cache", "info", "--cache", str(cache)]) == 0
+    out = capsys.readouterr().out
+    assert "on H100: addmm 2" in out and "on NVIDIA H200: addmm 1" in out

@@ -436,7 +436,7 @@ def test_a_failed_et_cuda_lowering_records_the_defaults_it_used_and_the_workers_
     assert inv.et_cuda_options(row) == "defaults"
     run = _run([_row(backend="aoti", device="cuda", prepare="ok", imgsz=640), row], "cuda", imgsz=640)
     judged = inv.judge_cuda_aoti_backbone_only(run)
-    assert judged.verdict == "confirmed"
+    assert judged.verdict == "confirmed" and "backbone_static_cuda" in judged.evidence
     assert "after 240 s" in judged.evidence and "the worker raised triton.compiler.errors.CompilationError" in judged.evidence
     xnnpack = inv.Case(model="yolo26n", backend="et_xnnpack", device="cpu", imgsz=640)
     assert "backend_options" not in measure.prepare(xnnpack, 60.0).details

@@ -38,6 +38,20 @@ def autotune_counts(root: Path) -> dict[str, int]:
     return counts
 
 
+def autotune_counts_by_gpu(root: Path) -> dict[str, dict[str, int]]:
+    """The same counts per GPU model (each system hash names its GPU): Inductor reads only the timings of the GPU it
+    runs on, so another card's imported timings save nothing."""
+    by_gpu: dict[str, dict[str, int]] = {}
+    for path in sorted((root / AUTOTUNE).glob("*")):
+        entry = read_json_object(path)
+        device = entry.get("system", {}).get("device", {})
+        gpu = str(device.get("name", path.name) if isinstance(device, dict) else device)
+        counts = by_gpu.setdefault(gpu, {})
+        for op, by_inputs in entry.get("cache", {}).items():
+            counts[op] = counts.get(op, 0) + len(by_inputs)
+    return by_gpu
+
+
 def export(root: Path, archive: Path) -> dict[str, Any]:
     """Write the portable files of cache `root` into a .tar.gz; returns {files, bytes, autotuned}."""
     files = portable_files(root)
@@ -78,7 +92,8 @@ def import_(root: Path, archive: Path) -> dict[str, Any]:
 
 
 def describe(root: Path) -> str:
-    """A few lines: the cache root, its size per top folder, and Inductor's autotuned shapes per operator."""
+    """A few lines: the cache root, its size per top folder, and Inductor's autotuned shapes per operator, in all and
+    per GPU model."""
     lines = [f"compile cache: {root}" + ("" if root.is_dir() else " (does not exist)")]
     if root.is_dir():
         for folder in sorted(p for p in root.iterdir() if p.is_dir()):
@@ -89,6 +104,8 @@ def describe(root: Path) -> str:
         portable = portable_files(root)
         size = sum((root / p).stat().st_size for p in portable)
         lines.append(f"  autotuned input shapes: {said}")
+        for gpu, by_op in autotune_counts_by_gpu(root).items():
+            lines.append(f"    on {gpu}: " + ", ".join(f"{op} {n}" for op, n in sorted(by_op.items())))
         lines.append(f"  portable part (`yolo26kit cache export`): {len(portable)} files, {size / 1024:.0f} KiB")
     return "\n".join(lines)
 

@@ -155,7 +155,8 @@ def judge_cuda_aoti_backbone_only(run: Run) -> Judgement:
         return Judgement("inconclusive", evidence, data, basis="none" if kind == "not_lowered" else "measured",
                          run=cond)
     if kind == "failed":
-        return Judgement("confirmed", evidence, data, run=cond)
+        return Judgement("confirmed", evidence + " — the whole model does not lower; whether the backbone alone does, "
+                         "this notebook does not try (index_dtype.backbone_static_cuda does)", data, run=cond)
     if kind == "ran_differs":
         return Judgement("partly", evidence + " — the whole model exports, but its output is not eager's", data,
                          run=cond)
