@@ -160,12 +160,17 @@ def test_aoti_row_shows_both_load_attempts_and_counts_the_workaround():
                             details={"aoti_load": "as_is", "cause": "static_libstdcxx_locale_mix"})
     ok = isolate.Outcome(f"{case.tag}:load+run [w]", "ok", 3.0, details={"aoti_load": "system_libstdcxx"},
                          value={"outputs": [DETS], "median_ms": 2.0, "iqr_ms": 0.1, "first_call_s": 1.0})
-    row = inv.Row(case, [isolate.Outcome(f"{case.tag}:prepare", "ok", 90.0, value={"artifact": "p"}), crash, ok])
+    prepared = isolate.Outcome(f"{case.tag}:prepare", "ok", 90.0, value={"artifact": "p", "cached": True})
+    row = inv.Row(case, [prepared, crash, ok])
     row.delta = inv.compare("detect", [DETS], [DETS])
     table = inv.row_dicts(row)
     assert [(r["status"], r["aoti_load"]) for r in table] == [("crash", "as_is"), ("ok", "system_libstdcxx")]
     assert table[0]["correct"] is None and table[1]["correct"] is True and table[1]["prepare_s"] == 90.0
     assert table[0]["cause"] == "static_libstdcxx_locale_mix"
+    # the package served from the cache is said once per case (the run counts artifact hits from this column)
+    assert [r["cached"] for r in table] == [None, True]
+    row.outcomes[0] = replace(prepared, value={"artifact": "p"})
+    assert [r["cached"] for r in inv.row_dicts(row)] == [None, None]  # a build step that does not say
 
 
 def test_failed_prepare_is_the_only_row():

@@ -24,20 +24,22 @@ def cache_dir() -> Path | None:
     return root / "aoti" if root else None
 
 
-def compile_package(program: Any, package_path: str, inductor_configs: dict[str, Any] | None = None) -> str:
-    """aoti_compile_and_package, reusing a cached package of the same program when the run has a compile cache."""
+def compile_package(program: Any, package_path: str, inductor_configs: dict[str, Any] | None = None
+                    ) -> tuple[str, bool]:
+    """aoti_compile_and_package, reusing a cached package of the same program when the run has a compile cache;
+    returns the package's path and whether it came from the cache."""
     import torch
 
     folder = cache_dir()
     cached = folder / f"{program_key(program, inductor_configs)}.pt2" if folder else None
     if cached and cached.exists():
         shutil.copyfile(cached, package_path)
-        return package_path
+        return package_path, True
     path = torch._inductor.aoti_compile_and_package(program, package_path=package_path,
                                                     inductor_configs=inductor_configs)
     if cached:
         write_atomic(cached, Path(path).read_bytes())  # concurrent notebooks never see half a package
-    return path
+    return path, False
 
 
 def load(package_path: str) -> Any:

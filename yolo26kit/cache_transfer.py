@@ -32,9 +32,9 @@ def portable_files(root: Path) -> list[Path]:
 def autotune_counts(root: Path) -> dict[str, int]:
     """Input-shape sets Inductor has benchmarked, per operator (addmm, convolution, ...), over every system hash."""
     counts: dict[str, int] = {}
-    for path in sorted((root / AUTOTUNE).glob("*")):
-        for op, by_inputs in read_json_object(path).get("cache", {}).items():
-            counts[op] = counts.get(op, 0) + len(by_inputs)
+    for by_op in autotune_counts_by_gpu(root).values():
+        for op, n in by_op.items():
+            counts[op] = counts.get(op, 0) + n
     return counts
 
 

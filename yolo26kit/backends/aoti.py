@@ -14,8 +14,9 @@ from . import Backend, Loaded, artifact_facts, exported, register, threads_or_de
 def prepare(subject: Any, inputs: tuple[Any, ...], folder: str | Path, stem: str,
             inductor_configs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Export (an nn.Module) and compile the package `folder/stem.pt2`, from the kit's cache when it has it."""
-    path = kit_aoti.compile_package(exported(subject, inputs), str(Path(folder) / f"{stem}.pt2"), inductor_configs)
-    return artifact_facts(path)
+    path, cached = kit_aoti.compile_package(exported(subject, inputs), str(Path(folder) / f"{stem}.pt2"),
+                                            inductor_configs)
+    return artifact_facts(path, cached)
 
 
 def load_package(package: str | Path) -> Any:

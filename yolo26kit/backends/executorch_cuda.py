@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .. import env
 from . import Backend, Loaded, executorch_runtime, exported, register, threads_or_default
 
 OPTION_KEYS = ("max_autotune", "max_autotune_gemm_backends", "max_autotune_conv_backends",
@@ -247,12 +248,8 @@ def view_pass() -> dict[str, Any]:
     """Which view-copy pass the installed executorch ships: module, class, version and its {copy op: view op} table
     (read from the pass's module, whatever the table is called)."""
     import importlib
-    from importlib import metadata
 
-    try:
-        version = metadata.version("executorch")
-    except metadata.PackageNotFoundError:
-        version = None
+    version = env.package_version("executorch")
     tried = []
     for module_name, cls_name in VIEW_PASS_LOCATIONS:
         try:
