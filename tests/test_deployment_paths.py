@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 import pytest
 import torch
@@ -49,8 +50,10 @@ def _row(model: str = "yolo26n", backend: str = "eager", device: str = "cpu", ms
 
 def _run(rows: list[inv.Row], device: str = "cpu", models: tuple[str, ...] = ("yolo26n",), task_rows=(),
          dynamic: isolate.Outcome | None = None, imgsz: int = 320, rounds: dict | None = None,
-         gpu: str = "") -> inv.Run:
-    side = isolate.Outcome("CPU rows side by side", "ok", 3.0, value=rounds) if rounds is not None else None
+         gpu: str = "", cpu: str = "Intel(R) Core(TM) i7-12700K", others_busy: float | None = 0.0) -> inv.Run:
+    """A run; `rounds` are the side-by-side step's medians per case tag, timed on `cpu` beside `others_busy` cores."""
+    value = {"medians": rounds, "cpu": cpu, "threads": 8, "others_busy_cores": others_busy}
+    side = isolate.Outcome("CPU rows side by side", "ok", 3.0, value=value) if rounds is not None else None
     return inv.Run(device, rows, list(task_rows), dynamic, list(models), imgsz, side, gpu)
 
 
@@ -194,9 +197,9 @@ def test_fastest_ignores_a_faster_wrong_path():
 # Every judge's decisive outcomes are driven in tests/judge_cases/deployment_paths.py (tests/test_judges.py); the
 # tests here pin the rules behind them.
 
-def _pair(xnn_rounds: list[float], eager_rounds: list[float], imgsz: int = 640) -> inv.Run:
+def _pair(xnn_rounds: list[float], eager_rounds: list[float], imgsz: int = 640, **machine: Any) -> inv.Run:
     eager, xnn = _row(imgsz=imgsz, ms=20.0), _row(backend="et_xnnpack", prepare="ok", imgsz=imgsz, ms=10.0)
-    return _run([eager, xnn], imgsz=imgsz, rounds={eager.case.tag: eager_rounds, xnn.case.tag: xnn_rounds})
+    return _run([eager, xnn], imgsz=imgsz, rounds={eager.case.tag: eager_rounds, xnn.case.tag: xnn_rounds}, **machine)
 
 
 def test_xnnpack_vs_eager_needs_rounds_timed_in_turn():
@@ -206,6 +209,17 @@ def test_xnnpack_vs_eager_needs_rounds_timed_in_turn():
     assert straddle.verdict == "inconclusive" and "both sides" in straddle.evidence
     rows_only = _run([_row(ms=20.0), _row(backend="et_xnnpack", ms=10.0)])  # separate timings, no rounds
     assert inv.judge_xnnpack_vs_eager(rows_only).verdict == "inconclusive"
+
+
+def test_cpu_rounds_timed_beside_other_work_decide_nothing():
+    quiet = inv.judge_xnnpack_vs_eager(_pair([10.0, 11.0, 12.0], [20.0] * 3, others_busy=0.2))
+    assert quiet.verdict == "confirmed" and "kept 0.2 cores busy" in quiet.evidence
+    busy = inv.judge_xnnpack_vs_eager(_pair([10.0, 11.0, 12.0], [20.0] * 3, others_busy=3.5))
+    assert busy.verdict == "inconclusive" and "3.5 cores" in busy.evidence and "would say confirmed" in busy.evidence
+    unread = inv.judge_xnnpack_vs_eager(_pair([10.0, 11.0, 12.0], [20.0] * 3, others_busy=None))
+    assert unread.verdict == "confirmed" and "could not be read" in unread.evidence
+    table = inv.side_by_side_frame(_pair([10.0] * 3, [20.0] * 3, others_busy=3.5))
+    assert table["other processes' busy cores"].tolist() == [3.5, 3.5] and set(table["threads"]) == {8}
 
 
 def test_a_negative_or_nan_net_time_reads_could_not_time():
@@ -218,7 +232,8 @@ def test_a_negative_or_nan_net_time_reads_could_not_time():
 
 def test_xnnpack_vs_eager_records_the_seeds_conditions():
     judged = inv.judge_xnnpack_vs_eager(_pair([10.0] * 3, [20.0] * 3, imgsz=320))
-    assert judged.run == {"device": "cpu", "backend": "executorch-xnnpack", "model": "yolo26n", "imgsz": 320}
+    assert judged.run == {"device": "cpu", "backend": "executorch-xnnpack", "model": "yolo26n", "imgsz": 320,
+                          "cpu": "Intel Core i7"}
     claim = findings.Findings(inv.NAME, {}).verdict("deployment_paths.xnnpack_vs_eager", judged)
     assert claim.verdict == "inconclusive" and claim.conditions["differ"] == ["imgsz"]  # the seed's is 640
 
@@ -237,6 +252,16 @@ def test_xnnpack_scaling_against_the_ledgers_ratio_band():
     assert scaling([29.0, 19.0, 40.0]).verdict == "inconclusive"  # rounds on both sides of an edge
     one = inv.judge_xnnpack_scaling(_run([_row(backend="et_xnnpack")]))
     assert one.verdict == "inconclusive" and "needs two" in one.evidence
+
+
+def test_xnnpack_scaling_on_another_cpu_than_the_seeds_cannot_decide():
+    n = _row(backend="et_xnnpack", ms=10.0, prepare="ok", imgsz=640)
+    s = _row("yolo26s", backend="et_xnnpack", prepare="ok", imgsz=640)
+    run = _run([n, s], models=("yolo26n", "yolo26s"), imgsz=640, cpu="Intel(R) Xeon(R) Platinum 8480+",
+               rounds={n.case.tag: [10.0] * 3, s.case.tag: [29.0, 28.0, 30.0]})
+    claim = findings.Findings(inv.NAME, {}).verdict("deployment_paths.xnnpack_scaling", inv.judge_xnnpack_scaling(run))
+    assert claim.verdict == "inconclusive" and claim.conditions["differ"] == ["cpu"]
+    assert "would say refuted" in claim.evidence and "Intel Xeon" in claim.evidence
 
 
 def test_side_by_side_needs_two_correct_cpu_rows_and_tables_say_why():

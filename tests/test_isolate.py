@@ -283,3 +283,20 @@ def test_a_step_inside_a_step_is_not_journaled_on_its_own(tmp_path, monkeypatch)
 
 def nested_step(counter: str) -> bool:
     return isolate.run_step(counted, counter, timeout=60).ok and isolate.JOURNAL_ENV not in os.environ
+
+
+def test_others_busy_counts_other_processes_cpu_not_this_ones():
+    import subprocess
+    import sys
+
+    from yolo26kit import timing
+
+    with timing.others_busy() as quiet_own:
+        deadline = time.perf_counter() + 0.5
+        while time.perf_counter() < deadline:  # this process's own work is not "others"
+            pass
+    busy_child = subprocess.Popen([sys.executable, "-c", "import time\nt = time.time()\nwhile time.time() - t < 1.5: pass"])
+    with timing.others_busy() as beside_child:
+        busy_child.wait()
+    assert beside_child["others_busy_cores"] >= 0.5  # one core kept busy (a share of it on a crowded machine)
+    assert quiet_own["others_busy_cores"] < beside_child["others_busy_cores"]

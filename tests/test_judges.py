@@ -67,6 +67,7 @@ def test_judge_case(investigation: str, claim_id: str, expected: str, factory: A
     judged = Judgement.of(judge(factory()))
     seed = findings.ledger_entry(claim_id).get("conditions", {})
     final, record = settle(judged, seed)
+    expected = expected.split(" (", 1)[0]  # "inconclusive (busy machine)": a second case for one verdict
     assert final.verdict == expected, f"{claim_id}: {final.verdict} ({final.evidence[:300]})"
     if expected in DECISIVE:
         assert set(seed) <= set(judged.run), f"{claim_id}: the run's conditions lack {sorted(set(seed) - set(judged.run))}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 from functools import cache
 from importlib import metadata
@@ -68,7 +69,7 @@ def _kit_revision() -> str:
     return revision or __version__
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -76,6 +77,14 @@ def _cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def cpu_class(name: str) -> str:
+    """A CPU's family from its model name, as a seed would name it: "Intel(R) Core(TM) i7-9700K CPU @ 3.60GHz" →
+    "Intel Core i7", "Intel(R) Xeon(R) Platinum 8480+" → "Intel Xeon"; the name itself when no family is known."""
+    text = " ".join(re.sub(r"\((R|TM)\)", " ", name, flags=re.I).split())
+    m = re.search(r"\b(Intel|AMD)\b.*?\b(Core i\d|Core Ultra \d|Xeon|Ryzen \d+|EPYC|Threadripper)", text, re.I)
+    return f"{m.group(1)} {m.group(2)}" if m else text
 
 
 def cuda_available() -> bool:
@@ -103,7 +112,7 @@ def fingerprint() -> dict[str, Any]:
         "torch": torch_version,
         "cuda": torch.version.cuda,
         "device_type": "cuda" if on_cuda else "cpu",
-        "device": torch.cuda.get_device_name(0) if on_cuda else _cpu_name(),
+        "device": torch.cuda.get_device_name(0) if on_cuda else cpu_name(),
         "cpu_count": os.cpu_count(),
         "executorch": package_version("executorch"),
         "ultralytics": package_version("ultralytics"),

@@ -128,6 +128,42 @@ def measure_rounds(fns: dict[str, Callable[[], Any]], device: str | torch.device
             for name, ts in per.items() if ts}
 
 
+# Above this many CPU cores kept busy by other processes on average, a CPU timing measures the sharing as much as
+# the program (an idle machine's background stays near 0.1; a neighbour's compile takes one core or more).
+OTHERS_BUSY_LIMIT = 0.5
+
+
+def _busy_cpu_seconds() -> float | None:
+    """CPU seconds the whole machine has spent busy since boot (/proc/stat; None where there is none)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")  # guest time is already inside user
+
+
+def _own_cpu_seconds() -> float:
+    usage = os.times()
+    return usage.user + usage.system
+
+
+@contextlib.contextmanager
+def others_busy() -> Iterator[dict[str, float | None]]:
+    """Measure how many CPU cores other processes kept busy, on average, while the block ran: the yielded dict gets
+    `others_busy_cores` (None where the machine's CPU time cannot be read)."""
+    out: dict[str, float | None] = {"others_busy_cores": None}
+    busy0, own0, t0 = _busy_cpu_seconds(), _own_cpu_seconds(), time.perf_counter()
+    try:
+        yield out
+    finally:
+        busy1, wall = _busy_cpu_seconds(), time.perf_counter() - t0
+        if busy0 is not None and busy1 is not None and wall > 0:
+            others = (busy1 - busy0) - (_own_cpu_seconds() - own0)
+            out["others_busy_cores"] = round(max(0.0, others) / wall, 2)
+
+
 def round_ratios(numerator: list[float], denominator: list[float]) -> list[float]:
     """numerator/denominator round by round (per-round medians as measure_rounds gives them); a round where either
     is not positive is left out."""

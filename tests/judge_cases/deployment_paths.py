@@ -51,10 +51,17 @@ def row(model: str = "yolo26n", backend: str = "eager", device: str = "cpu", ms:
     return r
 
 
+I7, XEON = "Intel(R) Core(TM) i7-12700K", "Intel(R) Xeon(R) Processor"  # the seed's CPU class, and another
+
+
 def run(rows: list[inv.Row], device: str = "cpu", models: tuple[str, ...] = ("yolo26n",), task_rows=(),
         dynamic: isolate.Outcome | None = None, imgsz: int = 640, rounds: dict[str, list[float]] | None = None,
-        gpu: str = "") -> inv.Run:
-    side = isolate.Outcome("CPU rows side by side", "ok", 3.0, value=rounds) if rounds is not None else None
+        gpu: str = "", cpu: str = I7, others_busy: float | None = 0.1) -> inv.Run:
+    """A run; `rounds` are the side-by-side step's medians per case tag, timed on `cpu` beside `others_busy` cores
+    of other processes' work."""
+    side = (isolate.Outcome("CPU rows side by side", "ok", 3.0, value={"medians": rounds, "cpu": cpu, "threads": 8,
+                                                                       "others_busy_cores": others_busy})
+            if rounds is not None else None)
     return inv.Run(device, rows, list(task_rows), dynamic, list(models), imgsz, side, gpu)
 
 
@@ -74,16 +81,16 @@ def _cuda_rows(et: inv.Row, xnn_ok: bool = True) -> list[inv.Row]:
 
 # --- side-by-side CPU rounds ---------------------------------------------------------------------------
 
-def _xnn_vs_eager(ratios: list[float], imgsz: int = 640) -> inv.Run:
+def _xnn_vs_eager(ratios: list[float], imgsz: int = 640, **machine: Any) -> inv.Run:
     xnn, eager = row(backend="et_xnnpack", prepare="ok", imgsz=imgsz), row(imgsz=imgsz)
     rounds = {eager.case.tag: [20.0] * len(ratios), xnn.case.tag: [20.0 * r for r in ratios]}
-    return run([eager, xnn], rounds=rounds, imgsz=imgsz)
+    return run([eager, xnn], rounds=rounds, imgsz=imgsz, **machine)
 
 
-def _scaling(ratios: list[float]) -> inv.Run:
+def _scaling(ratios: list[float], **machine: Any) -> inv.Run:
     n, s = row(backend="et_xnnpack", prepare="ok", ms=10.0), row("yolo26s", backend="et_xnnpack", prepare="ok", ms=20.0)
     rounds = {n.case.tag: [10.0] * len(ratios), s.case.tag: [10.0 * r for r in ratios]}
-    return run([n, s], models=("yolo26n", "yolo26s"), rounds=rounds)
+    return run([n, s], models=("yolo26n", "yolo26s"), rounds=rounds, **machine)
 
 
 # --- task variants ---------------------------------------------------------------------------------
@@ -175,11 +182,15 @@ CASES: dict[str, dict[str, Callable[[], Any]]] = {
         "confirmed": lambda: _xnn_vs_eager([0.5, 0.6, 0.55]),
         "refuted": lambda: _xnn_vs_eager([1.3, 1.5, 1.4]),
         "inconclusive": lambda: _xnn_vs_eager([0.8, 1.1, 0.9]),  # rounds on both sides of 1×
+        # clear rounds, but timed while other processes kept 3 cores busy (a GPU runner's compiles beside the step)
+        "inconclusive (busy machine)": lambda: _xnn_vs_eager([1.3, 1.5, 1.4], others_busy=3.0),
     },
     "deployment_paths.xnnpack_scaling": {
         "confirmed": lambda: _scaling([2.0, 2.1, 1.9]),
         "refuted": lambda: _scaling([3.2, 3.5, 3.0]),
         "inconclusive": lambda: _scaling([2.0, 3.1, 2.5]),  # rounds on both sides of 2.67
+        "inconclusive (another CPU)": lambda: _scaling([3.2, 3.5, 3.0], cpu=XEON),
+        "inconclusive (busy machine)": lambda: _scaling([2.0, 2.1, 1.9], others_busy=3.0),
     },
 }
 

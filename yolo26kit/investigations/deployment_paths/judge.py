@@ -9,12 +9,12 @@ Rules shared by the judges:
   profile, or one that did not finish in the step's time, is `inconclusive`, never a failure of the back-end;
 - timing verdicts come from rounds timed in turn (the side-by-side step) through verdicts.band, against the band in
   the ledger (findings.band_of / the ledger's per-size figures); a latency that is not finite and positive reads
-  "could not time".
+  "could not time"; CPU rounds timed while other processes kept the machine busy (timing.OTHERS_BUSY_LIMIT, as on
+  a GPU runner whose other notebooks compile beside the step) decide nothing.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any, Callable
 
@@ -348,16 +348,30 @@ def judge_onnxruntime(run: Run) -> Judgement:
 
 def _round_ratios(run: Run, numerator: Case, denominator: Case) -> list[float]:
     """numerator/denominator per side-by-side round ([] without that step, or when no round could be timed)."""
-    if run.side_by_side is None or not run.side_by_side.ok:
-        return []
-    medians = run.side_by_side.value
+    medians = run.cpu_rounds.get("medians") or {}
     num = [v if timed_ms(v) else 0.0 for v in medians.get(numerator.tag) or []]
     den = [v if timed_ms(v) else 0.0 for v in medians.get(denominator.tag) or []]
     return timing.round_ratios(num, den)
 
 
-_CPU_ON_CUDA = ("; on a CUDA run the CPU rows are timed while other steps compile beside them: the CPU run is the "
-                "cleaner measurement")
+def _cpu_load(run: Run) -> tuple[str, bool]:
+    """What the side-by-side step measured of the machine around its rounds, as evidence, and whether other
+    processes kept it too busy for a CPU timing to decide (timing.OTHERS_BUSY_LIMIT cores on average)."""
+    rounds = run.cpu_rounds
+    if not rounds:
+        return "", False
+    where = f"{rounds.get('cpu') or 'this CPU'}, {rounds.get('threads') or '?'} threads"
+    busy = rounds.get("others_busy_cores")
+    if busy is None:
+        return f"; timed on {where} (how busy other processes kept the machine could not be read)", False
+    contested = busy > timing.OTHERS_BUSY_LIMIT
+    text = f"; timed on {where} while other processes kept {busy:g} cores busy on average"
+    if contested:
+        text += (f" (over {timing.OTHERS_BUSY_LIMIT:g}: the rounds measured the sharing as much as the programs, so "
+                 "they cannot decide; " + ("on a GPU runner the other notebooks compile beside this step, and the "
+                                           "CPU run, one notebook at a time, is the measurement" if run.on_cuda
+                                           else "rerun on a quiet machine") + ")")
+    return text, contested
 
 
 def _rounds_text(ratios: list[float]) -> str:
@@ -388,17 +402,21 @@ def judge_xnnpack_vs_eager(run: Run) -> Judgement:
                      + (f"{p['xnnpack_ms']:.3g} ms vs eager {p['eager_ms']:.3g} ms, " if p['xnnpack_ms'] and
                         p['eager_ms'] else "")
                      + _rounds_text(p["rounds"]) for p in pairs)
-    evidence = (f"XNNPACK over eager fp32 on the same CPU ({env._cpu_name()}, {os.cpu_count()} cores), judged for "
-                f"{seed_model['model']} against ≤ {hi:g}× (the seed's \"good CPU performance\"; its 15–20 ms is an "
-                f"Intel Core i7's): {text}"
-                + (_CPU_ON_CUDA if run.on_cuda else ""))
-    if seed_model["verdict"] == "inconclusive" and seed_model["rounds"]:
+    load_text, contested = _cpu_load(run)
+    evidence = (f"XNNPACK over eager fp32 on the same CPU, judged for {seed_model['model']} against ≤ {hi:g}× (the "
+                f"seed's \"good CPU performance\"; its 15–20 ms is an Intel Core i7's): {text}{load_text}")
+    verdict = seed_model["verdict"]
+    if verdict == "inconclusive" and seed_model["rounds"]:
         evidence += " — the rounds fall on both sides of 1×: this machine's noise cannot decide"
     elif not seed_model["rounds"]:
         evidence += " — no usable side-by-side rounds for it"
+    elif contested:
+        evidence += f" — the rounds alone would say {verdict}"
+        verdict = "inconclusive"
     cond = {"device": "cpu", "backend": "executorch-xnnpack", "model": seed_model["model"],
-            "imgsz": seed_model["imgsz"]}
-    return Judgement(seed_model["verdict"], evidence, {"pairs": pairs, "band": [lo, hi]}, run=cond)
+            "imgsz": seed_model["imgsz"], "cpu": env.cpu_class(run.cpu_rounds.get("cpu") or env.cpu_name())}
+    return Judgement(verdict, evidence, {"pairs": pairs, "band": [lo, hi], "others_busy_cores":
+                                         run.cpu_rounds.get("others_busy_cores")}, run=cond)
 
 
 def _growth_band(claim: str, small: str, big: str) -> tuple[float, float]:
@@ -415,7 +433,10 @@ def judge_xnnpack_scaling(run: Run) -> Judgement:
     timed = sorted((r for r in run.rows if r.case.backend == "et_xnnpack" and r.case.timed and r.case.task == "detect"
                     and r.case.export_path == KIT_EXPORT and r.correct), key=lambda r: _by_size(r.case.model))
     imgsz = timed[0].case.imgsz if timed else run.imgsz
-    cond = {"device": "cpu", "backend": "executorch-xnnpack", "imgsz": imgsz}
+    # the growth depends on the CPU (how far the runtime spreads the smaller model over its cores): the ledger names
+    # the seed's CPU class as a condition, so another CPU shows its rounds but cannot decide
+    cond = {"device": "cpu", "backend": "executorch-xnnpack", "imgsz": imgsz,
+            "cpu": env.cpu_class(run.cpu_rounds.get("cpu") or env.cpu_name())}
     if len(timed) < 2:
         return Judgement("inconclusive", f"{len(timed)} size(s) ran on XNNPACK and matched eager: growth with size needs "
                          f"two (this profile's models: {', '.join(run.models)}; the full profile has n…x)",
@@ -442,10 +463,15 @@ def judge_xnnpack_scaling(run: Run) -> Judgement:
                      f"{'×' + str(s['rows_ratio']) if s['rows_ratio'] else 'no ratio'}) → {s['verdict']}"
                      + (" (the rounds fall on both sides of the band)" if s["verdict"] == "inconclusive" and s["rounds"]
                         else "") for s in steps)
+    load_text, contested = _cpu_load(run)
     evidence = (f"{verdicts.count('confirmed')} of {len(steps)} size steps grow as the seed's XNNPACK column allows, "
-                f"{verdicts.count('refuted')} do not: {text}; measured at {imgsz} px on this CPU, the seed's at "
-                f"640 px on an Intel Core i7" + (_CPU_ON_CUDA if run.on_cuda else ""))
-    return Judgement(verdict, evidence, {"steps": steps}, run=cond)
+                f"{verdicts.count('refuted')} do not: {text}; measured at {imgsz} px, the seed's at 640 px on an "
+                f"Intel Core i7{load_text}")
+    if contested and verdict != "inconclusive":
+        evidence += f" — the rounds alone would say {verdict}"
+        verdict = "inconclusive"
+    return Judgement(verdict, evidence, {"steps": steps, "others_busy_cores": run.cpu_rounds.get("others_busy_cores")},
+                     run=cond)
 
 
 def gpu_class(name: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from ... import aoti, detections, dynamic_export, isolate, live, timing, yolo
+from ... import aoti, detections, dynamic_export, env, isolate, live, timing, yolo
 from ... import backends as registry
 from ...backends import executorch_cuda, ultralytics_export
 from ...backends import onnxruntime as ort_backend
@@ -291,8 +291,10 @@ SIDE_BY_SIDE_ROUNDS = 5  # rounds of the side-by-side CPU timing; each times eve
 
 
 def step_side_by_side(cases: list[tuple[Case, str]], rounds: int = SIDE_BY_SIDE_ROUNDS,
-                      min_run_time: float = 0.2) -> dict[str, list[float]]:
-    """Time CPU cases in one process, in turn, `rounds` times: per case tag, the median ms of each round.
+                      min_run_time: float = 0.2) -> dict[str, Any]:
+    """Time CPU cases in one process, in turn, `rounds` times: per case tag the median ms of each round (`medians`),
+    the CPU they ran on and torch's threads, and how many cores other processes kept busy meanwhile
+    (`others_busy_cores`: on a GPU runner the other notebooks compile beside this step).
 
     The rows' own timings come from separate processes minutes apart; on a shared or busy machine the speed drifts
     between them (seen: the same yolo26n→yolo26s XNNPACK ratio measured 2.0 in one run and 3.4 in the next).
@@ -300,8 +302,10 @@ def step_side_by_side(cases: list[tuple[Case, str]], rounds: int = SIDE_BY_SIDE_
     """
     torch.set_grad_enabled(False)  # this child only
     fns = {case.tag: _runner(case, artifact)[0] for case, artifact in cases}
-    timed = timing.measure_rounds(fns, "cpu", rounds, warmup=1, min_run_time=min_run_time)
-    return {tag: list(t.round_medians_ms) for tag, t in timed.items()}
+    with timing.others_busy() as load:
+        timed = timing.measure_rounds(fns, "cpu", rounds, warmup=1, min_run_time=min_run_time)
+    return {"medians": {tag: list(t.round_medians_ms) for tag, t in timed.items()}, "cpu": env.cpu_name(),
+            "threads": torch.get_num_threads(), **load}
 
 
 def side_by_side(rows: list[Row], timeout: float) -> isolate.Outcome | None:
@@ -695,11 +699,11 @@ class Run:
     side_by_side: isolate.Outcome | None = None  # the CPU rows timed again in one process (step_side_by_side)
     gpu: str = ""  # the CUDA device's name on a CUDA run (env.fingerprint), "" on a CPU run
 
-    def cpu_ratio(self, numerator: Case, denominator: Case) -> dict[str, float] | None:
-        """The side-by-side ratio of two CPU cases' latencies, None without that step's result."""
-        if self.side_by_side is None or not self.side_by_side.ok:
-            return None
-        return ratio_rounds(self.side_by_side.value, numerator.tag, denominator.tag)
+    @property
+    def cpu_rounds(self) -> dict[str, Any]:
+        """What step_side_by_side measured ({} without that step's result)."""
+        ok = self.side_by_side is not None and self.side_by_side.ok and isinstance(self.side_by_side.value, dict)
+        return self.side_by_side.value if ok else {}
 
     @property
     def on_cuda(self) -> bool:
@@ -736,7 +740,5 @@ def investigate(device: str, models: list[str], compile_models: list[str], imgsz
                                  *([dynamic_step] if want_dynamic else []))
         dynamic_outcome = extra[0] if extra else None
         rows = run_all(cases, step_timeout, compile_models, 1, et_cuda_models, built)
-    from ... import env
-
     return Run(device, rows, task_rows(rows, task_models, task_imgsz, tasks), dynamic_outcome, list(models), imgsz,
                side_by_side(rows, step_timeout), env.fingerprint()["device"] if on_cuda else "")

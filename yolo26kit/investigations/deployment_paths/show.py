@@ -146,7 +146,7 @@ def plot_latency(rows: list[Row]) -> Any:
         ax.set_xticks(range(len(yolo.SCALES)), [f"yolo26{s}" for s in yolo.SCALES])
         ax.set_yscale("log")
         sizes = sorted({r.case.imgsz for r in mine})
-        name = env.fingerprint()["device"] if device.startswith("cuda") else env._cpu_name()
+        name = env.fingerprint()["device"] if device.startswith("cuda") else env.cpu_name()
         ax.set_title(f"{device}: {name} ({', '.join(map(str, sizes))} px)", fontsize=9)
         ax.set_ylabel("latency, ms (median, IQR)")
         ax.legend(fontsize=7)
@@ -172,9 +172,12 @@ def side_by_side_frame(run: Run) -> pd.DataFrame:
         return pd.DataFrame([{"status": "skipped", "reason": "fewer than two correct CPU rows (XNNPACK, eager fp32)"}])
     if not step.ok:
         return pd.DataFrame([step.row()])
+    busy = step.value.get("others_busy_cores")
     return pd.DataFrame([{"case": tag, **{f"round {i + 1} ms": _round(ms) for i, ms in enumerate(medians)},
-                          "median of rounds ms": _round(statistics.median_high(medians))}
-                         for tag, medians in step.value.items()])
+                          "median of rounds ms": _round(statistics.median_high(medians)),
+                          "cpu": step.value.get("cpu", ""), "threads": step.value.get("threads"),
+                          "other processes' busy cores": busy}
+                         for tag, medians in step.value.get("medians", {}).items()])
 
 
 # Every table the notebook records in results.json, by name, each a function of the run (the notebook shows and
