@@ -140,3 +140,23 @@ def test_index_answers_from_the_newest_run_that_judged_each_investigation(tmp_pa
     group = page[page.index('data-investigation="cdmaskformer_mask"'):page.index('data-investigation="other_inv"')]
     assert "20260101T000000Z-good-cuda" in group and "not in this run" not in group
     assert "kit-conclusion" in group
+
+
+@pytest.mark.parametrize("path", RUNS, ids=[f"{p.parent.name[-8:]}/{p.name.split('.')[0]}" for p in RUNS])
+def test_patterns_read_from_evidence_still_match_the_judges_words(path, monkeypatch):
+    """A conclusion that reads a number from a decided claim's evidence must find it: evidence wording drifts, and a
+    pattern that no longer matches silently drops the sentence (this caught five such sentences)."""
+    res = json.loads(path.read_text())
+    verdicts = {cl["id"]: cl["verdict"] for cl in res["claims"]}
+    missed = []
+    read = conclusions.View.m
+
+    def checked(self, cid, pattern):
+        found = read(self, cid, pattern)
+        if found is None and verdicts.get(cid) not in (None, *conclusions.UNDECIDED):
+            missed.append((cid, verdicts[cid], pattern))
+        return found
+
+    monkeypatch.setattr(conclusions.View, "m", checked)
+    conclusions.conclude(res)
+    assert not missed, missed

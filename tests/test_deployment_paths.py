@@ -267,7 +267,6 @@ def test_xnnpack_scaling_on_another_cpu_than_the_seeds_cannot_decide():
 def test_side_by_side_needs_two_correct_cpu_rows_and_tables_say_why():
     assert inv.side_by_side([_row(backend="et_xnnpack", prepare="ok")], timeout=10) is None
     assert inv.side_by_side_frame(_run([]))["status"].tolist() == ["skipped"]
-    assert inv.ratio_rounds({"a": [2.0, 4.0], "b": [1.0, 1.0]}, "a", "missing") is None
 
 
 def test_et_cuda_claims_rest_only_on_the_back_ends_defaults():

@@ -14,6 +14,7 @@ this run cannot tell"). A function that raises (results changed shape) falls bac
 from __future__ import annotations
 
 import re
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -114,6 +115,32 @@ def _num(x: Any) -> str:
     return f"{f:.3g}"
 
 
+def _numbers(value: Any) -> list[float]:
+    """The numbers in a claim's data value: a list, or a dict of lists (per case) flattened; [] for anything else."""
+    items = [x for v in value.values() for x in (v if isinstance(v, list) else [v])] if isinstance(value, dict) \
+        else value if isinstance(value, list) else []
+    return sorted(float(x) for x in items if isinstance(x, (int, float)) and not isinstance(x, bool))
+
+
+def _span(values: list[float], unit: str) -> str:
+    """'0.55–0.79×' for a sorted list of numbers ('0.3 s' when all are the same)."""
+    lo, hi = _num(values[0]), _num(values[-1])
+    return f"{lo}{unit}" if lo == hi else f"{lo}–{hi}{unit}"
+
+
+def _seed_model_pair(pairs: Any) -> dict[str, Any] | None:
+    """xnnpack_vs_eager's pair for the seed's yolo26n (else the first) with its per-round ratios, None without."""
+    usable = [p for p in pairs if isinstance(p, dict) and _numbers(p.get("rounds"))] if isinstance(pairs, list) else []
+    pair = next((p for p in usable if p.get("model") == "yolo26n"), usable[0] if usable else None)
+    return {"model": pair.get("model"), "rounds": _numbers(pair.get("rounds"))} if pair else None
+
+
+# deployment_paths.cuda_aoti_backbone_only's data "kind" → what the back-end did with the whole model
+_ET_CUDA_WHOLE_MODEL = {"failed": "fails to lower the whole YOLO26", "ran_differs": "runs the whole YOLO26 but "
+                        "not with eager's output", "not_run": "lowers the whole YOLO26 (it was not run here)",
+                        "ran_ok": "lowers and runs the whole YOLO26, matching eager"}
+
+
 def _show(value: Any) -> str:
     """A condition's value in words: a range as 'min–max', a list joined."""
     if isinstance(value, dict):
@@ -133,7 +160,7 @@ def aoti_load(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     conditions = (r.claims.get(cid) or {}).get("conditions") or {}
     out: dict[str, str] = {}
     crashed = r.m(cid, r"(\d+) of (\d+) packages? crashed")
-    loaded = r.m(cid, r"(\d+) of (\d+) packages? loaded and ran")
+    loaded = r.m(cid, r"(\d+) of (\d+) packages? loaded and ran") if v != "confirmed" else None
     if v == "confirmed":
         n = f": {crashed[0]} of {crashed[1]} packages crashed when loaded as they are" if crashed else ""
         cause = r.m(cid, r"with the ([\w+-]+ locale mix)")
@@ -183,21 +210,20 @@ def cdmaskformer_mask(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     figure = None
     speed = []
     for cid, size in (("mask.speedup_small_20x", "small"), ("mask.speedup_medium_3_5x", "medium")):
-        x = r.data(cid, f"{r.device}_speedup")
-        if not isinstance(x, (int, float)):
-            got = r.m(cid, r"speed-up ([\d.]+)×")
-            x = float(got[0]) if got else None
+        rounds = _numbers(r.data(cid, f"{r.device}_rounds"))
+        x = statistics.median_high(rounds) if rounds else None
         if x is None or not r.v(cid):
             continue
         claimed = r.data(cid, "claimed")
         seed = f", seed: {_num(claimed)}×" if isinstance(claimed, (int, float)) else ""
-        speed.append(f"{_num(x)}× on {size} masks ({PLAIN.get(r.v(cid), r.v(cid))}{seed})")
+        speed.append(f"{_num(x)}× as fast as the original on {size} masks (median round; the seed's factor "
+                     f"{PLAIN.get(r.v(cid), r.v(cid))}{seed})")
         if figure is None:
             figure = {"value": f"{_num(x)}×", "label": f"masked_fill speed-up on {size} masks, {r.device}{seed}",
                       "claim": cid}
     if speed:
         where = "" if r.device == "cuda" else " (the seed's speed-ups are CUDA figures)"
-        out["cost"] = f"On this {r.device} run masked_fill runs " + " and ".join(speed) + where + "."
+        out["cost"] = f"On this {r.device} run masked_fill is " + " and ".join(speed) + where + "."
     return out, figure
 
 
@@ -221,15 +247,17 @@ def cuda_graphs(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     if fixes:
         out["fix"] = "Fixes: " + "; ".join(fixes) + "."
     figure = None
-    x = r.m("cuda_graphs.speedup_2_5x", r"([\d.]+)x vs default")
-    first = r.m("cuda_graphs.first_inference_60s", r"CUDA graphs ([\d.]+) s")
+    ratios = _numbers(r.data("cuda_graphs.speedup_2_5x", "ratios"))
+    first = _numbers(r.data("cuda_graphs.first_inference_60s", "first_s"))
     costs = []
-    if x and r.v("cuda_graphs.speedup_2_5x") not in UNDECIDED:
-        costs.append(f"full CUDA graphs run a step {x[0]}× faster than the default compile (seed: 2.5×)")
-        figure = {"value": f"{x[0]}×", "label": "decode step with full CUDA graphs vs default compile (seed: 2.5×)",
+    if ratios and r.v("cuda_graphs.speedup_2_5x") not in UNDECIDED:
+        costs.append(f"full CUDA graphs run a forecast {_span(ratios, '×')} faster than the default compile, round by "
+                     "round (seed: 2–5×)")
+        figure = {"value": f"{_num(statistics.median(ratios))}×",
+                  "label": "forecast with full CUDA graphs vs default compile, median round (seed: 2–5×)",
                   "claim": "cuda_graphs.speedup_2_5x"}
     if first and r.v("cuda_graphs.first_inference_60s") not in UNDECIDED:
-        costs.append(f"the first call takes {first[0]} s (seed: about 60 s)")
+        costs.append(f"the first call takes {_span(first, ' s')} (seed: 30–120 s)")
     if costs:
         out["cost"] = "Cost: " + "; ".join(costs) + "."
     elif r.v("cuda_graphs.speedup_2_5x"):
@@ -239,10 +267,10 @@ def cuda_graphs(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
 
 def deployment_paths(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     out: dict[str, str] = {}
-    routes = r.m("deployment_paths.cuda_aoti_backbone_only", r"(\d+) of (\d+) CUDA AOT Inductor routes")
     v = r.v("deployment_paths.cuda_aoti_backbone_only")
-    if routes and v not in UNDECIDED:
-        out["bites"] = (f"{routes[0]} of {routes[1]} CUDA AOT Inductor routes ran the whole YOLO26 and matched eager "
+    kind = r.data("deployment_paths.cuda_aoti_backbone_only", "kind")
+    if v not in UNDECIDED and kind in _ET_CUDA_WHOLE_MODEL:
+        out["bites"] = (f"ExecuTorch's CUDA back-end with its default options {_ET_CUDA_WHOLE_MODEL[kind]} "
                         f"(the seed's backbone-only limit {PLAIN.get(v, v)}).")
     elif v:
         out["bites"] = plain(r, "deployment_paths.cuda_aoti_backbone_only",
@@ -257,10 +285,11 @@ def deployment_paths(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     if fixes:
         out["fix"] = "; ".join(fixes) + "."
     figure = None
-    pair = r.m("deployment_paths.xnnpack_vs_eager", r"(\w+): XNNPACK ([\d.]+) ms vs eager ([\d.]+) ms")
-    if pair and r.v("deployment_paths.xnnpack_vs_eager") not in UNDECIDED:
-        out["cost"] = (f"On this machine's CPU {pair[0]} takes {pair[1]} ms on XNNPACK against {pair[2]} ms in eager "
-                       f"PyTorch (the seed's XNNPACK-beats-eager claim {PLAIN[r.v('deployment_paths.xnnpack_vs_eager')]}).")
+    pair = _seed_model_pair(r.data("deployment_paths.xnnpack_vs_eager", "pairs"))
+    v = r.v("deployment_paths.xnnpack_vs_eager")
+    if pair and v not in UNDECIDED:
+        out["cost"] = (f"On this machine's CPU {pair['model']} on XNNPACK takes {_span(pair['rounds'], '×')} eager "
+                       f"PyTorch's time, round by round (the seed's XNNPACK-beats-eager claim {PLAIN[v]}).")
     fastest = [row for row in r.table("fastest") if row.get("median_ms") is not None]
     fastest.sort(key=lambda row: (str(row.get("device")) != r.device, str(row.get("model"))))
     if fastest:
@@ -273,25 +302,26 @@ def deployment_paths(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
 
 def dynamic_shapes(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     out: dict[str, str] = {}
-    guards = r.m("dynamic_shapes.plain_dim_guard_violation", r"UserError with (\d+) unprovable guards")
-    if r.v("dynamic_shapes.plain_dim_guard_violation") == "confirmed" and guards:
+    guards = r.data("dynamic_shapes.plain_dim_guard_violation", "guards")
+    if r.v("dynamic_shapes.plain_dim_guard_violation") == "confirmed" and isinstance(guards, list) and guards:
         div8 = " (the seed's //8 guard among them)" if r.v("dynamic_shapes.guard_div8") == "confirmed" else ""
         out["bites"] = (f"Exporting YOLO26 with plain dynamic height/width fails on this stack: torch.export raises "
-                        f"UserError with {guards[0]} unprovable guards{div8}.")
+                        f"UserError with {len(guards)} unprovable guards{div8}.")
     elif r.v("dynamic_shapes.plain_dim_guard_violation"):
         out["bites"] = plain(r, "dynamic_shapes.plain_dim_guard_violation", "Plain dynamic dims hit a guard violation")
-    specs = r.m("dynamic_shapes.fundamentally_blocked", r"(\d+) of (\d+) dynamic H/W specs export and match eager")
+    specs = r.m("dynamic_shapes.fundamentally_blocked", r"(\d+) of (\d+) dynamic H/W specs of the stock model export and match eager")
     figure = None
     if specs and r.v("dynamic_shapes.fundamentally_blocked") in ("refuted", "partly"):
-        out["fix"] = (f"It is not a dead end: {specs[0]} of {specs[1]} dynamic H/W specs export and match eager at "
+        out["fix"] = (f"It is not a dead end: {specs[0]} of {specs[1]} dynamic H/W specs of the stock model export and match "
+                      "eager at "
                       "every multiple of 32 swept.")
         figure = {"value": f"{specs[0]}/{specs[1]}", "label": "dynamic H/W specs that export and match eager",
                   "claim": "dynamic_shapes.fundamentally_blocked"}
     elif r.v("dynamic_shapes.fundamentally_blocked"):
         out["fix"] = plain(r, "dynamic_shapes.fundamentally_blocked", "Dynamic H/W export is fundamentally blocked")
-    sizes = r.m("dynamic_shapes.multiple_of_32", r"fails at (\d+) of (\d+) sizes mod 32")
+    sizes = r.m("dynamic_shapes.multiple_of_32", r"fails at (\d+) of (\d+) non-multiple sizes mod 32")
     if sizes and r.v("dynamic_shapes.multiple_of_32") not in UNDECIDED:
-        out["other"] = (f"Eager YOLO26 itself fails at {sizes[0]} of {sizes[1]} sizes mod 32, so inputs must stay "
+        out["other"] = (f"Eager YOLO26 itself fails at {sizes[0]} of {sizes[1]} non-multiple sizes mod 32, so inputs must stay "
                         "multiples of 32 (or be letterboxed).")
     return out, figure
 
@@ -353,13 +383,14 @@ def view_copy(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     if fixes:
         out["fix"] = ("; ".join(fixes) + ".")[0].upper() + ("; ".join(fixes) + ".")[1:]
     figure = None
-    speed = r.m("view_copy.more_efficient", r"([\d.]+)× \(([\d.]+) → ([\d.]+) ms median\)")
+    kv = r.data("view_copy.more_efficient", "kv_decode")
+    speed = _numbers(kv.get("ratios")) if isinstance(kv, dict) else []
     v = r.v("view_copy.more_efficient")
     if speed and v:
-        judged = f"the seed's 'more efficient' {PLAIN.get(v, v)}"
-        out["cost"] = (f"On {r.device} the pass changes the kv_decode step from {speed[1]} to {speed[2]} ms "
-                       f"({speed[0]}×; {judged}).")
-        figure = {"value": f"{speed[0]}×", "label": f"kv_decode step with the pass vs without, {r.device}",
+        out["cost"] = (f"On {r.device} the pass makes the kv_decode step {_span(speed, '×')} faster, round by round "
+                       f"(the seed's 'more efficient' {PLAIN.get(v, v)}).")
+        figure = {"value": f"{_num(statistics.median(speed))}×",
+                  "label": f"kv_decode step without / with the pass (AOT Inductor), median round, {r.device}",
                   "claim": "view_copy.more_efficient"}
     return out, figure
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import os
 import resource
-import statistics
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -318,14 +317,6 @@ def side_by_side(rows: list[Row], timeout: float) -> isolate.Outcome | None:
         return None
     pairs = [(r.case, r.prepare.value["artifact"] if r.prepare else "") for r in picked]
     return isolate.run_step(step_side_by_side, pairs, timeout=timeout, step="CPU rows side by side", phase="measure")
-
-
-def ratio_rounds(medians: dict[str, list[float]], numerator: str, denominator: str) -> dict[str, float] | None:
-    """numerator/denominator round by round: median, min and max of the per-round ratios (None if either is absent)."""
-    ratios = sorted(timing.round_ratios(medians.get(numerator) or [], medians.get(denominator) or []))
-    if not ratios:
-        return None
-    return {"ratio": statistics.median_high(ratios), "min": ratios[0], "max": ratios[-1], "rounds": len(ratios)}
 
 
 ONNX_DYNAMIC_SPECS = {"stock": "derived", "kit-modified": dynamic_export.RECOMMENDED}  # model_variant → spec
