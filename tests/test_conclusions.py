@@ -160,3 +160,24 @@ def test_patterns_read_from_evidence_still_match_the_judges_words(path, monkeypa
     monkeypatch.setattr(conclusions.View, "m", checked)
     conclusions.conclude(res)
     assert not missed, missed
+
+
+def test_numbers_come_from_the_claims_data_not_from_their_wording():
+    res = _results("cuda_graphs", "cuda", {"cuda_graphs.speedup_2_5x": "confirmed",
+                                           "cuda_graphs.first_inference_60s": "refuted"})
+    res["claims"][0]["data"] = {"ratios": {"tensor": [2.5, 3.0, 2.0], "python": [4.0, True]}}
+    res["claims"][1]["data"] = {"first_s": [0.3, 0.9]}
+    c = conclusions.conclude(res)
+    assert "2–4× faster than the default compile, round by round" in c.by_question["cost"]
+    assert "the first call takes 0.3–0.9 s" in c.by_question["cost"]
+    assert c.figure["value"] == "2.75×"  # the median of the four numeric rounds; a bool is not a round
+    res = _results("deployment_paths", "cpu", {"deployment_paths.xnnpack_vs_eager": "confirmed",
+                                               "deployment_paths.cuda_aoti_backbone_only": "confirmed"})
+    res["claims"][0]["data"] = {"pairs": [{"model": "yolo26s", "rounds": [0.8]},
+                                          {"model": "yolo26n", "rounds": [0.7, 0.55, 0.6]}]}
+    res["claims"][1]["data"] = {"kind": "failed"}
+    c = conclusions.conclude(res)
+    assert "yolo26n on XNNPACK takes 0.55–0.7× eager PyTorch's time" in c.by_question["cost"]
+    assert c.by_question["bites"].startswith("ExecuTorch's CUDA back-end with its default options fails to lower")
+    res["claims"][1]["data"] = {"kind": "not_lowered"}  # a kind without a sentence falls back to the plain verdict
+    assert conclusions.conclude(res).by_question["bites"] == "CUDA AOT Inductor runs only the backbone: holds."
