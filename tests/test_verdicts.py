@@ -1,4 +1,4 @@
-"""The verdict rules every judge shares: the band's straddle rule, all/none/some, and the seed-conditions rule."""
+"""The verdict rules every judge shares: the rounds rule against a band, all/none/some, and the seed-conditions rule."""
 
 from __future__ import annotations
 
@@ -7,23 +7,52 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yolo26kit import findings
-from yolo26kit.verdicts import Judgement, all_none_some, band, differing, settle
+from yolo26kit.verdicts import Judgement, all_none_some, band, band_decision, differing, rounds_until_decided, settle
 
 
-def test_band_needs_every_round_on_one_side() -> None:
+def test_band_decides_by_a_two_thirds_majority_with_the_median() -> None:
     assert band([3.1, 3.4, 3.9], 2.0, 4.0) == "confirmed"
     assert band([1.2, 1.3], 2.0, 4.0) == "refuted"
-    assert band([4.5, 9.0], 2.0, 4.0) == "refuted"
-    assert band([1.9, 2.4], 2.0, 4.0) == "inconclusive"
+    assert band([4.5, 9.0], 2.0, 4.0) == "refuted"  # outside on either side counts as outside
+    assert band([1.9, 2.4], 2.0, 4.0) == "inconclusive"  # straddles the lower edge
     assert band([], 2.0, 4.0) == "inconclusive"
 
 
+def test_one_outlier_round_cannot_flip_or_block_a_verdict() -> None:
+    # the warm H100 mask rounds against the seed's 3.5x: four far below, one near the band
+    assert band([1.22, 3.03, 1.47, 1.23, 1.22], 3.5, 6.0) == "refuted"
+    assert band([2.5, 2.6, 2.4, 2.7, 9.0], 2.0, 5.0) == "confirmed"
+    assert band([1.9, 2.1, 1.8, 2.2, 2.05], 2.0, 5.0) == "inconclusive"  # 3 inside, 2 outside: too close
+
+
+def test_band_decision_waits_for_enough_rounds() -> None:
+    assert band_decision([3.0, 3.1], 2.0, 4.0, min_rounds=5) is None
+    assert band_decision([3.0, 3.1, 2.9, 3.2, 3.3], 2.0, 4.0, min_rounds=5) == "confirmed"
+
+
+def test_rounds_go_on_until_they_decide_or_reach_the_cap() -> None:
+    clear = iter([3.0] * 20)
+    assert len(rounds_until_decided(lambda: next(clear), 2.0, 4.0)) == 5
+    straddle = iter([1.9, 2.1] * 20)
+    assert len(rounds_until_decided(lambda: next(straddle), 2.0, 4.0, max_rounds=15)) == 15
+    late = iter([1.9, 2.1, 1.9, 2.1, 1.9, 2.1, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0])
+    rounds = rounds_until_decided(lambda: next(late), 2.0, 4.0)
+    assert 5 < len(rounds) < 15 and band(rounds, 2.0, 4.0) == "confirmed"
+
+
 @settings(deadline=None)  # a pure function; a loaded 2-core machine must not fail it on time
-@given(st.lists(st.floats(0.01, 100), min_size=1, max_size=9))
-def test_band_is_decisive_only_when_all_rounds_agree(rounds: list[float]) -> None:
-    inside = [2.0 <= r <= 4.0 for r in rounds]
-    expected = "confirmed" if all(inside) else "refuted" if not any(inside) else "inconclusive"
-    assert band(rounds, 2.0, 4.0) == expected
+@given(st.lists(st.floats(0.01, 100), min_size=1, max_size=15))
+def test_band_follows_the_majority_and_the_median(rounds: list[float]) -> None:
+    inside = sum(2.0 <= r <= 4.0 for r in rounds)
+    verdict = band(rounds, 2.0, 4.0)
+    if inside == len(rounds):
+        assert verdict == "confirmed"
+    elif inside == 0:
+        assert verdict == "refuted"
+    elif verdict == "confirmed":
+        assert inside >= 2 / 3 * len(rounds)
+    elif verdict == "refuted":
+        assert len(rounds) - inside >= 2 / 3 * len(rounds)
 
 
 def test_all_none_some() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,19 +40,48 @@ class Judgement:
         return cls(verdict, evidence, dict(data))
 
 
+# The rounds rule: a timing claim is decided when at least this share of its rounds, and their median, lie on
+# one side of the band (inside it, or outside it); one outlier round among five cannot flip or block a verdict.
+ROUNDS_SHARE = 2 / 3
+MIN_ROUNDS = 5
+MAX_ROUNDS = 15
+
+
+def _side(value: float, lo: float, hi: float) -> str:
+    return "inside" if lo <= value <= hi else "outside"
+
+
+def band_decision(values: Iterable[float], lo: float, hi: float, *, min_rounds: int = 1) -> str | None:
+    """The rounds rule against the seed's band [lo, hi]: `confirmed` when at least ROUNDS_SHARE of the rounds and
+    their median lie inside the band, `refuted` when they lie outside it (either side), None when fewer than
+    `min_rounds` rounds were timed or the rounds straddle an edge (more rounds may decide)."""
+    rounds = sorted(float(v) for v in values)
+    if len(rounds) < max(1, min_rounds):
+        return None
+    n = len(rounds)
+    median = rounds[(n - 1) // 2]  # a real round (the lower middle one): a mean of two could fall in between
+    side = _side(median, lo, hi)
+    agree = sum(_side(v, lo, hi) == side for v in rounds)
+    if agree < ROUNDS_SHARE * n:
+        return None
+    return "confirmed" if side == "inside" else "refuted"
+
+
 def band(values: Iterable[float], lo: float, hi: float) -> str:
-    """The straddle rule for a measured figure timed over rounds against the seed's band [lo, hi]:
-    `confirmed` when every round is inside, `refuted` when every round is outside (on either side),
-    `inconclusive` when the rounds fall on both sides of an edge (this machine's noise cannot decide)."""
-    rounds = [float(v) for v in values]
-    if not rounds:
-        return "inconclusive"
-    inside = [lo <= v <= hi for v in rounds]
-    if all(inside):
-        return "confirmed"
-    if not any(inside):
-        return "refuted"
-    return "inconclusive"
+    """The rounds rule (`band_decision`) as a verdict: `inconclusive` when the rounds do not decide."""
+    return band_decision(values, lo, hi) or "inconclusive"
+
+
+def rounds_until_decided(one_round: Callable[[], float], lo: float, hi: float, *,
+                         min_rounds: int = MIN_ROUNDS, max_rounds: int = MAX_ROUNDS) -> list[float]:
+    """Time `one_round` (it returns the round's figure, e.g. a ratio of two variants timed in turn) at least
+    `min_rounds` times and keep going until the rounds decide the band or `max_rounds` is reached."""
+    rounds: list[float] = []
+    while len(rounds) < max_rounds:
+        rounds.append(float(one_round()))
+        if band_decision(rounds, lo, hi, min_rounds=min_rounds) is not None:
+            break
+    return rounds
 
 
 def all_none_some(held: int, tried: int) -> str:
