@@ -1,0 +1,126 @@
+"""The batch plan (notebook → GPU, longest first, cores kept for CPU timings) and the time accounts read from the
+phase intervals the notebooks' processes log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from yolo26kit.run import plan, timeline
+
+NAMES = ["aoti_load", "cdmaskformer_mask", "cuda_graphs", "deployment_paths", "dynamic_shapes", "index_dtype",
+         "view_copy"]
+# seconds and measuring seconds of a warm one-GPU batch (kit 23bb3c8, reports/20261126T050328Z-vm-cuda)
+WARM = {"aoti_load": (221, 0.2), "cdmaskformer_mask": (163, 15.4), "cuda_graphs": (273, 84.4),
+        "deployment_paths": (258, 73.8), "dynamic_shapes": (241, 17.6), "index_dtype": (225, 0.0),
+        "view_copy": (231, 29.6)}
+
+
+def times() -> dict[str, dict[str, float]]:
+    return {n: {"seconds": s, "measure": m} for n, (s, m) in WARM.items()}
+
+
+def test_longest_first_and_measuring_balanced_over_two_gpus():
+    made = plan.make_plan(NAMES, ["0", "1"], 0, list(range(32)), "cuda", times())
+    assert made.order[:2] == ["cuda_graphs", "deployment_paths"]
+    load = {g: sum(WARM[p.name][1] for p in made.placements if p.gpu == g) for g in ("0", "1")}
+    assert made.placement("cuda_graphs").gpu != made.placement("deployment_paths").gpu
+    assert abs(load["0"] - load["1"]) < 20, load  # one GPU alone would measure 221 s
+    assert made.per_gpu("0") + made.per_gpu("1") == len(NAMES)
+
+
+def test_one_gpu_takes_every_notebook_and_cpu_has_none():
+    assert {p.gpu for p in plan.make_plan(NAMES, ["0"], 0, list(range(16)), "cuda", times()).placements} == {"0"}
+    assert {p.gpu for p in plan.make_plan(NAMES, [], 1, [0, 1], "cpu").placements} == {None}
+
+
+def test_unknown_notebooks_start_after_the_known_in_catalog_order():
+    known = {"view_copy": {"seconds": 10.0, "measure": 1.0}}
+    assert plan.make_plan(["a", "b", "view_copy"], ["0"], 0, [0], "cuda", known).order == ["view_copy", "a", "b"]
+
+
+@pytest.mark.parametrize("cores, device, kept", [(32, "cuda", 8), (16, "cuda", 4), (8, "cuda", 2), (4, "cuda", 0),
+                                                  (32, "cpu", 0)])
+def test_cores_kept_for_cpu_timings(cores, device, kept):
+    measuring, others = plan.split_cores(list(range(cores)), device)
+    assert len(measuring) == kept and not set(measuring) & set(others) and len(measuring) + len(others) == cores
+
+
+def test_cpus_per_notebook_share_the_notebook_cores():
+    made = plan.make_plan(NAMES, ["0", "1"], 0, list(range(32)), "cuda", times())
+    assert {p.cpus for p in made.placements} == {24 // 7}
+    assert plan.make_plan(NAMES, [], 1, [0, 1], "cpu").placements[0].cpus == 2
+
+
+def write_run(root: Path, run_id: str, device: str, done: dict[str, tuple[float, float]]) -> None:
+    (root / run_id).mkdir(parents=True)
+    meta = {"run_id": run_id, "environment": {"device_type": device},
+            "notebooks": [{"name": n, "state": "done", "seconds": s, "time_split": {"measure": m}}
+                          for n, (s, m) in done.items()]}
+    (root / run_id / "run.json").write_text(json.dumps(meta))
+
+
+def test_last_times_prefer_the_newest_run_with_every_notebook(tmp_path):
+    write_run(tmp_path, "20261101T000000Z-a-cuda", "cuda", {"x": (100, 10), "y": (50, 5)})
+    write_run(tmp_path, "20261102T000000Z-a-cuda", "cuda", {"x": (400, 40)})  # one notebook alone
+    write_run(tmp_path, "20261103T000000Z-a-cpu", "cpu", {"x": (1, 1), "y": (1, 1)})
+    run_id, found = plan.last_times(tmp_path, "cuda", ["x", "y"])
+    assert run_id == "20261101T000000Z-a-cuda" and found["x"] == {"seconds": 100, "measure": 10}
+    assert plan.last_times(tmp_path, "cuda", ["x", "z"]) == (None, {"x": {"seconds": 400, "measure": 40}})
+
+
+def test_parse_gpus():
+    assert plan.parse_gpus("0, 1,") == ["0", "1"] and plan.parse_gpus(None) == []
+
+
+# ------------------------------------------------------------------ accounts
+
+
+def row(phase: str, t0: float, t1: float, **extra) -> dict:
+    return {"phase": phase, "t0": t0, "t1": t1, **extra}
+
+
+def test_accounts_add_up_and_overlaps_count_once():
+    rows = [row("compile", 10, 50), row("compile", 20, 60),  # side by side: 50 s, not 80, less the wait
+            row("lock_wait", 55, 70, lock="gpu0"), row("measure", 70, 90, lock="gpu0"), row("measure", 80, 95)]
+    acc = timeline.accounts(0.0, 100.0, 5.0, rows)
+    assert acc == {"startup": 5.0, "lock_wait": 15.0, "compile": 45.0, "measure": 25.0, "rest": 10.0, "wall": 100.0}
+    assert sum(v for k, v in acc.items() if k != "wall") == pytest.approx(acc["wall"])
+
+
+def test_accounts_clip_to_the_notebook_and_without_a_startup_mark():
+    acc = timeline.accounts(100.0, 110.0, None, [row("measure", 90, 105)])
+    assert acc["startup"] == 0 and acc["measure"] == 5 and acc["rest"] == 5
+
+
+def test_the_startup_ends_with_the_cell_that_starts_the_findings(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1", metadata={"papermill": {"end_time": "2026-11-26T10:00:01.000000"}}),
+        nbformat.v4.new_code_cell('found = findings.start("x", globals())',
+                                  metadata={"papermill": {"end_time": "2026-11-26T10:00:42.500000Z"}})])
+    nbformat.write(nb, tmp_path / "x.ipynb")
+    assert timeline.startup_end(tmp_path / "x.ipynb") == pytest.approx(1795687242.5)
+    assert timeline.startup_end(tmp_path / "missing.ipynb") is None
+
+
+def test_measuring_per_lock_and_the_batch_lower_bound():
+    a = [row("lock_wait", 0, 4, lock="gpu0"), row("measure", 4, 10, lock="gpu0"),
+         row("measure", 1, 3, lock="cpu", cores=[6, 7], others_busy_cores=0.3)]
+    b = [row("measure", 10, 30, lock="gpu0"), row("measure", 0, 5, lock="gpu1")]
+    assert timeline.measuring(a) == {"gpu0": {"holds": 1, "held_s": 6, "wait_s": 4},
+                                     "cpu": {"holds": 1, "held_s": 2, "wait_s": 0, "cores": [6, 7],
+                                             "others_busy_cores_max": 0.3}}
+    assert timeline.lock_seconds({"a": a, "b": b}) == {"cpu": 2, "gpu0": 26, "gpu1": 5}
+
+
+def test_the_critical_path_is_the_notebook_that_ended_last():
+    entries = [{"name": "a", "gpu": "0", "ended_at": 1050.0, "accounts": {}},
+               {"name": "b", "gpu": "1", "ended_at": 1100.0, "last_phase": "measure", "accounts": {"measure": 9}},
+               {"name": "c", "state": "pending"}]
+    assert timeline.critical_path(entries, 1000.0) == {"notebook": "b", "gpu": "1", "ended_s": 100.0,
+                                                       "last_phase": "measure", "accounts": {"measure": 9}}
+    assert timeline.critical_path([{"name": "c"}], 0.0) is None
+    assert timeline.last_phase([row("compile", 0, 99.5), row("measure", 90, 99.8)], 100.0) == "measure"

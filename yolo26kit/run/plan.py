@@ -1,0 +1,138 @@
+"""The plan of a batch: which notebook runs on which GPU, in which order, with how many CPUs, and which cores
+CPU-timed steps keep for themselves. Written to run.json (`plan`) before the first notebook starts.
+
+Decisions:
+
+- Longest first: notebooks start in the order of their seconds in the last run of the same device type (unknown
+  ones after them, in the catalog's order), so the one that ends the batch starts first.
+- GPU by measuring: the batch is bound by each GPU's serialised measuring (one lock per GPU), so a notebook goes
+  to the GPU with the fewest expected measuring seconds so far (ties: the fewest notebooks), longest first
+  (LPT scheduling); unknown notebooks count as the median of the known.
+- Cores: on a machine with at least MIN_CORES_TO_RESERVE cores, a quarter of them (at least 2) is kept for
+  CPU-timed steps, which take the CPU lock and move onto those cores; every notebook runs on the others. Below
+  that the machine is too small to split: CPU timings share it (and run.json says how busy it was).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+MIN_CORES_TO_RESERVE = 8
+
+
+@dataclass
+class Placement:
+    """One notebook's place in the batch: its GPU (None on CPU), the CPUs it may use, what it was expected to take."""
+
+    name: str
+    gpu: str | None
+    cpus: int
+    expected_s: float | None = None
+    expected_measure_s: float | None = None
+
+
+@dataclass
+class Plan:
+    """Notebooks in start order with their placements, the GPUs given, and the cores kept for CPU timings."""
+
+    gpus: list[str]
+    placements: list[Placement]
+    measuring_cores: list[int] = field(default_factory=list)
+    notebook_cores: list[int] = field(default_factory=list)
+    from_run: str | None = None
+
+    @property
+    def order(self) -> list[str]:
+        return [p.name for p in self.placements]
+
+    def placement(self, name: str) -> Placement:
+        return next(p for p in self.placements if p.name == name)
+
+    def per_gpu(self, gpu: str | None) -> int:
+        """How many notebooks the plan puts on `gpu`."""
+        return sum(1 for p in self.placements if p.gpu == gpu)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gpus": self.gpus, "measuring_cores": self.measuring_cores, "notebook_cores": self.notebook_cores,
+                "from_run": self.from_run, "notebooks": [asdict(p) for p in self.placements]}
+
+
+def parse_gpus(text: str | None) -> list[str]:
+    """`--gpus 0,1` as ids; None or '' gives [] (all visible GPUs are then asked for)."""
+    return [g.strip() for g in (text or "").split(",") if g.strip()]
+
+
+def visible_gpus() -> list[str]:
+    """GPU ids this process may use: CUDA_VISIBLE_DEVICES when set, else every device NVML/torch counts."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return parse_gpus(visible)
+    try:
+        import torch  # lazy: only a CUDA batch asks
+
+        return [str(i) for i in range(torch.cuda.device_count())]
+    except ImportError:
+        return []
+
+
+def split_cores(cores: list[int], device_type: str) -> tuple[list[int], list[int]]:
+    """(measuring cores, notebook cores): a quarter (at least 2) of a CUDA machine's cores kept for CPU timings;
+    on a small machine or a CPU batch nothing is kept (([], cores))."""
+    if device_type != "cuda" or len(cores) < MIN_CORES_TO_RESERVE:
+        return [], list(cores)
+    keep = max(2, len(cores) // 4)
+    return sorted(cores)[-keep:], sorted(cores)[:-keep]
+
+
+def last_times(out: Path, device_type: str, names: list[str],
+               exclude: Path | None = None) -> tuple[str | None, dict[str, dict[str, float]]]:
+    """Seconds and measuring seconds per notebook from the newest run of this device type under `out` that finished
+    every one of `names` (and its id); else each notebook's newest finished run alone ((None, {}) when none)."""
+    merged: dict[str, dict[str, float]] = {}
+    for path in sorted(Path(out).glob("*/run.json"), reverse=True):
+        meta = _read(path)
+        if path.parent == exclude or meta.get("environment", {}).get("device_type") != device_type:
+            continue
+        times = {n["name"]: {"seconds": float(n.get("seconds") or 0),
+                             "measure": float((n.get("time_split") or {}).get("measure") or 0)}
+                 for n in meta.get("notebooks", []) if n.get("state") == "done"}
+        if set(names) <= set(times):
+            return meta.get("run_id"), {n: times[n] for n in names}
+        for name in set(names) & set(times):
+            merged.setdefault(name, times[name])
+    return (None, merged) if merged else (None, {})
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        meta = json.loads(path.read_text())
+        return meta if isinstance(meta, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def make_plan(names: list[str], gpus: list[str], jobs: int, cores: list[int], device_type: str,
+              times: dict[str, dict[str, float]] | None = None, from_run: str | None = None) -> Plan:
+    """Longest first, each notebook on the GPU with the least expected measuring so far (see the module's notes)."""
+    times = times or {}
+    known = [times[n]["measure"] for n in names if n in times]
+    typical = statistics.median(known) if known else 0.0
+    order = sorted(names, key=lambda n: (n not in times, -times.get(n, {}).get("seconds", 0.0), names.index(n)))
+    measuring, notebook_cores = split_cores(cores, device_type)
+    cpus = max(1, len(notebook_cores) // max(1, min(jobs or len(names), len(names))))
+    load = {g: 0.0 for g in gpus}
+    count = {g: 0 for g in gpus}
+    placements = []
+    for name in order:
+        gpu = min(gpus, key=lambda g: (load[g], count[g], gpus.index(g))) if gpus else None
+        if gpu is not None:
+            load[gpu] += times.get(name, {}).get("measure", typical)
+            count[gpu] += 1
+        placements.append(Placement(name, gpu, cpus, times.get(name, {}).get("seconds"),
+                                    times.get(name, {}).get("measure")))
+    return Plan(list(gpus), placements, measuring, notebook_cores, from_run)
