@@ -16,7 +16,8 @@ os.environ.setdefault("YOLO_AUTOINSTALL", "0")
 @pytest.fixture
 def run_notebook(tmp_path: Path):
     """Execute notebooks/<name>.ipynb with papermill and the given parameters; return its results.json."""
-    from yolo26kit import catalog, findings, runner
+    from yolo26kit import catalog, findings
+    from yolo26kit.run import runner
 
     def _run(name: str, timeout: float = 900, **params: Any) -> dict[str, Any]:
         inv = catalog.get(name)
@@ -45,7 +46,8 @@ class ExecutedNotebooks:
     def execute(self, name: str, timeout: float = 900, **params: Any):
         import json
 
-        from yolo26kit import catalog, runner
+        from yolo26kit import catalog
+        from yolo26kit.run import runner
 
         inv = catalog.get(name)
         key = f"{inv.notebook}:{json.dumps(params, sort_keys=True, default=str)}"  # the notebook file, not only its name

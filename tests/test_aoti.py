@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from yolo26kit import aoti, artifacts, isolate
+from yolo26kit.bench import aoti_package as aoti, artifacts, isolate
 
 
 class TwoOps(torch.nn.Module):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from yolo26kit import artifacts
+from yolo26kit.bench import artifacts
 
 
 class Affine(torch.nn.Module):

@@ -15,7 +15,7 @@ def _tune_one(cache_dir: str, op: str, install: bool, barrier) -> None:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
     from torch._inductor.codecache import CacheBase
 
-    from yolo26kit import autotune_cache
+    from yolo26kit.bench import autotune_cache
 
     if install:
         autotune_cache.install()
@@ -71,7 +71,7 @@ def cache_base(tmp_path, monkeypatch):
 
 
 def test_install_is_idempotent_and_keeps_what_is_on_disk(cache_base):
-    from yolo26kit import autotune_cache
+    from yolo26kit.bench import autotune_cache
 
     before = cache_base.update_local_cache
     assert autotune_cache.install() and autotune_cache.install()
@@ -87,7 +87,7 @@ def test_install_is_idempotent_and_keeps_what_is_on_disk(cache_base):
 
 @pytest.mark.parametrize("broken", ["", "not json", "[]"])
 def test_an_unreadable_cache_file_is_replaced(cache_base, broken):
-    from yolo26kit import autotune_cache
+    from yolo26kit.bench import autotune_cache
 
     autotune_cache.install()
     cache = cache_base()
@@ -105,7 +105,7 @@ def merging_write_installed() -> bool:
 
 
 def test_isolated_steps_inherit_the_merging_write():
-    from yolo26kit import isolate
+    from yolo26kit.bench import isolate
 
     outcome = isolate.run_step(merging_write_installed, timeout=120, step="merging write", forensics=False)
     assert outcome.ok and outcome.value is True

@@ -22,7 +22,8 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is miss
 
 import nbformat  # noqa: E402
 
-from yolo26kit import findings, report  # noqa: E402
+from yolo26kit import findings  # noqa: E402
+from yolo26kit.report import pages as report, single_file
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -447,7 +448,7 @@ def test_committed_nocode_pages_are_curated(page, rendered_runs, tmp_path):
 def test_committed_run_and_index_answers_do_not_mislead(page, rendered_runs):
     """A CPU run never answers "bites here?" with a plain no for a bug whose claims need CUDA; every block opens
     with its conclusion; the index names the run each answer comes from."""
-    from yolo26kit import conclusions
+    from yolo26kit.report import conclusions
 
     for run_dir in report.find_runs(rendered_runs):
         run = report.load_run(run_dir)
@@ -477,7 +478,7 @@ def test_single_file_of_a_committed_run_opens_offline(page, rendered_runs, tmp_p
     runs = report.find_runs(rendered_runs)
     cuda = [r for r in runs if report.load_run(r).device_type == "cuda"]
     run_dir = (cuda or runs)[0]
-    out = report.single_file(run_dir, tmp_path / "send.html")
+    out = single_file.single_file(run_dir, tmp_path / "send.html")
     _open(page, out)
     frame = page.frame_locator("#kit-frame")
     frame.locator("section#answers .block").first.wait_for()

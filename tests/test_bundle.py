@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from yolo26kit import bundle
-from yolo26kit.bundle import MIB, Target, Wheel
+from yolo26kit.run import bundle
+from yolo26kit.run.bundle import MIB, Target, Wheel
 
 
 class FakeIndex:

@@ -5,7 +5,8 @@ import tarfile
 
 import pytest
 
-from yolo26kit import cache_transfer, cli
+from yolo26kit.run import cache_transfer
+from yolo26kit import cli
 
 SYSTEM = "2b00ebb9"
 

@@ -207,7 +207,7 @@ def test_benchmark_times_the_copy_in_the_same_rounds():
 
 
 def test_measure_rounds_times_every_callable_each_round():
-    from yolo26kit import timing
+    from yolo26kit.bench import timing
     calls = {"a": 0, "b": 0}
     fns = {k: (lambda k=k: calls.__setitem__(k, calls[k] + 1)) for k in calls}
     timed = timing.measure_rounds(fns, "cpu", rounds=4, warmup=2, min_run_time=0.001)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from yolo26kit import conclusions, report
+from yolo26kit.report import conclusions, pages as report
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = sorted((REPO / "reports").glob("*/*.results.json")) if (REPO / "reports").is_dir() else []

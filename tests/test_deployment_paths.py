@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import torch
 
-from yolo26kit import findings, isolate
+from yolo26kit import findings
+from yolo26kit.bench import isolate
 from yolo26kit.investigations import deployment_paths as inv
 from yolo26kit.investigations.deployment_paths.judge import _latency, _state
 from yolo26kit.verdicts import Judgement

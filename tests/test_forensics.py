@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from yolo26kit import forensics
+from yolo26kit.bench import forensics
 
 DATA = Path(__file__).parent / "data"
 WRAPPER_SYMBOLS = ["std::locale::classic()", "std::codecvt<char16_t, char, __mbstate_t>::id",

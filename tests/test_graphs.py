@@ -2,7 +2,7 @@
 
 import torch
 
-from yolo26kit import graphs
+from yolo26kit.bench import graphs
 
 
 class AdvancedIndex(torch.nn.Module):

@@ -9,7 +9,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yolo26kit import findings, graphs, isolate
+from yolo26kit import findings
+from yolo26kit.bench import graphs, isolate
 from yolo26kit.investigations import index_dtype as inv
 
 
@@ -270,7 +271,7 @@ def test_notebook_end_to_end(run_notebook):
 
 
 def test_cuda_lowerings_are_cached_by_program_and_options_and_failures_are_not(tmp_path, monkeypatch):
-    from yolo26kit import artifacts
+    from yolo26kit.bench import artifacts
 
     monkeypatch.setenv(artifacts.CACHE_ENV, str(tmp_path / "cache"))
     program = torch.export.export(torch.nn.Linear(3, 2), (torch.ones(1, 3),))
@@ -348,7 +349,7 @@ def test_a_lowered_program_runs_through_the_backend_runner(tmp_path):
 
 def test_postprocess_program_is_the_same_whatever_the_random_state():
     """Its head's (unused) weights are seeded, so the compile cache keys its lowerings alike in every process."""
-    from yolo26kit.artifacts import program_key
+    from yolo26kit.bench.artifacts import program_key
 
     spec = inv.Spec(variant="gather", scope="postprocess", nc=4)
     first = program_key(inv.export(spec))

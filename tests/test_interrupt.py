@@ -18,7 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from yolo26kit import findings, isolate
+from yolo26kit import findings
+from yolo26kit.bench import isolate
 
 pytestmark = pytest.mark.notebook
 
@@ -44,7 +45,7 @@ with open(os.environ["FAKE_LOG"], "a") as f:
 found = findings.Findings(NAME, {}, run_id)
 found.results_path = results_path
 found.verdict(FIRST, "not_reproduced", "1 of 1 fake cases: recorded before the trouble")
-from yolo26kit import isolate
+from yolo26kit.bench import isolate
 stamp = isolate.run_step(time.time, timeout=60, step="stamp").value  # a step: journaled by the runner
 with open(os.environ["FAKE_LOG"] + "." + NAME + ".stamps", "a") as f:
     f.write(repr(stamp) + "\\n")

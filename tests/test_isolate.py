@@ -4,7 +4,7 @@ import ctypes
 import os
 import time
 
-from yolo26kit import isolate
+from yolo26kit.bench import isolate
 
 
 def segfault() -> None:
@@ -93,7 +93,7 @@ def test_timeout_row_carries_the_stack_where_it_hung(tmp_path, monkeypatch):
 
 
 def test_phase_seconds_are_accounted():
-    from yolo26kit import timing
+    from yolo26kit.bench import timing
 
     before = timing.phase_seconds()["compile"]
     isolate.run_step(returns, 3, timeout=60, step="compile something")
@@ -289,7 +289,7 @@ def test_others_busy_counts_other_processes_cpu_not_this_ones():
     import subprocess
     import sys
 
-    from yolo26kit import timing
+    from yolo26kit.bench import timing
 
     with timing.others_busy() as quiet_own:
         deadline = time.perf_counter() + 0.5

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from yolo26kit import matrix
+from yolo26kit.matrix import plan as matrix
 
 KIT = Path(__file__).resolve().parents[1]
 NAME = "fake_claims"

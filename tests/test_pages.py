@@ -11,7 +11,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from yolo26kit import display, report
+from yolo26kit.report import display, pages as report
 
 REPO = Path(__file__).resolve().parents[1]
 WIDE = pd.DataFrame({f"col{i}": [i * 1.123456789, math.nan, i] for i in range(24)} |

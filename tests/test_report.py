@@ -11,7 +11,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from yolo26kit import findings, report
+from yolo26kit import findings
+from yolo26kit.report import pages as report
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from yolo26kit import catalog, env, findings, isolate, report, runner
+from yolo26kit import catalog, env, findings
+from yolo26kit.bench import isolate
+from yolo26kit.report import pages as report
+from yolo26kit.run import runner
 
 
 def test_run_dirs_never_overwrite(tmp_path):
@@ -130,7 +133,7 @@ def test_jobs_and_compile_threads():
 
 
 def test_child_env_points_every_cache_and_the_lock(tmp_path, monkeypatch):
-    from yolo26kit import timing
+    from yolo26kit.bench import timing
 
     monkeypatch.delenv("TORCHINDUCTOR_COMPILE_THREADS", raising=False)
     values = runner.child_env(runner.CompileCache(tmp_path, "cold"), tmp_path / "run", jobs=2)
@@ -214,7 +217,7 @@ def _one_notebook(tmp_path, monkeypatch, code: str = "") -> catalog.Investigatio
 
 
 def test_a_crash_leaves_its_trace_file_and_no_crash_site_notes(tmp_path, monkeypatch):
-    inv = _one_notebook(tmp_path, monkeypatch, "import ctypes\nfrom yolo26kit import isolate\n"
+    inv = _one_notebook(tmp_path, monkeypatch, "import ctypes\nfrom yolo26kit.bench import isolate\n"
                         "out = isolate.run_step(ctypes.string_at, 0, timeout=60, step='reads address 0')\n"
                         "assert out.status == 'crash', out.row()")
     result = runner.run([(inv, {})], out=tmp_path / "runs", cache=tmp_path / "cache", render=False)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from yolo26kit import isolate, runner
+from yolo26kit.bench import isolate
+from yolo26kit.run import runner
 
 
 def test_step_counters_and_cached_rows_add_up_per_notebook(tmp_path, monkeypatch):

@@ -12,7 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from yolo26kit import catalog, findings, runner
+from yolo26kit import catalog, findings
+from yolo26kit.run import runner
 
 pytestmark = pytest.mark.notebook
 ROUNDS = 3

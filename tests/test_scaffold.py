@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from yolo26kit import scaffold
+from yolo26kit.run import scaffold
 from yolo26kit.errors import BadParameter
 
 REPO = Path(__file__).resolve().parents[1]

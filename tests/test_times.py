@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from yolo26kit import cli, times
+from yolo26kit import cli
+from yolo26kit.run import accounts
 from yolo26kit.errors import BadParameter
 
 
@@ -22,7 +23,7 @@ def _run(folder, wall, seconds, cache_state="cold", retries=()):
 
 
 def test_one_column_per_run_with_seconds_cache_hits_and_wall(tmp_path):
-    text = times.table([_run(tmp_path / "a", 100.4, 61.2), _run(tmp_path / "b", 50, 20.0, "warm", ["alpha"])])
+    text = accounts.table([_run(tmp_path / "a", 100.4, 61.2), _run(tmp_path / "b", 50, 20.0, "warm", ["alpha"])])
     lines = text.splitlines()
     assert lines[0] == "| notebook | Some GPU, cold (a) | Some GPU, warm (b) |"
     assert lines[2] == "| `alpha` | 61 s; 3/1, 2/0 | 20 s; 3/1, 2/0 |"
@@ -32,7 +33,7 @@ def test_one_column_per_run_with_seconds_cache_hits_and_wall(tmp_path):
 
 def test_a_folder_without_run_json_is_a_bad_parameter(tmp_path, capsys):
     with pytest.raises(BadParameter):
-        times.table([tmp_path])
+        accounts.table([tmp_path])
     assert cli.main(["times", str(tmp_path)]) == 2
     assert "no readable run.json" in capsys.readouterr().err
 
@@ -42,4 +43,4 @@ def test_a_resumed_notebook_says_how_many_steps_came_from_earlier_calls(tmp_path
     meta = json.loads((folder / "run.json").read_text())
     meta["notebooks"][0].update(reused_steps=12, reused_step_seconds=480.4)
     (folder / "run.json").write_text(json.dumps(meta))
-    assert times.table([folder]).splitlines()[2] == "| `alpha` | 300 s; 3/1, 2/0; 12 steps (480 s) from earlier calls |"
+    assert accounts.table([folder]).splitlines()[2] == "| `alpha` | 300 s; 3/1, 2/0; 12 steps (480 s) from earlier calls |"

@@ -5,7 +5,8 @@ import json
 import pytest
 import torch
 
-from yolo26kit import findings, isolate
+from yolo26kit import findings
+from yolo26kit.bench import isolate
 from yolo26kit.investigations import view_copy as inv
 from yolo26kit.verdicts import settle
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from yolo26kit import yolo
+from yolo26kit.bench import yolo
 
 
 def test_scale_names():

@@ -58,7 +58,7 @@ def distinct_jobs(model: str, imgsz: int, device: str = "cuda") -> list[tuple[st
     """(module name, input shape, conv backends) for each distinct module the forward pass runs at `imgsz`."""
     import torch
 
-    from yolo26kit import yolo
+    from yolo26kit.bench import yolo
 
     net = _model(model, imgsz, device)
     named = dict(net.named_modules())
@@ -100,7 +100,7 @@ def _stop_before_cpp_compile(*_args, **_kwargs):
 def _prepare_worker(tune_only: bool) -> None:
     """Workers tune at once into one autotune cache: without the merging write each drops the others' timings.
     With `tune_only` a lowering stops before AOT Inductor compiles its C++ wrapper, which the run redoes anyway."""
-    from yolo26kit import autotune_cache
+    from yolo26kit.bench import autotune_cache
 
     autotune_cache.install()
     if tune_only:

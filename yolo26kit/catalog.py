@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .errors import BadParameter, UnknownInvestigation
+from .paths import NOTEBOOKS
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 # Parameters the runner fills in itself; a user cannot set them with -p.
 RUNNER_PARAMETERS = ("results_path", "run_id")
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import catalog, env
+from . import catalog, env, paths
 from .errors import BadOutput, BadParameter, BadResults, DeviceUnavailable, KitError, NoInvestigations
 
 
@@ -91,7 +91,7 @@ def claim_sites() -> list[tuple[str, str, str]]:
     """Each judged claim id with its investigation and the file:line of its judge (repository-relative)."""
     import inspect
 
-    root = Path(__file__).resolve().parents[1]
+    root = paths.ROOT
     sites = []
     for inv in catalog.all_investigations():
         for claim_id, judge in inv.judges.items():
@@ -150,7 +150,7 @@ def process_age() -> float:
 def cmd_run(args: argparse.Namespace) -> int:
     # run.json's wall_seconds and the --stop-after deadline count from the start of the process, imports included
     t0 = time.perf_counter() - process_age()
-    from . import runner
+    from .run import runner
 
     if args.jobs is not None and args.jobs < 1:
         raise BadParameter("--jobs must be at least 1")
@@ -172,7 +172,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         plan = build_plan(args.names, args.all, args.profile or "quick", _parse_overrides(args.param),
                           args.device or "auto")
-        out = Path(args.out) if args.out else runner.DEFAULT_OUT
+        out = Path(args.out) if args.out else paths.DEFAULT_OUT
         check_out(out)
         result = runner.run(plan, out=out, timeout=args.timeout or runner.DEFAULT_TIMEOUT, log_output=args.log_output,
                             **options)
@@ -180,7 +180,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.state == "complete":
         print(f"run:     {result.run_dir / 'index.html'}")
         print(f"reports: {result.index}")
-    from . import isolate
+    from .bench import isolate
 
     isolate.stop_server()
     if runner.workers_alive():
@@ -193,30 +193,30 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from . import report, runner
+    from .report import pages, single_file
 
-    target = Path(args.dir) if args.dir else runner.DEFAULT_OUT
+    target = Path(args.dir) if args.dir else paths.DEFAULT_OUT
     if not target.is_dir():
         raise BadParameter(f"{target} is not a directory")
-    runs = [target] if list(target.glob("*.results.json")) else report.find_runs(target)
+    runs = [target] if list(target.glob("*.results.json")) else pages.find_runs(target)
     if not runs:
         raise BadParameter(f"no results.json under {target}")
     for run_dir in runs:  # all of them before any page is written
         check_results(run_dir)
     if args.single_file:  # one self-contained HTML to send; the pages on disk stay as they are
-        print(report.single_file(target, Path(args.output) if args.output else None))
+        print(single_file.single_file(target, Path(args.output) if args.output else None))
         return 0
     for run_dir in runs:
-        print(report.render_run(run_dir, notebooks=not args.no_notebooks))
+        print(pages.render_run(run_dir, notebooks=not args.no_notebooks))
     root = target.parent if runs == [target] else target
-    print(report.render_index(root))
+    print(pages.render_index(root))
     return 0
 
 
 def cmd_times(args: argparse.Namespace) -> int:
-    from . import times
+    from .run import accounts
 
-    print(times.table([Path(d) for d in args.dirs]))
+    print(accounts.table([Path(d) for d in args.dirs]))
     return 0
 
 
@@ -239,7 +239,7 @@ def check_results(run_dir: Path) -> None:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from . import scaffold
+    from .run import scaffold
 
     for path in scaffold.new(args.name, args.title, args.source):
         print(path.relative_to(scaffold.ROOT))
@@ -256,7 +256,7 @@ def cmd_stamp(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from . import bundle
+    from .run import bundle
 
     if env.git_revision() is not None:  # the copy that travels to the runner knows its revision without .git
         print(f"revision {env.write_stamp()} recorded in {env.STAMP}")
@@ -273,10 +273,9 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 def cmd_cache(args: argparse.Namespace) -> int:
     import tarfile
 
-    from . import cache_transfer
-    from .runner import default_cache_dir
+    from .run import cache_transfer
 
-    root = Path(args.cache).expanduser() if args.cache else default_cache_dir()
+    root = Path(args.cache).expanduser() if args.cache else paths.default_cache_dir()
     if args.action == "info":
         print(cache_transfer.describe(root))
         return 0
@@ -366,7 +365,7 @@ def parser() -> argparse.ArgumentParser:
     bun.add_argument("--out", default="wheelhouse", help="folder for the wheels and MANIFEST.json")
     bun.add_argument("--max-mib", type=float, default=64, help="limit for wheels plus repository, MiB")
     bun.set_defaults(fn=cmd_bundle)
-    from . import matrix  # `yolo26kit matrix`: the same claims across stacks (yolo26kit/matrix.py)
+    from .matrix import plan as matrix  # `yolo26kit matrix`: the same claims across stacks (yolo26kit/matrix/)
 
     matrix.add_subcommand(sub)
     return ap

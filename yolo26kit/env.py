@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .paths import ROOT
 
 # The torch release pyproject.toml pins; any other torch means the kit runs on a host's own stack
 # (e.g. a GPU runner's preinstalled PyTorch).
@@ -26,7 +27,6 @@ def package_version(dist: str) -> str | None:
         return None
 
 
-ROOT = Path(__file__).resolve().parents[1]
 STAMP = Path(__file__).resolve().parent / "_revision.txt"  # ignored by git; written by `yolo26kit stamp`/`bundle`
 # Uncommitted changes to tracked files here make the revision `.dirty` (they change what a run computes).
 WATCHED = ("yolo26kit", "notebooks", "data")

@@ -17,13 +17,12 @@ from typing import Any
 import pandas as pd
 
 from . import env
+from .paths import DATA, INTERACTIVE
 from .verdicts import BASES, VERDICTS, Judgement, settle
 
 SCHEMA = 1
-DATA = Path(__file__).resolve().parents[1] / "data"
-# Notebooks run by hand (no results_path from the runner) save here, among the local runs: ignored by git,
-# listed in reports/runs/index.html like any other local run.
-INTERACTIVE = Path(__file__).resolve().parents[1] / "reports" / "runs" / "interactive"
+# Notebooks run by hand (no results_path from the runner) save to paths.INTERACTIVE, among the local runs:
+# ignored by git, listed in reports/runs/index.html like any other local run.
 
 
 @cache
@@ -125,7 +124,7 @@ def jsonable(value: Any) -> Any:
 
 
 def _phase_seconds() -> dict[str, float]:
-    from . import timing  # lazy: timing imports torch, and the CLI reads results without it
+    from .bench import timing  # lazy: timing imports torch, and the CLI reads results without it
 
     return timing.phase_seconds()
 
@@ -240,7 +239,8 @@ def start(investigation: str, namespace: dict[str, Any]) -> Findings:
     The runner injects `results_path` and `run_id`; interactively they are empty and results go to
     reports/runs/interactive/<investigation>.results.json (ignored by git), never next to the notebook.
     """
-    from . import catalog, display
+    from . import catalog
+    from .report import display
 
     display.install()  # the kernel's DataFrames render as curated tables (— for missing values, few columns)
     names = [n for n in catalog.get(investigation).params if n not in catalog.RUNNER_PARAMETERS]

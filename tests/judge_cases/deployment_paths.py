@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import torch
 
-from yolo26kit import isolate
+from yolo26kit.bench import isolate
 from yolo26kit.investigations import deployment_paths as inv
 
 _GEN = torch.Generator().manual_seed(0)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from yolo26kit import isolate
+from yolo26kit.bench import isolate
 from yolo26kit.investigations import index_dtype as inv
 
 INDEX_ERROR = ("InductorError: LoweringException: AssertionError: indices must be int64, byte or bool. "

@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from yolo26kit import isolate
+from yolo26kit.bench import isolate
 from yolo26kit.investigations import view_copy as inv
 
 CUDA_BACKEND = "executorch-cuda"  # packages compiled as the CUDA back-end compiles them (the seed's conditions)

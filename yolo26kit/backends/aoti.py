@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import aoti as kit_aoti
+from ..bench import aoti_package as kit_aoti
 from . import Backend, Loaded, artifact_facts, exported, register, threads_or_default
 
 

@@ -119,7 +119,7 @@ def lower(program: Any, folder: str | Path, stem: str, autotune: bool = True,
     """
     import time
 
-    from .. import artifacts
+    from ..bench import artifacts
 
     overrides = {**kit_overrides(autotune), **(overrides or {})}
     label = options_label(overrides)
@@ -186,7 +186,7 @@ def runtime_shims(pattern: str = r"aoti_torch_cuda_\w+") -> dict[str, list[str]]
     """The AOTI C-shim functions (`aoti_torch_cuda_*`) that the installed executorch's libraries define, per library."""
     import executorch
 
-    from .. import forensics
+    from ..bench import forensics
 
     root = Path(list(executorch.__path__)[0])  # __path__, not __file__: some installs make it a namespace package
     found: dict[str, list[str]] = {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import artifacts
+from ..bench import artifacts
 from . import Backend, Loaded, artifact_facts, executorch_runtime, exported, register, threads_or_default
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from ... import aoti, forensics, isolate, timing
+from ...bench import aoti_package as aoti, forensics, isolate, timing
 from ...backends import aoti as aoti_backend
 from .model import example
 

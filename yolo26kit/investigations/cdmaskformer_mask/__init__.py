@@ -24,7 +24,8 @@ children), judge.py and judge_cost.py (one judge per claim, the verdict rules), 
 
 from __future__ import annotations
 
-from ... import catalog, env, isolate  # env and isolate: the tests patch them through the package
+from ... import catalog, env  # env and isolate: the tests patch them through the package
+from ...bench import isolate
 from .model import (FORMULATIONS, IMPLEMENTATIONS, ORIGINAL, Formulation, Impl, Shape, all_and_not, bool_index_put,
                     check_percent, check_shapes, decoder_attn_mask, deterministic, full_pairs, full_rows, heads_for,
                     make_logits, make_mask, masked_fill, masked_fill_inplace, parse_shape, reference, shape_label,

@@ -28,7 +28,8 @@ import torch
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ... import env, timing
+from ... import env
+from ...bench import timing
 from .kernel import SEED_ASSERT_MESSAGE, SEED_CONFIG
 from .model import (IMPLEMENTATIONS, ORIGINAL, Impl, Shape, deterministic, full_rows, make_mask, parse_shape,
                     reference, shape_label)

@@ -10,7 +10,8 @@ from typing import Any
 import pandas as pd
 import torch
 
-from ... import env, isolate, timing
+from ... import env
+from ...bench import isolate, timing
 from .kernel import RULES, assert_numbers, fires, parse_assert
 from .measure import devices
 from .model import FORMULATIONS, Shape, full_rows, heads_for, make_mask, parse_shape, reference, shape_label

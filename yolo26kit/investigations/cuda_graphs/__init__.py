@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import torch
 
-from ... import catalog, env, isolate
+from ... import catalog, env
+from ...bench import isolate
 from ...errors import DeviceUnavailable
 from .judge import (JUDGES, LOCAL_SCALAR, TRACE_NOT_DEVICE, TRACE_NOT_MODE, judge, judge_accuracy,
                     judge_consistent_latency, judge_first_inference, judge_int_enables, judge_int_no_sync,

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from ... import timing
+from ...bench import timing
 from ...findings import band_of
 from ...verdicts import Judgement, all_none_some, band
 from .measure import Config, Results, _eager_launches, _label, _max_abs, _outputs, _setting, capture_class

@@ -15,7 +15,8 @@ import pandas as pd
 import torch
 from torch import nn
 
-from ... import env, isolate, timing
+from ... import env
+from ...bench import isolate, timing
 from ...errors import BadParameter, DeviceUnavailable
 from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call, trace_one_call
 from .model import NAME, VARIANTS, CacheOverflow, Config, Forecaster, _fresh, build, example_context, forecast

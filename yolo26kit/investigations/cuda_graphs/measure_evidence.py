@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import torch
 
-from ... import timing
+from ...bench import timing
 from .model import Forecaster
 
 MESSAGES_KEPT = 40  # log messages kept per case (counts are over all of them)

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import catalog, yolo
+from ... import catalog
+from ...bench import yolo
 from .judge import (ALL_VARIANTS, JUDGES, et_cuda_options, gpu_class, judge, judge_cuda_aoti_backbone_only,
                     judge_gpu_latency, judge_onnxruntime, judge_recommend_xnnpack, judge_torch_compile_alternative,
                     judge_xnnpack_all_variants, judge_xnnpack_scaling, judge_xnnpack_vs_eager)

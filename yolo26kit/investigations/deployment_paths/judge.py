@@ -20,7 +20,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ... import env, findings, timing, yolo
+from ... import env, findings
+from ...bench import timing, yolo
 from ...backends import executorch_cuda
 from ...verdicts import Judgement, band
 from .measure import (KIT_EXPORT, MATCH_RATE_MIN, TASKS, TORCH_NATIVE_CUDA, ULTRALYTICS_EXPORTER, Case, Row, Run,

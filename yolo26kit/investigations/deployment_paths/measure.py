@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 import torch
 
-from ... import aoti, detections, dynamic_export, env, isolate, live, timing, yolo
+from ...bench import aoti_package as aoti, detections, dynamic_export, isolate, live, timing, yolo
+from ... import env
 from ... import backends as registry
 from ...backends import executorch_cuda, ultralytics_export
 from ...backends import onnxruntime as ort_backend

@@ -8,7 +8,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ... import env, isolate, yolo
+from ... import env
+from ...bench import isolate, yolo
 from .measure import KIT_EXPORT, SEED_LATENCY_MS, TORCH_NATIVE_CUDA, Row, Run, label
 
 

@@ -8,13 +8,14 @@ show (extra views, widget)."""
 
 from __future__ import annotations
 
-from ... import catalog, isolate
+from ... import catalog
+from ...bench import isolate
 # The live model and its dynamic export are shared kit modules; their names stay importable from here.
-from ...dynamic_export import (AXES, FIXES, PREP_TEXT, PREPS, RECOMMENDED, SHAPE_TEXT, SHAPES, SPECS, STRIDE, Exported,
-                               Spec, _flat_anchors, anchor_count, dynamic_ready, example_size, export_spec, guard_kind,
-                               parse_violations, program_guards, program_ranges, readable, register_spec, same_guard,
-                               suggested_fixes)
-from ...live import build_model, image, liven
+from ...bench.dynamic_export import (AXES, FIXES, PREP_TEXT, PREPS, RECOMMENDED, SHAPE_TEXT, SHAPES, SPECS, STRIDE,
+                                     Exported, Spec, _flat_anchors, anchor_count, dynamic_ready, example_size,
+                                     export_spec, guard_kind, parse_violations, program_guards, program_ranges,
+                                     readable, register_spec, same_guard, suggested_fixes)
+from ...bench.live import build_model, image, liven
 from .model import CAUSES, LETTERBOX_VALUE, STOCK_PREPS, explain, letterbox, model_variant
 from .measure_export import (SEED_EXAMPLE, SEED_GUARD, SEED_RANGE, SpecRun, Sweep, compare, d_label, default_sweep,
                              residue_scan, run_sweep, running_residues, try_specs)

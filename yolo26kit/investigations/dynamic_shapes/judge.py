@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...dynamic_export import SPECS, STRIDE, Exported, same_guard, suggested_fixes
+from ...bench.dynamic_export import SPECS, STRIDE, Exported, same_guard, suggested_fixes
 from ...verdicts import Judgement
 from .measure import AOTI_BACKEND, EtRun, Results
 from .measure_export import SEED_GUARD, SEED_RANGE, SpecRun, Sweep, _flag, _spans, running_residues

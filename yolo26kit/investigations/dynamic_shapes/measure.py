@@ -16,11 +16,12 @@ from typing import Any, Callable
 import pandas as pd
 import torch
 
-from ... import aoti as aoti_pkg, artifacts, env, isolate, timing
+from ...bench import aoti_package as aoti_pkg, artifacts, isolate, timing
+from ... import env
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_runtime, executorch_xnnpack
-from ...dynamic_export import PREPS, RECOMMENDED, SPECS, STRIDE, _first_line, example_size, export_spec
-from ...live import build_model, image
+from ...bench.dynamic_export import PREPS, RECOMMENDED, SPECS, STRIDE, _first_line, example_size, export_spec
+from ...bench.live import build_model, image
 from .measure_export import SpecRun, Sweep, _run, compare
 from .model import explain, letterbox
 

@@ -13,9 +13,9 @@ import pandas as pd
 import torch
 
 from ... import env
-from ...dynamic_export import (PREP_TEXT, RECOMMENDED, SHAPE_TEXT, SPECS, STRIDE, Exported, Spec, _first_line,
-                               example_size, export_spec, guard_kind, readable, suggested_fixes)
-from ...live import build_model, image
+from ...bench.dynamic_export import (PREP_TEXT, RECOMMENDED, SHAPE_TEXT, SPECS, STRIDE, Exported, Spec, _first_line,
+                                     example_size, export_spec, guard_kind, readable, suggested_fixes)
+from ...bench.live import build_model, image
 from .model import explain
 
 SEED_GUARD = "(1 + ((height-1) // 16)) == (2 + 2*((height-1) // 32))"  # seed 001's words

@@ -8,7 +8,7 @@ import re
 
 import torch
 
-from ...dynamic_export import STRIDE, Spec
+from ...bench.dynamic_export import STRIDE, Spec
 
 LETTERBOX_VALUE = 114 / 255  # ultralytics' grey padding
 

@@ -8,9 +8,9 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ...dynamic_export import (RECOMMENDED, STRIDE, _decode_boxes_flat, _flat_anchors, _topk_static_k, dynamic_ready,
-                               example_size)
-from ...live import build_model, image
+from ...bench.dynamic_export import (RECOMMENDED, STRIDE, _decode_boxes_flat, _flat_anchors, _topk_static_k,
+                                     dynamic_ready, example_size)
+from ...bench.live import build_model, image
 from ... import findings
 from .measure import EtRun, Results
 from .measure_export import SpecRun, Sweep, _flag, _run, _spans, compare

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ... import catalog, yolo
-from ...detections import MIN_MATCH_RATE, agrees, compare
+from ... import catalog
+from ...bench import yolo
+from ...bench.detections import MIN_MATCH_RATE, agrees, compare
 from .model import (OPS, SCOPES, STRIDES, VARIANTS, OpProbe, PostprocessOnly, Spec, anchors_for, apply_variant,
                     build_inputs, build_module, gather_get_topk_index, legacy_cast_get_topk_index,
                     legacy_get_topk_index, legacy_postprocess, random_preds)

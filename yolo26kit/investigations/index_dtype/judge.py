@@ -14,10 +14,11 @@ from typing import Any
 
 import pandas as pd
 
-from ... import env, findings, graphs, isolate
+from ... import env, findings
+from ...bench import graphs, isolate
 from ...backends import executorch_cuda
 from ...backends.executorch_cuda import SUBPROCESS_FAILURE, subprocess_error
-from ...detections import agrees
+from ...bench.detections import agrees
 from ...verdicts import Judgement
 from .measure import ATEN_CONV, Cell, Results, Run, _text
 from .measure_root import lowering_error_details

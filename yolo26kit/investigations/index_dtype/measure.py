@@ -14,10 +14,10 @@ from typing import Any
 import pandas as pd
 import torch
 
-from ... import aoti, graphs, isolate, yolo
+from ...bench import aoti_package as aoti, graphs, isolate, yolo
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_cuda, executorch_xnnpack
-from ...detections import agrees, compare
+from ...bench.detections import agrees, compare
 from .model import OPS, PostprocessOnly, Spec, build_inputs, build_module, random_preds
 
 PATHS = ("eager", "export", "aoti", "compile", "et_xnnpack", "et_cuda")

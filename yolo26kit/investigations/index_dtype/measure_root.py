@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from ... import graphs, isolate
+from ...bench import graphs, isolate
 from ...backends import executorch_cuda
 from .measure import Run, _text
 from .model import Spec, build_inputs, build_module

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from ... import yolo
+from ...bench import yolo
 from ...backends import executorch_cuda
 
 VARIANTS = ("legacy", "gather", "upstream", "legacy_cast")

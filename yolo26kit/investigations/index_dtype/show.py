@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ... import graphs
+from ...bench import graphs
 from .measure import Cell, Results, Run
 
 

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ... import timing
+from ...bench import timing
 from ...verdicts import Judgement, band
 from .measure import (COMPILE_BACKEND, NAMED_SOURCE, PASS_LOCATIONS, VIEW_COPY_OPS, VIEW_OPS, Case, Results, base_op,
                       equivalence_rows)

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ... import aoti, isolate, timing
+from ...bench import aoti_package as aoti, isolate, timing
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_cuda
 from .model import Spec, build_module, call_inputs

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ... import yolo
+from ...bench import yolo
 
 MODELS = ("kv_decode", *(f"yolo26{s}" for s in yolo.SCALES))
 

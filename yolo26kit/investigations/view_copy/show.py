@@ -7,7 +7,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ... import aoti, findings, timing
+from ...bench import aoti_package as aoti, timing
+from ... import findings
 from .measure import VIEW_COPY_OPS, VIEW_OPS, Results, base_op, equivalence_rows
 
 

@@ -2,14 +2,14 @@
 
 Every page is self-contained (no request leaves the machine): notebook pages use templates/notebook_offline.html.j2
 (nbconvert's lab template without its CDN scripts), plots are inline data URIs, the kit's pages embed their CSS.
-`single_file` packs the index, run pages and outputs-only notebook pages into one HTML to send.
+single_file.py packs the index, run pages and outputs-only notebook pages into one HTML to send.
 
 Each investigation's block opens with its conclusion (conclusions.py: 2–4 sentences and a headline figure computed
 from its verdicts and numbers); notebook pages open with the same conclusion, and the outputs-only page is curated
 (curate_notebook: logs collapsed at the end, tables through display.py, bare reprs and stateless widgets left out).
 
-The answers, coverage and comparison across runs are computed in report_answers.py, the single file is packed
-by report_single.py; both are re-exported here.
+The answers, coverage and comparison across runs are computed in answers.py (re-exported here); the matrix page
+and the listing of matrices in matrix_page.py.
 """
 
 from __future__ import annotations
@@ -23,13 +23,12 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import conclusions, display, findings, matrix
-from .report_answers import (DECISIVE, HEADLINES, POLARITY, QUESTION_LABELS, QUESTIONS, SENTENCE_LIMIT, UNDECIDED,
-                             UNTESTABLE_LEDGER, Answer, Block, Cell, Coverage, Run, _investigations, _sources,
-                             answer, answering_runs, answers, block, compare, conclusion_html, coverage,
-                             find_runs, first_sentence, judged, load_run, newest_per_device, question_of,
-                             untestable_entries, verdict_counts)
-from .report_single import SINGLE_FILE_DOWNLOADS, SINGLE_FILE_SCRIPT, single_file
+from . import conclusions, display, matrix_page
+from .. import findings
+from .answers import (DECISIVE, HEADLINES, POLARITY, QUESTION_LABELS, QUESTIONS, SENTENCE_LIMIT, UNDECIDED,
+                       UNTESTABLE_LEDGER, Answer, Block, Cell, Coverage, Run, _investigations, _sources, answer,
+                       answering_runs, answers, block, compare, conclusion_html, coverage, find_runs, first_sentence,
+                       judged, load_run, newest_per_device, question_of, untestable_entries, verdict_counts)
 
 __all__ = ["TEMPLATES_DIR", "TEMPLATES", "NOTEBOOK_TEMPLATE", "MAX_TABLE_ROWS", "LONG_CELL", "SENTENCE_LIMIT",
            "QUESTIONS", "QUESTION_LABELS", "DECISIVE", "POLARITY", "HEADLINES", "UNDECIDED", "BASIS_LABELS",
@@ -38,7 +37,7 @@ __all__ = ["TEMPLATES_DIR", "TEMPLATES", "NOTEBOOK_TEMPLATE", "MAX_TABLE_ROWS", 
            "Answer", "verdict_counts", "answer", "answers", "conclusion_html", "Coverage", "untestable_entries",
            "coverage", "Block", "block", "Cell", "compare", "judged", "answering_runs", "newest_per_device",
            "trace_link", "frames_html", "table_html", "time_split_bar", "cond_value", "render_run", "run_page",
-           "render_index", "index_page", "SINGLE_FILE_DOWNLOADS", "SINGLE_FILE_SCRIPT", "single_file"]
+           "render_index", "index_page", "notebook_and_conclusion"]
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATES = jinja2.Environment(
@@ -67,7 +66,7 @@ def render_notebook(ipynb: Path) -> list[Path]:
     outputs-only page is curated by `curate_notebook` (logs to one collapsed section at the end, tables curated,
     bare expression outputs and stateless widgets left out, repeated outputs shown once).
     """
-    nb, head = _notebook_and_conclusion(ipynb)
+    nb, head = notebook_and_conclusion(ipynb)
     written = []
     for suffix, page in notebook_pages(ipynb, nb, head).items():
         target = ipynb.with_suffix(suffix)
@@ -76,7 +75,7 @@ def render_notebook(ipynb: Path) -> list[Path]:
     return written
 
 
-def _notebook_and_conclusion(ipynb: Path) -> tuple[Any, str]:
+def notebook_and_conclusion(ipynb: Path) -> tuple[Any, str]:
     """The executed notebook (widget state dropped) and its conclusion's HTML ('' without a readable results.json)."""
     import nbformat
 
@@ -398,5 +397,5 @@ def index_page(root: Path, title: str = "") -> str:
         runs=runs, newest=newest, grid=grid, comparison=comparison,
         coverages={run.name: coverage(run, book) for run in runs}, untestable=untestable_entries(book),
         question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
-        matrices=matrix.listing(root), **_common())
+        matrices=matrix_page.listing(root), **_common())
     return page

@@ -24,7 +24,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from . import conclusions, findings, verdicts
+from . import conclusions
+from .. import findings, verdicts
 
 SENTENCE_LIMIT = 240  # characters of an evidence's first sentence shown as the one-line answer
 QUESTIONS = ("bites", "fix", "cost")

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .artifacts import read_json_object
+from ..bench.artifacts import read_json_object
 from .stacks import (CHILD_ENV, ROOT, STATES_RUN, MatrixError, Stack, _row, _tail, child_environ, default_envs,
                      prepare)
 
@@ -157,7 +157,7 @@ def run_cell(cell: Cell, row: dict[str, Any], out: Path, kit_root: str | Path = 
         record["error"] = record["error"] or "the run left no results.json"
     record["verdicts"] = verdicts
     record["state"] = "done" if code == 0 and not record["error"] else "failed"
-    from . import findings
+    from .. import findings
 
     findings.write_json(out / CELL_RECORD, record)  # what `matrix --resume` reads back
     log(f"[{cell.key}] {record['state']} in {record['seconds']:.0f} s" + (f": {record['error']}" if record["error"] else ""))
@@ -259,7 +259,7 @@ class RayExecutor:
         if ray.is_initialized():
             return ray
         if self.address:  # a real cluster: ship the checkout, with its revision stamped (no .git travels)
-            from . import env
+            from .. import env
 
             if env.git_revision() is not None and kit_root.resolve() == env.ROOT:
                 env.write_stamp()
@@ -267,7 +267,7 @@ class RayExecutor:
                      log_to_driver=False)
             self._remote_kit = None
         else:  # a local Ray: the workers import this package from where the driver does
-            here = str(Path(__file__).resolve().parents[1])
+            here = str(ROOT)
             path = os.pathsep.join([here, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
             for attempt in range(self.start_attempts):
                 try:

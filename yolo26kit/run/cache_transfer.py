@@ -15,7 +15,8 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from .artifacts import read_json_object
+from ..bench.artifacts import read_json_object
+from ..bench.autotune_cache import merge_nested
 
 AUTOTUNE = "inductor/cache"  # Inductor's local autotune cache (PersistentCache), one JSON file per system hash
 PORTABLE_SUFFIXES = (".best_config",)  # Triton heuristics' chosen configs (Inductor's autotune_local_cache)
@@ -120,11 +121,4 @@ def _check_member(name: str) -> None:
         raise ValueError(f"{name}: not a file `yolo26kit cache export` writes")
 
 
-def merge_nested(theirs: Any, mine: Any) -> Any:
-    """Nested dicts united; where both have a leaf, mine stays."""
-    if isinstance(theirs, dict) and isinstance(mine, dict):
-        return {**theirs, **{k: merge_nested(theirs[k], v) if k in theirs else v for k, v in mine.items()}}
-    return mine
-
-
-__all__ = ["AUTOTUNE", "autotune_counts", "describe", "export", "import_", "merge_nested", "portable_files"]
+__all__ = ["AUTOTUNE", "autotune_counts", "describe", "export", "import_", "portable_files"]

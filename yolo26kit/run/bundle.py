@@ -49,9 +49,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from .errors import KitError
+from ..errors import KitError
+from ..paths import ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = ROOT
 MIB = 1 << 20
 
 # torch (major.minor) -> the executorch and torchao releases built against it.

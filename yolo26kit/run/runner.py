@@ -37,12 +37,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from . import artifacts, catalog, env, findings, isolate
-from .catalog import Investigation
-from .errors import KitError
+from ..bench import artifacts, isolate
+from .. import catalog, env, findings
+from ..catalog import Investigation
+from ..errors import KitError
+from ..paths import CACHE_ENV, DEFAULT_OUT, REPORTS, default_cache_dir
 
-REPORTS = Path(__file__).resolve().parents[1] / "reports"
-DEFAULT_OUT = REPORTS / "runs"  # local runs and their index.html; ignored by git
 DEFAULT_TIMEOUT = 1800.0  # seconds per notebook
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL when a run is stopped
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -50,7 +50,6 @@ EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 # which time-limited runners use for a command that they killed themselves.
 EXIT_DEADLINE = 75
 STOP_MARGIN = 30.0  # at most this many seconds of a --stop-after budget are kept for stopping and the pages
-CACHE_ENV = artifacts.CACHE_ENV
 # Every notebook child carries a tag in its environment, inherited by its kernel and everything that starts:
 # a process that outlived its parent (e.g. a kernel's helper after the notebook step crashed) is found by it.
 TAG_ENV = "YOLO26KIT_NOTEBOOK_TAG"
@@ -110,14 +109,6 @@ class CompileCache:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-def default_cache_dir() -> Path:
-    """$YOLO26KIT_CACHE, else $XDG_CACHE_HOME/yolo26kit, else ~/.cache/yolo26kit: outside the repository."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "yolo26kit"
-
-
 def open_cache(path: str | Path | None = None, enabled: bool = True) -> CompileCache:
     """The compile cache for a run: `path` (default: default_cache_dir()) or, disabled, a fresh temporary one."""
     if not enabled:
@@ -140,7 +131,7 @@ def compile_threads(jobs: int, cores: int | None = None) -> int:
 
 def child_env(cache: CompileCache, run_dir: Path, jobs: int) -> dict[str, str]:
     """The environment every notebook child of a run gets: caches, the device lock, compile threads, traces."""
-    from . import timing  # lazy: imports torch
+    from ..bench import timing  # lazy: imports torch
 
     values = {**cache.child_env(), timing.DEVICE_LOCK_ENV: str(cache.root / "device.lock"),
               isolate.FORENSICS_DIR_ENV: str(run_dir)}
@@ -734,7 +725,7 @@ def _time_split(results: Path) -> dict[str, float] | None:
 
 def _render_notebook(ipynb: Path) -> None:
     """HTML of one executed notebook; a rendering failure is reported, never fatal to the run."""
-    from . import report
+    from ..report import pages as report
 
     try:
         with _RENDER_LOCK:
@@ -750,7 +741,7 @@ def index_root(run_dir: Path) -> Path:
 
 def _render(batch: Batch) -> Path:
     """The run's index.html (notebook pages were rendered as each finished) and the index of its folder."""
-    from . import report
+    from ..report import pages as report
 
     report.render_run(batch.run_dir, notebooks=False)
     return report.render_index(index_root(batch.run_dir))

@@ -8,7 +8,8 @@ import json
 import re
 from pathlib import Path
 
-from .report_answers import find_runs
+from .answers import find_runs
+from .pages import index_page, notebook_and_conclusion, notebook_pages, offline, run_page
 
 _HREF = re.compile(r"""\bhref=(["'])([^"']*)\1""")
 SINGLE_FILE_DOWNLOADS = (".results.json", ".txt")  # files linked from the pages that travel inside the single file
@@ -84,8 +85,6 @@ def single_file(target: Path, out: Path | None = None) -> Path:
     """
     import base64
 
-    # report re-exports single_file, so its page builders are imported when called, not at import time
-    from .report import _notebook_and_conclusion, index_page, notebook_pages, offline, run_page
 
     target = Path(target)
     single_run = bool(list(target.glob("*.results.json")))
@@ -108,7 +107,7 @@ def single_file(target: Path, out: Path | None = None) -> Path:
         for stem in stems:
             ipynb = run_dir / f"{stem}.ipynb"
             if ipynb.exists():
-                nb, head = _notebook_and_conclusion(ipynb)
+                nb, head = notebook_and_conclusion(ipynb)
                 page = notebook_pages(ipynb, nb, head, which=(".nocode.html",))[".nocode.html"]
             else:
                 page = (run_dir / f"{stem}.nocode.html").read_text(encoding="utf-8")

@@ -29,9 +29,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from .artifacts import read_json_object
-from .matrix_exec import (CELL_RECORD, CELL_TIMEOUT, PLAN, RAY_EXCLUDES, STOP_GRACE, Cell, LocalExecutor,
-                          RayExecutor, _plan_cells, finished_cells, ledger_claims, run_cell)
+from ..bench.artifacts import read_json_object
+from ..paths import DEFAULT_OUT
+from ..report.matrix_page import listing, render
+from .executors import (CELL_RECORD, CELL_TIMEOUT, PLAN, RAY_EXCLUDES, STOP_GRACE, Cell, LocalExecutor, RayExecutor,
+                         _plan_cells, finished_cells, ledger_claims, run_cell)
 from .stacks import (CHECK, CHECK_TIMEOUT, CHILD_ENV, CORE_IMPORTS, EXTRA_IMPORTS, INSTALL_TIMEOUT, MARKER, PINNED,
                      ROOT, STACKS_FILE, STATES_RUN, MatrixError, Stack, check, child_environ, choose, clean,
                      default_envs, disk_bytes, env_dir, env_key, kit_dependencies, load_stacks, prepare,
@@ -108,51 +110,6 @@ def comparable(matrix: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# ---------------------------------------------------------------- the page
-
-
-def _page_of(record: dict[str, Any]) -> str:
-    if not record.get("run"):
-        return f"cells/{record['stack']}/{record['investigation']}/cell.log"
-    return f"cells/{record['stack']}/{record['investigation']}/{record['run']}/index.html"
-
-
-def render(matrix_dir: Path, matrix: dict[str, Any]) -> Path:
-    """matrix.html: stacks (pins, state, reason, disk), the claim × stack grid of verdict chips linked to each
-    cell's run page, and for each claim the first stack of each series where its verdict changes."""
-    import jinja2
-
-    templates = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                                   autoescape=jinja2.select_autoescape(["html", "j2"]))
-    links, owner = {}, {}
-    for cell in matrix["cells"]:
-        for cid in cell.get("claims", []):
-            links[(cell["stack"], cid)] = _page_of(cell) + (f"#claim-{cid}" if cell.get("run") else "")
-            owner[cid] = cell["investigation"]
-    page = templates.get_template("matrix.html.j2").render(
-        m=matrix, links=links, owner=owner, gib=lambda b: f"{b / 2**30:.1f} GiB" if b else "—")
-    target = matrix_dir / "matrix.html"
-    target.write_text(page, encoding="utf-8")
-    return target
-
-
-def listing(root: str | Path) -> list[dict[str, Any]]:
-    """The matrices under a reports folder, newest first, for an index page to link: id, href (relative to
-    root), stacks, claims judged, and the claims whose verdict changes across stacks."""
-    root = Path(root)
-    found = []
-    for path in sorted(root.glob("matrix-*/matrix.json"), reverse=True):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        found.append({"id": path.parent.name.removeprefix("matrix-"),
-                      "href": (path.parent / "matrix.html").relative_to(root).as_posix(),
-                      "stacks": [s["id"] for s in data.get("stacks", [])], "claims": len(data.get("claims", {})),
-                      "changed": [c for c, by in data.get("changes", {}).items() if any(by.values())]})
-    return found
-
-
 # ---------------------------------------------------------------- the whole call
 
 
@@ -174,7 +131,7 @@ def new_matrix_dir(out: Path, device: str, now: datetime | None = None) -> tuple
 
 def split_params(pairs: list[str], investigations: list[str], kit_root: Path) -> dict[str, list[str]]:
     """Each `-p KEY=VALUE` goes to the investigations whose notebook has KEY; a key none has is bad input."""
-    from . import catalog
+    from .. import catalog
 
     params = {inv: catalog.notebook_params(kit_root / "notebooks" / f"{inv}.ipynb") for inv in investigations}
     routed: dict[str, list[str]] = {inv: [] for inv in investigations}
@@ -234,7 +191,7 @@ def run_matrix(stacks: list[Stack], series: dict[str, list[str]], investigations
         f"({executor.name} executor)")
     interrupted = False
     earlier = read_json_object(matrix_dir / "matrix.json").get("run", {}) if resume else {}
-    from . import findings
+    from .. import findings
 
     findings.write_json(matrix_dir / PLAN, {"stacks": [s.id for s in stacks], "investigations": investigations,
                                            "device": device, "profile": profile, "params": params or [],
@@ -338,7 +295,6 @@ def main(args: argparse.Namespace) -> int:
             investigations = investigations_of(ROOT, plan["investigations"])
             options = {k: plan[k] for k in options}
         executor = (RayExecutor(cell_cpus=args.cell_cpus) if args.executor == "ray" else LocalExecutor())
-        from .runner import DEFAULT_OUT
 
         signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops like Ctrl-C: finished cells are kept
         matrix_dir, matrix = run_matrix(chosen, series, investigations, out=Path(args.out) if args.out else DEFAULT_OUT,

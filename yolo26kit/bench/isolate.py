@@ -158,7 +158,7 @@ def _record_cache_counts() -> None:
 
 
 _CONTEXT: mp.context.BaseContext | None = None
-_PRELOAD = ["torch", "yolo26kit.warmup"]
+_PRELOAD = ["torch", "yolo26kit.bench.warmup"]
 
 
 def preload(*modules: str) -> None:

@@ -18,7 +18,7 @@ except Exception as exc:  # the server must start whatever happens here
     VEC_ISA, SECONDS = f"not picked: {type(exc).__name__}: {exc}", 0.0
 
 try:  # steps that tune at the same time keep each other's autotune timings (see autotune_cache)
-    from yolo26kit import autotune_cache
+    from yolo26kit.bench import autotune_cache
 
     AUTOTUNE_CACHE_MERGES = autotune_cache.install()
 except Exception:  # noqa: BLE001 - the server must start whatever happens here

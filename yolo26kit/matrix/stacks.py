@@ -38,7 +38,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-ROOT = Path(__file__).resolve().parents[1]
+from ..paths import ROOT, default_cache_dir
+
 STACKS_FILE = ROOT / "data" / "stacks.json"
 MARKER = "yolo26kit-stack.json"
 # Must import for a stack to run at all; executorch is checked too, and a failure there is recorded, not fatal.
@@ -105,8 +106,6 @@ def choose(stacks: list[Stack], wanted: list[str]) -> list[Stack]:
 
 def default_envs() -> Path:
     """`<compile cache>/matrix-envs`: outside the repository, beside the kit's compile cache."""
-    from .runner import default_cache_dir
-
     return default_cache_dir() / "matrix-envs"
 
 

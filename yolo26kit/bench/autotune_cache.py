@@ -12,9 +12,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .cache_transfer import merge_nested
-
 LOCK_SECONDS = 120.0  # a write holds the lock for a read and a rename: milliseconds
+
+
+def merge_nested(theirs: Any, mine: Any) -> Any:
+    """Nested dicts united; where both have a leaf, mine stays."""
+    if isinstance(theirs, dict) and isinstance(mine, dict):
+        return {**theirs, **{k: merge_nested(theirs[k], v) if k in theirs else v for k, v in mine.items()}}
+    return mine
 
 
 def install() -> bool:
@@ -46,4 +51,4 @@ def install() -> bool:
     return True
 
 
-__all__ = ["install"]
+__all__ = ["install", "merge_nested"]

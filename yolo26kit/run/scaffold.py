@@ -13,9 +13,9 @@ import shutil
 from pathlib import Path
 from string import Template
 
-from .errors import BadParameter
+from ..errors import BadParameter
+from ..paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
 URL = re.compile(r"^https?://\S+$")
 
@@ -58,7 +58,7 @@ from typing import Any
 
 import torch
 
-from ... import isolate, timing
+from ...bench import isolate, timing
 
 
 def subject(x: torch.Tensor) -> torch.Tensor:

@@ -20,7 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-CACHE_ENV = "YOLO26KIT_CACHE"  # the kit's compile-cache root (set by the runner for every notebook child)
+from ..paths import CACHE_ENV
+
 
 
 def cache_root() -> Path | None:

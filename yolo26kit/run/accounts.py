@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .errors import BadParameter
+from ..errors import BadParameter
 
 
 def read_run(run_dir: Path) -> dict[str, Any]:

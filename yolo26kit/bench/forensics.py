@@ -84,7 +84,7 @@ def native_backtrace(replay_file: str, timeout: float = DEFAULT_TIMEOUT) -> Back
     cmd = [debugger, "-q", "-batch", "-nx", "-ex", "set pagination off", "-ex", "set confirm off",
            "-ex", "handle SIGUSR1 SIGUSR2 SIGPIPE SIGCHLD nostop noprint pass",
            "-ex", "run", "-ex", "bt", "-ex", "info sharedlibrary",
-           "--args", sys.executable, "-m", "yolo26kit.isolate", replay_file]
+           "--args", sys.executable, "-m", "yolo26kit.bench.isolate", replay_file]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, errors="replace",
                               start_new_session=True)
