@@ -448,7 +448,7 @@ def test_committed_nocode_pages_are_curated(page, rendered_runs, tmp_path):
 def test_committed_run_and_index_answers_do_not_mislead(page, rendered_runs):
     """A CPU run never answers "bites here?" with a plain no for a bug whose claims need CUDA; every block opens
     with its conclusion; the index names the run each answer comes from."""
-    from yolo26kit.report import conclusions
+    from yolo26kit import conclusion
 
     for run_dir in report.find_runs(rendered_runs):
         run = report.load_run(run_dir)
@@ -459,9 +459,9 @@ def test_committed_run_and_index_answers_do_not_mislead(page, rendered_runs):
             inv = b.get_attribute("data-investigation")
             assert b.locator(".kit-conclusion").count() == 1, inv
             ledger = {e["id"]: e for e in findings.claims_of(inv)}
-            bug = conclusions.BUG_CLAIMS.get(inv, [])
+            bug = conclusion.bug_claims(list(ledger.values()))
             if run.device_type != "cuda" and bug and all(
-                    conclusions.device_class(ledger.get(cid), inv) == "cuda" for cid in bug):
+                    conclusion.device_class(ledger.get(cid), inv) == "cuda" for cid in bug):
                 bites = b.locator(".answer[data-question=bites] .headline")
                 if bites.count():
                     assert bites.inner_text() not in ("no", "yes", "mixed", "partly"), (run.name, inv)

@@ -2,8 +2,8 @@
 
 How an answer is computed (one per investigation and question: bites / fix / cost, from the claims ledger):
 the claims of the investigation whose ledger `question` is that question, in ledger order, with their verdicts
-in the run; for "bites", only the claims about the bug itself (conclusions.BUG_CLAIMS) on the device class the
-bug needs (conclusions.device_class) decide — a CPU run of a CUDA-only bug says "needs CUDA — this run cannot tell".
+in the run; for "bites", only the claims about the bug itself (the ledger's `"bug": true`) on the device class the
+bug needs (conclusion.device_class) decide — a CPU run of a CUDA-only bug says "needs CUDA — this run cannot tell".
 The headline aggregates the decisive verdicts (confirmed → yes, refuted / not_reproduced → no, partly → partly;
 different ones → mixed; none decisive → the first claim's inconclusive / needs_cuda / error). The deciding claim is
 the first deciding claim in ledger order with a decisive verdict, else the first with any verdict; the answer's
@@ -24,8 +24,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from . import conclusions
 from .. import findings, verdicts
+from ..conclusion import Conclusion, bug_claims, conclude, device_class
 
 SENTENCE_LIMIT = 240  # characters of an evidence's first sentence shown as the one-line answer
 QUESTIONS = ("bites", "fix", "cost")
@@ -163,12 +163,12 @@ def verdict_counts(verdicts: list[str]) -> list[tuple[str, int]]:
 
 
 def answer(question: str, entries: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]],
-           device_type: str = "", investigation: str = "", conclusion: conclusions.Conclusion | None = None) -> Answer:
+           device_type: str = "", investigation: str = "", conclusion: Conclusion | None = None) -> Answer:
     """The answer to one question from the ledger entries tagged with it and the run's verdicts (see module doc).
 
-    "bites here?" is answered only by the claims about the bug itself (conclusions.BUG_CLAIMS, when the
-    investigation names them) that this run's device class can show: a bug claim whose device class
-    (conclusions.device_class: the ledger's conditions.device, else the investigation's) is cuda says nothing on a
+    "bites here?" is answered only by the claims about the bug itself (marked `"bug": true` in the ledger, when the
+    investigation marks any) that this run's device class can show: a bug claim whose device class
+    (conclusion.device_class: the ledger's conditions.device, else the investigation's DEVICE) is cuda says nothing on a
     run without CUDA, so a CPU run of a CUDA-only bug answers "needs CUDA — this run cannot tell". The sentence is
     the investigation's conclusion for that question when it has one, else the deciding claim's first sentence.
     """
@@ -179,15 +179,15 @@ def answer(question: str, entries: list[dict[str, Any]], verdicts: dict[str, dic
     deciders = judged
     by_id = {e["id"]: e for e in entries}
     if question == "bites":
-        bug = [cid for cid in conclusions.BUG_CLAIMS.get(investigation, []) if cid in by_id]
+        bug = [cid for cid in bug_claims(entries) if cid in by_id]
         deciders = bug or judged
         if device_type:
-            shown = [cid for cid in deciders if conclusions.device_class(by_id.get(cid), investigation)
+            shown = [cid for cid in deciders if device_class(by_id.get(cid), investigation)
                      in ("any", device_type)]
             if not shown and any(cid in verdicts for cid in deciders):
                 seen = [(cid, verdicts[cid]) for cid in judged if cid in verdicts]
                 sentence = (conclusion.sentence(question) if conclusion else "") or \
-                    f"the bug needs {conclusions.device_class(by_id.get(deciders[0]), investigation).upper()}; " \
+                    f"the bug needs {device_class(by_id.get(deciders[0]), investigation).upper()}; " \
                     f"this is a {device_type} run."
                 return Answer(question, label, "undecided", "needs CUDA — this run cannot tell",
                               verdict_counts([c.get("verdict", "") for _, c in seen]), deciders[0], "needs_cuda",
@@ -210,7 +210,7 @@ def answer(question: str, entries: list[dict[str, Any]], verdicts: dict[str, dic
 
 
 def answers(entries: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]], device_type: str = "",
-            investigation: str = "", conclusion: conclusions.Conclusion | None = None) -> list[Answer]:
+            investigation: str = "", conclusion: Conclusion | None = None) -> list[Answer]:
     """bites / fix / cost answers of one investigation (and `other` when its ledger has such claims)."""
     rows = [answer(q, entries, verdicts, device_type, investigation, conclusion) for q in QUESTIONS]
     if any(question_of(e) == "other" and not e.get("untestable") for e in entries):
@@ -218,7 +218,7 @@ def answers(entries: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]], 
     return rows
 
 
-def conclusion_html(c: conclusions.Conclusion, run_label: str = "") -> str:
+def conclusion_html(c: Conclusion, run_label: str = "") -> str:
     """A conclusion as one HTML block (one line, so it can sit in a markdown cell): figure, then sentences."""
     if not c.sentences and not c.figure:
         return ""
@@ -303,7 +303,7 @@ def block(investigation: str, entries: list[dict[str, Any]], run: Run) -> Block:
     testable = [e for e in entries if not e.get("untestable")]
     mine = [run.verdicts[e["id"]] for e in testable if e["id"] in run.verdicts]
     result = next((r for r in run.results if r["investigation"] == investigation), None)
-    conclusion = conclusions.conclude(result, entries) if result is not None else None
+    conclusion = conclude(result, entries) if result is not None else None
     return Block(investigation, _sources(entries), run,
                  answers(entries, run.verdicts, run.device_type, investigation, conclusion),
                  verdict_counts([c.get("verdict", "") for c in mine]), len(mine), len(testable),

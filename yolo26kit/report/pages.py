@@ -4,7 +4,7 @@ Every page is self-contained (no request leaves the machine): notebook pages use
 (nbconvert's lab template without its CDN scripts), plots are inline data URIs, the kit's pages embed their CSS.
 single_file.py packs the index, run pages and outputs-only notebook pages into one HTML to send.
 
-Each investigation's block opens with its conclusion (conclusions.py: 2–4 sentences and a headline figure computed
+Each investigation's block opens with its conclusion (its conclude.py: 2–4 sentences and a headline figure computed
 from its verdicts and numbers); notebook pages open with the same conclusion, and the outputs-only page is curated
 (curate_notebook: logs collapsed at the end, tables through display.py, bare reprs and stateless widgets left out).
 
@@ -23,8 +23,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import conclusions, display, matrix_page
+from . import display, matrix_page
 from .. import findings
+from ..conclusion import conclude
 from .answers import (DECISIVE, HEADLINES, POLARITY, QUESTION_LABELS, QUESTIONS, SENTENCE_LIMIT, UNDECIDED,
                        UNTESTABLE_LEDGER, Answer, Block, Cell, Coverage, Run, _investigations, _sources, answer,
                        answering_runs, answers, block, compare, conclusion_html, coverage, find_runs, first_sentence,
@@ -89,7 +90,7 @@ def notebook_and_conclusion(ipynb: Path) -> tuple[Any, str]:
         res = findings.read_results(results_path)
     except (ValueError, OSError, json.JSONDecodeError):
         return nb, ""
-    return nb, conclusion_html(conclusions.conclude(res, ledger().get(res.get("investigation", stem), [])))
+    return nb, conclusion_html(conclude(res, ledger().get(res.get("investigation", stem), [])))
 
 
 def notebook_pages(ipynb: Path, nb: Any, head: str = "", which: tuple[str, ...] = (".html", ".nocode.html")

@@ -1,0 +1,52 @@
+"""The conclusion of cdmaskformer_mask: what a run found, in 2–4 sentences and a headline figure (see yolo26kit/conclusion.py).
+
+Imported without torch (the pages render without it): only the kit's conclusion helpers.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from ...conclusion import PLAIN, View, num, numbers, plain
+
+# The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
+DEVICE = "cuda"
+
+
+def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
+    """Sentences by question and the headline figure of one cdmaskformer_mask run."""
+    out: dict[str, str] = {}
+    v = r.v("mask.assert_trigger")
+    attempts = r.m("mask.assert_trigger", r"(\d+) of (\d+) CUDA attempts assert")
+    if v in ("not_reproduced", "confirmed") and attempts:
+        did = "reproduces" if v == "confirmed" else "does not reproduce"
+        out["bites"] = (f"The seed's INTERNAL ASSERT {did} on torch {r.torch or 'this torch'}: "
+                        f"{attempts[0]} of {attempts[1]} CUDA attempts assert.")
+    elif v:
+        out["bites"] = plain(r, "mask.assert_trigger", "Whether the seed's INTERNAL ASSERT bites on this torch")
+    eq = r.m("mask.equivalent", r"(\d+)/(\d+) cases")
+    if r.v("mask.equivalent") == "confirmed" and eq:
+        out["fix"] = f"masked_fill gives the same mask as the original formulation in {eq[0]}/{eq[1]} cases."
+    elif r.v("mask.equivalent"):
+        out["fix"] = plain(r, "mask.equivalent", "masked_fill gives the same mask as the original")
+    figure = None
+    speed = []
+    for cid, size in (("mask.speedup_small_20x", "small"), ("mask.speedup_medium_3_5x", "medium")):
+        rounds = numbers(r.data(cid, f"{r.device}_rounds"))
+        x = statistics.median_high(rounds) if rounds else None
+        if x is None or not r.v(cid):
+            continue
+        claimed = r.data(cid, "claimed")
+        seed = f", seed: {num(claimed)}×" if isinstance(claimed, (int, float)) else ""
+        speed.append(f"{num(x)}× as fast as the original on {size} masks (median round; the seed's factor "
+                     f"{PLAIN.get(r.v(cid), r.v(cid))}{seed})")
+        if figure is None:
+            figure = {"value": f"{num(x)}×", "label": f"masked_fill speed-up on {size} masks, {r.device}{seed}",
+                      "claim": cid}
+    if speed:
+        where = "" if r.device == "cuda" else " (the seed's speed-ups are CUDA figures)"
+        out["cost"] = f"On this {r.device} run masked_fill is " + " and ".join(speed) + where + "."
+    return out, figure
+
+
+__all__ = ["DEVICE", "conclude"]

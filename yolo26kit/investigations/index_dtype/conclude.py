@@ -1,0 +1,54 @@
+"""The conclusion of index_dtype: what a run found, in 2–4 sentences and a headline figure (see yolo26kit/conclusion.py).
+
+Imported without torch (the pages render without it): only the kit's conclusion helpers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...conclusion import PLAIN, View
+
+# The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
+DEVICE = "cuda"
+
+
+def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
+    """Sentences by question and the headline figure of one index_dtype run."""
+    out: dict[str, str] = {}
+
+    def error(cid: str) -> str:
+        names = re.findall(r"\b(\w+(?:Error|Exception))\b", r.ev(cid))
+        return f" ({', '.join(dict.fromkeys(names[:3]))})" if names else ""
+
+    bits = []
+    for cid, what in (("index_dtype.et_cuda_float_index", "the legacy top-k"),
+                      ("index_dtype.et_cuda_full_model", "the full model")):
+        v = r.v(cid)
+        if v == "confirmed":
+            bits.append(f"fails for {what}{error(cid)}")
+        elif v in ("refuted", "not_reproduced"):
+            bits.append(f"succeeds for {what}")
+        elif v:
+            bits.append(f"for {what}: {PLAIN.get(v, v)}")
+    if bits:
+        out["bites"] = "ExecuTorch's CUDA lowering " + "; ".join(bits) + "."
+    eq = r.m("index_dtype.gather_equivalent", r"(\d+)/(\d+) random cases bit-identical")
+    figure = None
+    fixes = []
+    if eq and r.v("index_dtype.gather_equivalent") == "confirmed":
+        fixes.append(f"the gather rewrite is bit-identical in {eq[0]}/{eq[1]} random cases")
+        figure = {"value": f"{eq[0]}/{eq[1]}", "label": "random cases where gather equals the original top-k",
+                  "claim": "index_dtype.gather_equivalent"}
+    v = r.v("index_dtype.gather_removes_index")
+    if v:
+        fixes.append(f"the gather variant getting past the CUDA lowering: {PLAIN.get(v, v)}")
+    xn = r.m("index_dtype.xnnpack_full_model", r"([\d.]+)% of eager's detections matched")
+    if xn and r.v("index_dtype.xnnpack_full_model") == "confirmed":
+        fixes.append(f"on XNNPACK the whole gather model matches {xn[0]}% of eager's detections")
+    if fixes:
+        out["fix"] = "Fix: " + "; ".join(fixes) + "."
+    return out, figure
+
+
+__all__ = ["DEVICE", "conclude"]
