@@ -75,7 +75,7 @@ def test_curated_tables_have_no_nan_and_no_24_column_frames():
     assert not re.search(r"<td[^>]*>\s*(NaN|nan|None)\s*</td>", page)
     shown = page.split("<details class='kit-full'>")[0]
     header = re.search(r"<table class='dataframe kit-table'><thead><tr>(.*?)</tr>", shown).group(1)
-    assert header.count("<th>") == display.MAX_COLUMNS  # at most 8 columns in view
+    assert header.count("<th") == display.MAX_COLUMNS  # at most MAX_COLUMNS columns in view
     assert "every row: device = cpu" in shown and "no value in any row: empty" in shown
     assert "1.123" in shown and "1.123456789" not in shown  # 4 significant digits
     assert "—" in shown
@@ -119,5 +119,23 @@ def test_notebook_pages_open_with_the_conclusion(tmp_path):
 def test_tables_pandas_cut_lose_their_ellipsis_columns_and_say_where_the_rest_is():
     cut = display.curate_table_html(WIDE.to_html(max_cols=6, max_rows=2))
     shown = cut.split("<details class='kit-full'>")[0]
-    assert "<th>...</th>" not in shown and ">...</td>" not in shown
+    assert ">...</th>" not in shown and ">...</td>" not in shown
     assert "the whole of it is in results.json" in shown
+
+
+def test_headers_read_as_words_with_units_lists_as_text_and_results_first():
+    assert display.human_header("median_ms") == "median (ms)"
+    assert display.human_header("ranges_only_fails_or_wrong_in_range") == "ranges only fails or wrong in range"
+    assert display.human_header("max_abs_diff") == "max |Δ|" and display.human_header("model") == "model"
+    assert display.list_text("['legacy', 'gather']") == "legacy, gather" and display.list_text("[1, 2.5]") == "1, 2.5"
+    assert display.list_text("[not python") == "[not python"
+    assert display.lists_in_text("index dtypes ['int64', 'int64'] after export") == "index dtypes int64, int64 after export"
+    columns = ["model", "path", "restore_ms", "imgsz", "median_ms", "speedup", "cause"]
+    assert [columns[i] for i in display.result_first(columns, list(range(7)))] == \
+        ["model", "restore_ms", "median_ms", "speedup", "cause", "path", "imgsz"]
+    page = display.curated(columns, [["n", "eager", "1.5", "640", "2.25", "1.2", "['a', 'b']"],
+                                     ["s", "aoti", "1.5", "320", "3.5", "0.9", ""]], full_html="<table></table>")
+    shown = page.split("<details class='kit-full'>")[0]
+    assert "<th title='median_ms'>median (ms)</th>" in shown and "median_ms<" not in shown
+    assert ">a, b</td>" in shown and "['a'" not in shown
+    assert "whole table: 2 rows × 7 columns as recorded" in page  # the full frame, one click away

@@ -283,9 +283,9 @@ def test_committed_runs_render_with_the_real_ledger(tmp_path):
     for run_dir in report.find_runs(tmp_path):
         page = report.render_run(run_dir, notebooks=False).read_text()
         ran = {json.loads(p.read_text())["investigation"] for p in run_dir.glob("*.results.json")}
-        assert set(re.findall(r'<div class="block" data-investigation="(\w+)"', page)) == ran
+        assert set(re.findall(r'<div class="block"[^>]* data-investigation="(\w+)"', page)) == ran
     index = report.render_index(tmp_path).read_text()
-    grid = set(re.findall(r'<div class="answer-group" data-investigation="(\w+)"', index))
+    grid = set(re.findall(r'<div class="answer-group"[^>]* data-investigation="(\w+)"', index))
     assert grid >= set(report.ledger()) - {report.UNTESTABLE_LEDGER}
 
 

@@ -203,8 +203,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise BadParameter(f"no results.json under {target}")
     for run_dir in runs:  # all of them before any page is written
         check_results(run_dir)
-    if args.single_file:  # one self-contained HTML to send; the pages on disk stay as they are
-        print(single_file.single_file(target, Path(args.output) if args.output else None))
+    if args.single_file:  # self-contained HTML to send; the pages on disk stay as they are
+        for path in single_file.single_files(target, args.all, Path(args.output) if args.output else None):
+            print(path)
         return 0
     for run_dir in runs:
         print(pages.render_run(run_dir, notebooks=not args.no_notebooks))
@@ -337,7 +338,10 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("dir", nargs="?", default="", help="a run directory or a folder of runs (default reports/runs)")
     rep.add_argument("--no-notebooks", action="store_true", help="only the index pages, not the notebook HTML")
     rep.add_argument("--single-file", action="store_true",
-                     help="write one self-contained HTML (index, run pages, outputs-only notebook pages) instead")
+                     help="write a self-contained HTML instead: of DIR when it is a run, else of each stack's newest "
+                          "batch under DIR (its run page, outputs-only notebook pages and plots)")
+    rep.add_argument("--all", action="store_true",
+                     help="with --single-file on a folder of runs: one file with the index and every current run")
     rep.add_argument("-o", "--output", default="", metavar="FILE",
                      help="with --single-file: where to write it (default DIR/<DIR name>.single.html)")
     rep.set_defaults(fn=cmd_report)

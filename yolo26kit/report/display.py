@@ -8,10 +8,11 @@ One rule set, used two ways:
 
 The rules: a missing value (NaN, None, NaT, <NA>, '') shows as `—`; a column with no value at all is left out
 and named; a column holding one value in every row becomes a line above the table ("every row: device = cpu");
-numbers get at most 4 significant digits (integers keep all of theirs, with thousands separators); a cell longer
-than LONG_CELL characters folds into <details>; at most MAX_COLUMNS columns and MAX_ROWS rows are shown. The whole
-frame, as pandas wrote it (missing values as `—`), is one click away in a <details> under the table whenever
-anything was left out. A table the kit already curated carries class `kit-table` and is left as it is.
+numbers get at most 4 significant digits (integers keep all of theirs, with thousands separators); a list is
+joined as text ("a, b"); a cell longer than LONG_CELL characters folds into <details>; result columns (time,
+speed-up, status, error, cause, match) come right after the first column; headers read as words with their unit
+(`median_ms` → "median (ms)"); at most MAX_COLUMNS columns and MAX_ROWS rows are shown. The whole
+frame, as pandas wrote it (missing values as `—`), is one click away in a <details> under the table. A table the kit already curated carries class `kit-table` and is left as it is.
 """
 
 from __future__ import annotations
@@ -22,12 +23,22 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-MAX_COLUMNS = 8
+MAX_COLUMNS = 10
 MAX_ROWS = 40
 LONG_CELL = 140
 MISSING = {"nan", "none", "nat", "<na>", "", "null"}
 DASH = "—"
 _NUMBER = re.compile(r"^[+-]?(\d[\d,]*\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+# Column name parts that hold what a reader came for: these columns come first (after the first, naming column).
+RESULT_WORDS = ("ms", "median", "speedup", "speed", "ratio", "status", "state", "error", "cause", "verdict",
+                "match", "matched", "delta", "max_abs", "diff", "ok", "seconds", "fastest", "result", "outcome")
+# A header's last part that is a unit: `median_ms` → "median (ms)".
+UNITS = {"ms": "ms", "s": "s", "seconds": "s", "mib": "MiB", "mb": "MB", "gib": "GiB", "bytes": "bytes", "pct": "%",
+         "percent": "%", "x": "×", "us": "µs"}
+HEADER_WORDS = {"max_abs_diff": "max |Δ|", "max_abs": "max |Δ|", "speedup": "speed-up (×)", "imgsz": "image size (px)",
+                "dtype": "dtype", "n": "n"}
+_INNER_LIST = re.compile(r"\[[^\[\]]*\]")
+_LIST_TEXT = re.compile(r"^\[.*\]$|^\(.*,.*\)$", re.S)
 _MISSING_CELL = re.compile(r"<td>\s*(NaN|nan|None|NaT|&lt;NA&gt;|<NA>)\s*</td>")
 _DATAFRAME = re.compile(r"(<div>\s*)?(<style scoped>.*?</style>\s*)?<table[^>]*class=\"dataframe\"[^>]*>.*?</table>"
                         r"(\s*<p>\d+ rows × \d+ columns</p>)?(\s*</div>)?", re.S)
@@ -53,11 +64,61 @@ def fmt_number(text: str) -> str:
     return f"{value:.4g}"
 
 
+def human_header(name: str) -> str:
+    """A column name as a reader wants it: words, the unit in brackets ('median_ms' → 'median (ms)')."""
+    raw = str(name)
+    if raw in HEADER_WORDS:
+        return HEADER_WORDS[raw]
+    if "_" not in raw or raw.strip() != raw:
+        return raw
+    parts = raw.split("_")
+    unit = UNITS.get(parts[-1].lower()) if len(parts) > 1 else None
+    words = " ".join(parts[:-1] if unit else parts)
+    return f"{words} ({unit})" if unit else words
+
+
+def list_text(text: str) -> str:
+    """A Python list or tuple written as text ("['a', 'b']") joined as 'a, b'; other text unchanged."""
+    import ast
+
+    raw = str(text).strip()
+    if not _LIST_TEXT.match(raw):
+        return text
+    try:
+        value = ast.literal_eval(raw)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    if not isinstance(value, (list, tuple)):
+        return text
+    return ", ".join(list_text(repr(v)) if isinstance(v, (list, tuple)) else str(v) for v in value) or DASH
+
+
+def lists_in_text(text: str) -> str:
+    """Every Python list written inside a sentence ("index dtypes ['int64', 'int64']") joined as text."""
+    for _ in range(3):  # nested lists: the innermost first
+        joined = _INNER_LIST.sub(lambda m: list_text(m.group(0)) if list_text(m.group(0)) != m.group(0)
+                                 else m.group(0), text)
+        if joined == text:
+            break
+        text = joined
+    return text
+
+
+def result_first(columns: list[str], keep: list[int]) -> list[int]:
+    """The kept column indices with result columns (RESULT_WORDS) moved right after the first one."""
+    def is_result(i: int) -> bool:
+        parts = set(re.split(r"[_\s()/|]+", str(columns[i]).lower()))
+        return bool(parts & set(RESULT_WORDS))
+
+    head, rest = keep[:1], keep[1:]
+    return head + [i for i in rest if is_result(i)] + [i for i in rest if not is_result(i)]
+
+
 def _cell(text: str) -> str:
     text = str(text)
     if is_missing(text):
         return DASH
-    text = fmt_number(text)
+    text = fmt_number(list_text(text))
     if len(text) <= LONG_CELL:
         return html.escape(text)
     return (f"<details class='cell'><summary>{html.escape(text[:90])}…</summary>"
@@ -75,13 +136,14 @@ def curated(columns: list[str], rows: list[list[str]], full_html: str = "", note
         if c in empty:
             continue
         if len(rows) > 1 and len(values) == 1 and i > 0:
-            notes.append(f"{c} = {fmt_number(next(iter(values)))}")
+            notes.append(f"{human_header(c)} = {fmt_number(list_text(next(iter(values))))}")
             continue
         keep.append(i)
+    keep = result_first(columns, keep)
     hidden_cols = keep[MAX_COLUMNS:]
     keep = keep[:MAX_COLUMNS]
     shown_rows = rows[:MAX_ROWS]
-    head = "".join(f"<th>{html.escape(columns[i])}</th>" for i in keep)
+    head = "".join(f"<th title='{html.escape(columns[i])}'>{html.escape(human_header(columns[i]))}</th>" for i in keep)
     numeric = {i for i in keep if any(not is_missing(r[i]) for r in rows)
                and all(is_missing(r[i]) or _NUMBER.match(r[i].strip()) for r in rows)}
     body = "".join("<tr>" + "".join(f"<td{' class=num' if i in numeric else ''}>{_cell(r[i])}</td>" for i in keep)
@@ -90,7 +152,7 @@ def curated(columns: list[str], rows: list[list[str]], full_html: str = "", note
     if notes:
         lines.append("every row: " + html.escape("; ".join(notes)))
     if empty:
-        lines.append("no value in any row: " + html.escape(", ".join(empty)))
+        lines.append("no value in any row: " + html.escape(", ".join(map(human_header, empty))))
     if note:
         lines.append(html.escape(note))
     out = []
@@ -101,12 +163,13 @@ def curated(columns: list[str], rows: list[list[str]], full_html: str = "", note
     left = []
     if hidden_cols:
         left.append(f"{len(hidden_cols)} more column{'s' if len(hidden_cols) != 1 else ''} "
-                    f"({html.escape(', '.join(columns[i] for i in hidden_cols))})")
+                    f"({html.escape(', '.join(human_header(columns[i]) for i in hidden_cols))})")
     if len(rows) > MAX_ROWS:
         left.append(f"{len(rows) - MAX_ROWS} more rows")
-    if left and full_html:
-        out.append(f"<details class='kit-full'><summary>whole table: {len(rows)} rows × {len(columns)} columns "
-                   f"({'; '.join(left)})</summary><div class='kit-scroll'>{full_html}</div></details>")
+    if full_html:  # the frame as recorded, one click away, whether or not anything was left out
+        why = f" ({'; '.join(left)})" if left else " as recorded"
+        out.append(f"<details class='kit-full'><summary>whole table: {len(rows)} rows × {len(columns)} columns"
+                   f"{why}</summary><div class='kit-scroll'>{full_html}</div></details>")
     elif left:
         out.append(f"<p class='kit-note'>not shown: {'; '.join(left)}</p>")
     return f"<div class='kit-frame'>{KIT_TABLE_STYLE}{''.join(out)}</div>"

@@ -13,6 +13,31 @@ def _page_of(record: dict[str, Any]) -> str:
     return f"cells/{record['stack']}/{record['investigation']}/{record['run']}/index.html"
 
 
+UNDECIDED = ("inconclusive", "needs_cuda", "error")  # a change from or to one of these: what could be measured changed
+
+
+def _version(matrix: dict[str, Any], stack_id: str, package: str) -> str:
+    """The release of `package` a stack pins (its environment's when it pins none), '?' when neither says."""
+    stack = next((s for s in matrix.get("stacks", []) if s.get("id") == stack_id), {})
+    return str((stack.get("pins") or {}).get(package) or (stack.get("environment") or {}).get(package) or "?")
+
+
+def change_rows(matrix: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every verdict change across a series of stacks, named by package and release: claim, package, the release
+    it changes at and the one before, from → to, and its kind — `verdict` when both sides decide, `measurable`
+    when one side could not decide (the older stack's step failed, or the claim needs what it lacked)."""
+    rows = []
+    for cid, by in (matrix.get("changes") or {}).items():
+        for package, change in by.items():
+            if not change:
+                continue
+            kind = "measurable" if {change.get("from"), change.get("to")} & set(UNDECIDED) else "verdict"
+            rows.append({"claim": cid, "package": package, "release": _version(matrix, change.get("stack", ""), package),
+                         "before": _version(matrix, change.get("after", ""), package), "from": change.get("from"),
+                         "to": change.get("to"), "stack": change.get("stack"), "kind": kind})
+    return sorted(rows, key=lambda r: (r["kind"] != "verdict", r["claim"]))
+
+
 def render(matrix_dir: Path, matrix: dict[str, Any]) -> Path:
     """matrix.html: stacks (pins, state, reason, disk), the claim × stack grid of verdict chips linked to each
     cell's run page, and for each claim the first stack of each series where its verdict changes."""
@@ -25,8 +50,12 @@ def render(matrix_dir: Path, matrix: dict[str, Any]) -> Path:
         for cid in cell.get("claims", []):
             links[(cell["stack"], cid)] = _page_of(cell) + (f"#claim-{cid}" if cell.get("run") else "")
             owner[cid] = cell["investigation"]
+    changed = change_rows(matrix)
+    first = list(dict.fromkeys(r["claim"] for r in changed))
+    order = first + [cid for cid in matrix.get("claims", {}) if cid not in first]
     page = templates.get_template("matrix.html.j2").render(
-        m=matrix, links=links, owner=owner, gib=lambda b: f"{b / 2**30:.1f} GiB" if b else "—")
+        m=matrix, links=links, owner=owner, gib=lambda b: f"{b / 2**30:.1f} GiB" if b else "—", changed=changed,
+        order=order, changed_ids=set(first), version=lambda stack, package: _version(matrix, stack, package))
     target = matrix_dir / "matrix.html"
     target.write_text(page, encoding="utf-8")
     return target
@@ -49,4 +78,4 @@ def listing(root: str | Path) -> list[dict[str, Any]]:
     return found
 
 
-__all__ = ["listing", "render"]
+__all__ = ["UNDECIDED", "change_rows", "listing", "render"]

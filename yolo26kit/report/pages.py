@@ -23,7 +23,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import display, matrix_page
+from . import display, grid, matrix_page
 from .. import findings
 from ..conclusion import conclude
 from .answers import (DECISIVE, HEADLINES, POLARITY, QUESTION_LABELS, QUESTIONS, SENTENCE_LIMIT, UNDECIDED,
@@ -90,7 +90,54 @@ def notebook_and_conclusion(ipynb: Path) -> tuple[Any, str]:
         res = findings.read_results(results_path)
     except (ValueError, OSError, json.JSONDecodeError):
         return nb, ""
-    return nb, conclusion_html(conclude(res, ledger().get(res.get("investigation", stem), [])))
+    inv = res.get("investigation", stem)
+    entries = ledger().get(inv, [])
+    return nb, notebook_head(ipynb.parent, inv, entries) + conclusion_html(conclude(res, entries)) + \
+        _answers_of(ipynb.parent, inv, entries)
+
+
+def notebook_head(run_dir: Path, investigation: str, entries: list[dict[str, Any]]) -> str:
+    """The header a notebook page opens with (investigation, stack, device, profile, run, links), '' when the
+    folder is not a readable run."""
+    try:
+        return grid.page_head_html(load_run(run_dir), investigation, entries)
+    except (OSError, ValueError, KeyError):
+        return ""
+
+
+def _answers_of(run_dir: Path, investigation: str, entries: list[dict[str, Any]]) -> str:
+    """The three answers of the investigation in its run folder as a small table ('' when they cannot be read)."""
+    try:
+        return grid.answers_table_html(block(investigation, entries, load_run(run_dir)), entries)
+    except (OSError, ValueError, KeyError):
+        return ""
+
+
+def verdicts_html(results_path: Path) -> str:
+    """A notebook's verdicts as one folded table (verdict, claim, first sentence of the evidence), '' without any."""
+    try:
+        claims = findings.read_results(results_path).get("claims") or []
+    except (ValueError, OSError, json.JSONDecodeError):
+        return ""
+    rows = "".join(f"<tr><td><span class='kit-v v-{html.escape(str(c.get('verdict')))}'>{html.escape(str(c.get('verdict')))}"
+                   f"</span></td><td><code>{html.escape(str(c.get('id')))}</code></td>"
+                   f"<td>{html.escape(display.lists_in_text(first_sentence(c.get('evidence', ''), 200)))}</td></tr>"
+                   for c in claims if isinstance(c, dict))
+    if not rows:
+        return ""
+    return (f"<details class='kit-verdicts' open><summary>verdicts of this run ({len(claims)})</summary>"
+            "<table class='kit-answers'><tr><th>verdict</th><th>claim</th><th>what the run found</th></tr>"
+            f"{rows}</table></details>")
+
+
+def lift_main_plot(nb: Any) -> Any:
+    """Take the notebook's first plot (an image output) out of its cell and return it (None without a plot), so
+    that the outputs-only page can show it right under the answers."""
+    for cell in nb.cells:
+        for i, out in enumerate(cell.get("outputs", []) if cell.cell_type == "code" else []):
+            if "image/png" in (out.get("data") or {}):
+                return cell["outputs"].pop(i)
+    return None
 
 
 def notebook_pages(ipynb: Path, nb: Any, head: str = "", which: tuple[str, ...] = (".html", ".nocode.html")
@@ -106,7 +153,14 @@ def notebook_pages(ipynb: Path, nb: Any, head: str = "", which: tuple[str, ...] 
         if suffix not in which:
             continue
         page_nb = curate_notebook(nb) if hide_code else nbformat.from_dict(nb)
-        if head:
+        if head and hide_code:  # the outputs-only page: header, conclusion, answers, main plot, verdicts, method
+            plot = lift_main_plot(page_nb)
+            verdicts = verdicts_html(ipynb.with_name(f"{stem}.results.json"))
+            lead = [nbformat.v4.new_code_cell("", outputs=[plot])] if plot is not None else []
+            if verdicts:
+                lead.append(nbformat.v4.new_markdown_cell(verdicts))
+            page_nb.cells[0:0] = [nbformat.v4.new_markdown_cell(head), *lead]
+        elif head:
             page_nb.cells.insert(0, nbformat.v4.new_markdown_cell(head))
         exporter = HTMLExporter(template_name="lab", template_file=str(NOTEBOOK_TEMPLATE), exclude_input=hide_code,
                                 exclude_input_prompt=hide_code, exclude_output_prompt=hide_code)
@@ -206,9 +260,12 @@ def ledger() -> dict[str, list[dict[str, Any]]]:
 
 
 def _scalar(value: Any) -> str:
-    """A table value as text: floats to 6 significant digits, lists and dicts as JSON, None as ''."""
+    """A table value as text: floats to 6 significant digits, a list of plain values joined ('a, b'), other lists
+    and dicts as JSON, None as ''."""
     if isinstance(value, float):
         return f"{value:.6g}"
+    if isinstance(value, list) and all(isinstance(v, (str, int, float, bool)) or v is None for v in value):
+        return ", ".join(_scalar(v) for v in value)
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
     return "" if value is None else str(value)
@@ -253,7 +310,9 @@ def frames_html(value: Any) -> Markup:
 def table_html(rows: list[dict[str, Any]], run_dir: Path) -> Markup:
     """A results table as HTML (first MAX_TABLE_ROWS rows): long cells folded, crash frames listed, traces linked."""
     columns = list(dict.fromkeys(k for row in rows[:MAX_TABLE_ROWS] for k in row))
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    columns = [columns[i] for i in display.result_first(columns, list(range(len(columns))))]
+    head = "".join(f"<th title='{html.escape(str(c))}'>{html.escape(display.human_header(str(c)))}</th>"
+                   for c in columns)
     body = []
     for row in rows[:MAX_TABLE_ROWS]:
         cells = []
@@ -316,7 +375,7 @@ def _common() -> dict[str, Any]:
     """Names both page templates use."""
     return {"labels": QUESTION_LABELS, "first_sentence": first_sentence, "pretty": _pretty,
             "verdicts": findings.VERDICTS, "cond_value": cond_value, "basis_words": BASIS_WORDS,
-            "basis_labels": BASIS_LABELS}
+            "basis_labels": BASIS_LABELS, "grid_labels": grid.GRID_LABELS}
 
 
 def cond_value(value: Any) -> str:
@@ -349,6 +408,8 @@ def run_page(run_dir: Path, present: frozenset[str] = frozenset()) -> str:
     invs = _investigations(book, [run])
     ran = [inv for inv in invs if inv in run.investigations]
     blocks = [block(inv, invs[inv], run) for inv in ran]
+    columns = grid.stacks([run])
+    grid_rows = grid.grid({inv: invs[inv] for inv in ran}, columns, lambda _run: "")
     claim_rows = []
     for inv in ran:
         ids = [e["id"] for e in invs[inv]]
@@ -362,7 +423,8 @@ def run_page(run_dir: Path, present: frozenset[str] = frozenset()) -> str:
         tables={r["_stem"]: {name: table_html(rows, run_dir) for name, rows in r.get("tables", {}).items() if rows}
                 for r in run.results},
         question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
-        bands={e["id"]: e["band"] for entries in invs.values() for e in entries if e.get("band")}, **_common())
+        bands={e["id"]: e["band"] for entries in invs.values() for e in entries if e.get("band")},
+        columns=columns, grid_rows=grid_rows, run_hrefs={run.name: "#run-facts"}, **_common())
     return page
 
 
@@ -381,21 +443,26 @@ def index_page(root: Path, title: str = "") -> str:
     book = ledger()
     invs = _investigations(book, runs)
     newest = newest_per_device(runs)
-    grid = [{"investigation": inv, "sources": _sources(entries),
-             "blocks": [block(inv, entries, run) for run in answering_runs(runs, inv)]}
-            for inv, entries in invs.items()]
+    old = grid.superseded(runs)
+    current = [run for run in runs if run.name not in old]  # runs of an older kit are folded away
+    columns = grid.stacks(runs)
+    grid_rows = grid.grid(invs, columns, lambda run: f"{run.rel}/index.html")
+    groups = [{"investigation": inv, "sources": _sources(entries),
+               "blocks": [block(inv, entries, run) for run in answering_runs(current, inv)]}
+              for inv, entries in invs.items()]
     comparison = []
     for inv, entries in invs.items():
         extra = [{"id": cid, "source": c.get("source", ""), "claim": c.get("claim", "")}
                  for run in runs for cid, c in run.verdicts.items()
                  if c["investigation"] == inv and cid not in {e["id"] for e in entries}]
         entries = [*entries, *{e["id"]: e for e in extra}.values()]
-        comparison.append({"investigation": inv, "rows": list(zip(entries, compare(runs, entries)))})
+        comparison.append({"investigation": inv, "rows": list(zip(entries, compare(current, entries)))})
     if book.get(UNTESTABLE_LEDGER):
         comparison.append({"investigation": "untestable claims", "rows": [(e, []) for e in book[UNTESTABLE_LEDGER]]})
     page = TEMPLATES.get_template("index.html.j2").render(
         title=title or ("yolo26kit local runs" if root.name == "runs" else "yolo26kit reports"),
-        runs=runs, newest=newest, grid=grid, comparison=comparison,
+        runs=runs, current=current, superseded=old, newest=newest, grid=groups, comparison=comparison,
+        columns=columns, grid_rows=grid_rows, run_hrefs={run.name: f"{run.rel}/index.html" for run in runs},
         coverages={run.name: coverage(run, book) for run in runs}, untestable=untestable_entries(book),
         question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
         matrices=matrix_page.listing(root), **_common())

@@ -74,6 +74,36 @@ def _rewrite_links(page: str, here: str, ids: set[str], downloads: dict[str, str
     return _HREF.sub(one, page)
 
 
+def _current_runs(root: Path) -> list[Path]:
+    """The runs under root, newest first, without those a newer kit superseded (grid.superseded)."""
+    from . import grid
+    from .answers import load_run
+
+    runs = [load_run(d, root) for d in find_runs(root)]
+    old = grid.superseded(runs)
+    return [run.dir for run in runs if run.name not in old]
+
+
+def newest_batches(root: Path) -> list[Path]:
+    """Per stack of the current runs under root (grid.stacks: runs of an older kit left out), its newest batch:
+    the newest run holding the most investigations (a run of one notebook finishing a batch does not count)."""
+    from . import grid
+    from .answers import load_run
+
+    runs = [load_run(d, root) for d in find_runs(root)]
+    return [max(stack.runs, key=lambda r: (len(r.investigations), r.name)).dir for stack in grid.stacks(runs)]
+
+
+def single_files(target: Path, every_run: bool = False, out: Path | None = None) -> list[Path]:
+    """`yolo26kit report --single-file`: a run folder → its single file; a folder of runs → one single file per
+    stack's newest batch (`newest_batches`), or with `every_run` one file with the index and every current run."""
+    target = Path(target)
+    if every_run or list(target.glob("*.results.json")):
+        return [single_file(target, out)]
+    batches = newest_batches(target)
+    return [single_file(run_dir, out if len(batches) == 1 else None) for run_dir in batches]
+
+
 def single_file(target: Path, out: Path | None = None) -> Path:
     """Write one self-contained HTML holding a run's page (or, for a folder of runs, the index and every run's
     page) and every investigation's outputs-only page with its plots, openable offline.
@@ -88,7 +118,7 @@ def single_file(target: Path, out: Path | None = None) -> Path:
 
     target = Path(target)
     single_run = bool(list(target.glob("*.results.json")))
-    run_dirs = [target] if single_run else find_runs(target)
+    run_dirs = [target] if single_run else _current_runs(target)
     if not run_dirs:
         raise ValueError(f"no results.json under {target}")
     root = target if not single_run else target

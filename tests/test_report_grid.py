@@ -1,0 +1,118 @@
+"""The answer grid: stacks from runs (superseded kits left out), the deciding figure, what would decide it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yolo26kit import findings
+from yolo26kit.report import grid, pages
+
+BOOK = {
+    "alpha": [
+        {"id": "alpha.bites", "source": "s1.txt", "claim": "loading crashes", "question": "bites"},
+        {"id": "alpha.fix", "source": "s1.txt", "claim": "the preload fixes it", "question": "fix"},
+        {"id": "alpha.cost", "source": "s1.txt", "claim": "2-5x faster", "question": "cost",
+         "band": {"lo": 2.0, "hi": 5.0, "unit": "× (default / fixed)", "words": "2-5x"}},
+    ],
+}
+
+
+def _claim(cid: str, verdict: str, evidence: str, data: dict[str, Any] | None = None,
+           conditions: dict[str, Any] | None = None, basis: str = "measured") -> dict[str, Any]:
+    return {"id": cid, "source": "s1.txt", "claim": cid, "verdict": verdict, "evidence": evidence,
+            "data": data or {}, "conditions": conditions or {}, "basis": basis}
+
+
+def _run(root: Path, name: str, device_type: str, claims: list[dict[str, Any]], kit: str = "0.1.0+gnew",
+         torch: str = "2.11.0") -> Path:
+    run_dir = root / name
+    run_dir.mkdir(parents=True)
+    env = {"device_type": device_type, "device": "H100" if device_type == "cuda" else "Xeon", "torch": torch,
+           "executorch": "1.2.0", "ultralytics": "8.4.190", "kit": kit}
+    (run_dir / "alpha.results.json").write_text(json.dumps({
+        "schema": findings.SCHEMA, "investigation": "alpha", "run_id": name, "seconds": 1.0, "environment": env,
+        "parameters": {}, "claims": claims, "missing_claims": [], "tables": {}}))
+    (run_dir / "run.json").write_text(json.dumps({"run_id": name, "environment": env, "state": "complete",
+                                                  "profile": "quick"}))
+    return run_dir
+
+
+@pytest.fixture
+def runs(tmp_path, monkeypatch) -> list[pages.Run]:
+    """An old-kit cuda run, a current cuda run with rounds straddling the band, a current cpu run."""
+    monkeypatch.setattr(pages, "ledger", lambda: BOOK)
+    _run(tmp_path, "20260101T000000Z-a-cuda", "cuda", [_claim("alpha.bites", "refuted", "0 of 3 loads crash.")],
+         kit="0.1.0+gold")
+    _run(tmp_path, "20260102T000000Z-b-cuda", "cuda", [
+        _claim("alpha.bites", "confirmed", "3 of 3 loads crash with SIGSEGV on torch 2.11.0."),
+        _claim("alpha.fix", "confirmed", "with the preload 3 of 3 loads run."),
+        _claim("alpha.cost", "inconclusive", "ratios round by round: 1.9, 2.4, 2.1×.",
+               {"ratios": {"a": [1.9, 2.4], "b": [2.1, 1.95, 2.6]}})])
+    _run(tmp_path, "20260103T000000Z-c-cpu", "cpu", [
+        _claim("alpha.bites", "inconclusive", "1 of 1 packages loaded and ran.",
+               conditions={"seed": {"torch": {"min": "2.11", "max": "2.11.99"}}, "run": {"torch": "2.14.1"},
+                           "differ": ["torch"]}),
+        _claim("alpha.fix", "needs_cuda", "no CUDA device in this run.", basis="none")], torch="2.14.1")
+    return [pages.load_run(d, tmp_path) for d in pages.find_runs(tmp_path)]
+
+
+def test_old_kits_are_superseded_and_stacks_name_their_versions(runs):
+    assert grid.superseded(runs) == {"20260101T000000Z-a-cuda": "0.1.0+gnew"}
+    columns = grid.stacks(runs)
+    assert [(s.device_type, s.torch, s.run_ids) for s in columns] == [
+        ("cuda", "2.11.0", ["20260102T000000Z-b-cuda"]), ("cpu", "2.14.1", ["20260103T000000Z-c-cpu"])]
+    assert columns[0].profile == "quick"
+
+
+def test_cells_carry_word_figure_link_and_what_would_decide(runs):
+    columns = grid.stacks(runs)
+    (row,) = grid.grid({"alpha": BOOK["alpha"]}, columns, lambda r: f"{r.rel}/index.html")
+    cuda, cpu = row.cells
+    bites, fix, cost = cuda
+    assert (bites.word, bites.figure) == ("yes", "3 of 3 loads crash")
+    assert bites.href == "20260102T000000Z-b-cuda/index.html#claim-alpha.bites"
+    assert fix.word == "holds" and not fix.decide
+    # an undecided timing still shows every round measured and says what would decide it
+    assert cost.word == "cannot tell" and cost.figure == "1.9–2.6× over 5 rounds"
+    assert cost.decide == "rounds straddle the band 2.0–5.0×: more rounds decide"
+    assert cpu[0].decide == "decided on torch 2.11–2.11.99 (the seed's)" and cpu[0].figure == "1 of 1 packages loaded"
+    assert cpu[1].word == "needs CUDA" and cpu[1].decide == "a CUDA run decides it"
+
+
+def test_evidence_figure_skips_parameters_and_keeps_units():
+    assert grid.evidence_figure("with full CUDA graphs (d_model=32, n_layers=1): 2.54, 2.87×") == "2.87×"
+    assert grid.evidence_figure("median 0.345 → 0.155 ms") == "0.155 ms"
+    assert grid.evidence_figure("5/7 specs export and match") == "5/7 specs"
+    assert grid.evidence_figure("nothing measured") == ""
+
+
+def test_matrix_changes_are_named_by_package_and_release_and_kind():
+    from yolo26kit.report import matrix_page
+
+    stack = {"torch": "2.14.1", "executorch": "1.5.1", "ultralytics": "8.4.190"}
+    matrix = {"stacks": [{"id": "torch2.13", "pins": {**stack, "torch": "2.13.0"}}, {"id": "torch2.14", "pins": stack},
+                         {"id": "ultralytics8.4.112", "pins": {**stack, "ultralytics": "8.4.112"}}],
+              "changes": {"a.gather": {"torch": None, "ultralytics": {"stack": "torch2.14", "from": "not_reproduced",
+                                                                       "to": "confirmed", "after": "ultralytics8.4.112"}},
+                          "b.view": {"torch": {"stack": "torch2.14", "from": "inconclusive", "to": "partly",
+                                               "after": "torch2.13"}, "ultralytics": None},
+                          "c.same": {"torch": None, "ultralytics": None}}}
+    rows = matrix_page.change_rows(matrix)
+    assert [(r["claim"], r["package"], r["release"], r["before"], r["kind"]) for r in rows] == [
+        ("a.gather", "ultralytics", "8.4.190", "8.4.112", "verdict"), ("b.view", "torch", "2.14.1", "2.13.0", "measurable")]
+
+
+def test_single_files_default_to_each_stacks_newest_batch(runs, tmp_path):
+    from yolo26kit.report import single_file
+
+    made = single_file.single_files(tmp_path)
+    assert [p.name for p in made] == ["20260102T000000Z-b-cuda.single.html", "20260103T000000Z-c-cpu.single.html"]
+    (everything,) = single_file.single_files(tmp_path, every_run=True, out=tmp_path / "all.html")
+    text = everything.read_text()
+    assert 'data-page="20260102T000000Z-b-cuda"' in text
+    assert 'data-page="20260101T000000Z-a-cuda"' not in text  # superseded: listed on the index, not carried
+    assert 'data-left-out="20260101T000000Z-a-cuda/index.html"' in text

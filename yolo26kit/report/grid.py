@@ -1,0 +1,329 @@
+"""The answer on one screen: investigations × {bites here?, fix holds?, cost} with one column group per stack.
+
+A stack is what a verdict depends on: device type, the GPU or CPU model, torch, executorch and ultralytics. Runs of
+an older kit on a device type that a newer kit has run are superseded and left out of the grid. Per stack and
+investigation the cell's answer comes from the newest run of that stack that judged the investigation; each cell
+shows a word (the answer's headline), the deciding figure (a number measured in that run: rounds, counts, ms) and
+a link to the deciding claim. An undecided answer says what would decide it (the seed's condition the run lacks,
+a CUDA run, more rounds).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .answers import QUESTIONS, Answer, Block, Run, block, judged
+
+# The short word a grid cell shows for an answer's headline (the answer block keeps the long one).
+CELL_WORDS = {"needs CUDA — this run cannot tell": "needs CUDA", "not reached in this run": "not reached",
+              "as the seed says": "as claimed", "not as the seed says": "not as claimed",
+              "partly as the seed says": "partly as claimed", "no claim asks this": "—"}
+GRID_LABELS = {"bites": "bites here?", "fix": "fix holds?", "cost": "cost"}
+ROUND_KEYS = ("rounds", "ratios", "first_s")  # data keys holding one figure per timed round
+_FIGURE = re.compile(r"(?<![\w=.])(\d+(?:\.\d+)?% of [\w']+(?: [\w']+){0,2}"
+                     r"|\d+(?:\.\d+)?(?:–\d+(?:\.\d+)?)?\s?(?:×|ms\b|s\b|%)"
+                     r"|\d+ of \d+(?: [A-Za-z][\w-]*){0,2}|\d+/\d+(?: [A-Za-z][\w-]*){0,1})")
+_ERROR = re.compile(r"\b(\w+(?:Error|Exception))\b")
+
+
+@dataclass
+class Stack:
+    """A column group: the versions a verdict depends on and the runs made on them, newest first."""
+
+    device_type: str
+    device: str
+    torch: str
+    executorch: str
+    ultralytics: str
+    kit: str
+    runs: list[Run] = field(default_factory=list)
+    used: list[Run] = field(default_factory=list)  # the runs the grid's cells come from, newest first
+
+    @property
+    def profile(self) -> str:
+        """The profile of the runs the grid's cells come from (each one's changes named)."""
+        return profile_of(*(self.used or self.runs))
+
+    @property
+    def run_ids(self) -> list[str]:
+        return [run.name for run in self.runs]
+
+
+@dataclass
+class GridCell:
+    """One answer in the grid: word, verdict class, deciding figure, link, what would decide it, its sentence."""
+
+    question: str
+    word: str
+    verdict: str
+    figure: str = ""
+    href: str = ""
+    decide: str = ""
+    sentence: str = ""
+    run: str = ""
+
+
+@dataclass
+class GridRow:
+    """One investigation: per stack, its three cells (None where no run of that stack has it)."""
+
+    investigation: str
+    cells: list[list[GridCell] | None]
+
+
+def stack_key(run: Run) -> tuple[str, ...]:
+    """What a run's verdicts depend on: device type, device model, torch, executorch, ultralytics."""
+    env = run.environment
+    return tuple(str(env.get(k) or "") for k in ("device_type", "device", "torch", "executorch", "ultralytics"))
+
+
+def kit_of(run: Run) -> str:
+    """The kit version a run was made with ('' when not recorded)."""
+    return str(run.environment.get("kit") or "")
+
+
+def superseded(runs: list[Run]) -> dict[str, str]:
+    """Run name → the newer kit that supersedes it: a run whose kit differs from the newest run's kit of the same
+    device type (runs come newest first)."""
+    newest: dict[str, str] = {}
+    out = {}
+    for run in runs:
+        kit = newest.setdefault(run.device_type, kit_of(run))
+        if kit_of(run) != kit:
+            out[run.name] = kit
+    return out
+
+
+def stacks(runs: list[Run]) -> list[Stack]:
+    """The current runs (superseded ones left out) grouped by stack, CUDA first, then by newest run."""
+    old = superseded(runs)
+    grouped: dict[tuple[str, ...], Stack] = {}
+    for run in runs:
+        if run.name in old:
+            continue
+        key = stack_key(run)
+        if key not in grouped:
+            grouped[key] = Stack(*key, kit=kit_of(run))
+        grouped[key].runs.append(run)
+    return sorted(grouped.values(), key=lambda s: (s.device_type != "cuda", s.device_type))
+
+
+def profile_of(*runs: Run) -> str:
+    """The profile the runs' notebooks ran with: run.json's `profile` when recorded, else per notebook the closest
+    catalog profile, naming the parameters set apart from it ('quick (index_dtype: imgsz set apart)')."""
+    recorded = [str(run.meta["profile"]) for run in runs if run.meta.get("profile")]
+    if recorded and len(recorded) == len(runs):
+        return " / ".join(dict.fromkeys(recorded))
+    results = [r for run in runs for r in run.results if r.get("parameters")]
+    labels = [_profile_of_result(r) for r in results]
+    bases = sorted({label.split(" + ")[0] for label in labels})
+    own = sorted({str(r.get("investigation")) for r, label in zip(results, labels) if " + " in label})
+    return " / ".join(bases) + (f" ({', '.join(own)}: own parameters)" if own else "") if bases else "not recorded"
+
+
+def _profile_of_result(result: dict[str, Any]) -> str:
+    """The catalog profile closest to a result's parameters (fewest differing values, then the most keys), with
+    the keys whose values differ: 'quick', 'quick + imgsz, step_timeout'."""
+    from .. import catalog
+
+    try:
+        profiles = catalog.get(str(result.get("investigation"))).profiles
+    except Exception:  # noqa: BLE001 - an investigation the catalog no longer has
+        return "custom"
+    params = result.get("parameters") or {}
+    scored = sorted((sum(params.get(k) != v for k, v in values.items()), -len(values), name)
+                    for name, values in profiles.items())
+    if not scored:
+        return "custom"
+    name = scored[0][2]
+    differ = [k for k, v in profiles[name].items() if params.get(k) != v]
+    return name + (f" + {', '.join(differ)}" if differ else "")
+
+
+def answering_run(stack: Stack, investigation: str) -> Run | None:
+    """The newest run of the stack that judged the investigation, else the newest that has it, else None."""
+    return next((r for r in stack.runs if judged(r, investigation)), None) or \
+        next((r for r in stack.runs if investigation in r.investigations), None)
+
+
+def _numbers(value: Any) -> list[float]:
+    """The numbers of a list, or of a dict of lists (per case), flattened and sorted."""
+    items = [x for v in value.values() for x in (v if isinstance(v, list) else [v])] if isinstance(value, dict) \
+        else value if isinstance(value, list) else []
+    return sorted(float(x) for x in items if isinstance(x, (int, float)) and not isinstance(x, bool))
+
+
+def _rounds(data: Any, device_type: str, depth: int = 0) -> tuple[str, list[float]]:
+    """The first per-round figures in a claim's data (the run's device's rounds first): (key, numbers)."""
+    if not isinstance(data, dict) or depth > 3:
+        return "", []
+    for key in (f"{device_type}_rounds", *ROUND_KEYS):
+        numbers = _numbers(data.get(key))
+        if numbers:
+            return key, numbers
+    for value in data.values():
+        for item in value if isinstance(value, list) else [value]:
+            found = _rounds(item, device_type, depth + 1)
+            if found[1]:
+                return found
+    return "", []
+
+
+def _num(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def rounds_figure(claim: dict[str, Any], device_type: str, unit: str = "") -> str:
+    """'2.36–3.96× over 20 rounds' from a claim's per-round data; '' without rounds."""
+    key, numbers = _rounds(claim.get("data"), device_type)
+    if not numbers:
+        return ""
+    unit = unit or (" s" if key == "first_s" else "×")
+    span = _num(numbers[0]) if _num(numbers[0]) == _num(numbers[-1]) else f"{_num(numbers[0])}–{_num(numbers[-1])}"
+    return f"{span}{unit} over {len(numbers)} round{'s' if len(numbers) != 1 else ''}"
+
+
+def evidence_figure(text: str, pattern: re.Pattern[str] = _FIGURE) -> str:
+    """The first measured figure in a claim's evidence ('3 of 3 loads crash', '1.78×', '7.5 ms'; with _ERROR the
+    first error it names); '' when it has none."""
+    found = pattern.search(" ".join(str(text or "").split()))
+    return found.group(1) if found else ""
+
+
+def band_unit(entry: dict[str, Any] | None) -> str:
+    """The unit of a ledger band as a cell shows it: its first word ('×', ' ms', ' s')."""
+    unit = str(((entry or {}).get("band") or {}).get("unit") or "").split(" ")[0]
+    return unit if unit in ("×", "%") else f" {unit}" if unit else ""
+
+
+def deciding_figure(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None,
+                    device_type: str) -> str:
+    """The figure that decided an answer: the deciding claim's rounds (a timing), else the first figure of its
+    evidence, of a decided answer's sentence, else the error the evidence names; '' when the run could not measure it
+    (needs CUDA) or measured nothing. An undecided answer's sentence may quote the seed's figure: not used."""
+    if not claim or answer.deciding_verdict == "needs_cuda":
+        return ""
+    evidence = claim.get("evidence", "")
+    return (rounds_figure(claim, device_type, band_unit(entry)) or evidence_figure(evidence)
+            or (evidence_figure(answer.sentence) if answer.state == "answered" else "")
+            or evidence_figure(evidence, _ERROR))
+
+
+def what_would_decide(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None) -> str:
+    """For an undecided answer, what would decide it: a CUDA run, the seed's condition the run lacks, the step
+    that did not run, or more rounds against the seed's band; '' for a decided answer."""
+    if answer.state != "undecided" or not claim:
+        return ""
+    if answer.deciding_verdict == "needs_cuda":
+        return "a CUDA run decides it"
+    if answer.deciding_verdict == "error":
+        return "its judge failed: see the claim"
+    cond = claim.get("conditions") or {}
+    seed = cond.get("seed") or {}
+    differ = [k for k in cond.get("differ") or [] if k not in (cond.get("irrelevant") or {})]
+    if differ:
+        return "decided on " + "; ".join(f"{k} {_show(seed.get(k))}" for k in differ) + " (the seed's)"
+    if claim.get("basis") == "none":
+        return "its step did not run here"
+    band = (entry or {}).get("band") or {}
+    if band and _rounds(claim.get("data"), "")[1]:
+        return f"rounds straddle the band {band.get('lo')}–{band.get('hi')}{band_unit(entry)}: more rounds decide"
+    return "see the claim's evidence"
+
+
+def _show(value: Any) -> str:
+    """A seed condition in words: a range as min–max, a list joined with 'or'."""
+    if isinstance(value, dict) and set(value) <= {"min", "max"}:
+        return f"{value.get('min', '…')}–{value.get('max', '…')}"
+    if isinstance(value, (list, tuple)):
+        return " or ".join(map(str, value))
+    return str(value)
+
+
+def cells(b: Block, entries: list[dict[str, Any]], href: str) -> list[GridCell]:
+    """The three cells of one investigation's block; `href` is the page holding its #claim-<id> rows."""
+    by_id = {e["id"]: e for e in entries}
+    out = []
+    for a in b.answers:
+        if a.question not in QUESTIONS:
+            continue
+        claim = b.run.verdicts.get(a.deciding)
+        entry = by_id.get(a.deciding)
+        verdict = a.deciding_verdict if a.state in ("answered", "undecided") else "none"
+        verdict = "partly" if a.headline == "mixed" else verdict  # decisive verdicts both ways
+        out.append(GridCell(a.question, CELL_WORDS.get(a.headline, a.headline), verdict,
+                            deciding_figure(a, claim, entry, b.run.device_type) if a.state != "no_claims" else "",
+                            f"{href}#claim-{a.deciding}" if a.deciding else "",
+                            what_would_decide(a, claim, entry), a.sentence, b.run.name))
+    return out
+
+
+def grid(investigations: dict[str, list[dict[str, Any]]], columns: list[Stack], href_of: Any) -> list[GridRow]:
+    """One row per investigation, per stack its three cells from that stack's answering run.
+
+    `href_of(run)` is the page holding the run's claim rows, relative to the page showing the grid."""
+    rows = []
+    for inv, entries in investigations.items():
+        row: list[list[GridCell] | None] = []
+        for stack in columns:
+            run = answering_run(stack, inv)
+            if run and run not in stack.used:
+                stack.used.append(run)
+            row.append(cells(block(inv, entries, run), entries, href_of(run)) if run else None)
+        rows.append(GridRow(inv, row))
+    for stack in columns:
+        stack.used.sort(key=lambda r: r.name, reverse=True)
+    return rows
+
+
+# ---------------------------------------------------------------- the head of a notebook's outputs-only page
+
+HEAD_STYLE = ("<style>.kit-head{font:14px/1.4 system-ui,sans-serif;border-bottom:1px solid #ccc;padding:.2rem 0 .5rem;"
+              "margin-bottom:.5rem}.kit-head .where{display:flex;flex-wrap:wrap;gap:.2rem 1rem}.kit-head .where b{"
+              "font-size:1.15rem}.kit-answers{border-collapse:collapse;margin:.2rem 0 .6rem;font-size:.9rem}"
+              ".kit-answers th,.kit-answers td{border:1px solid #ddd;padding:.2rem .5rem;text-align:left;"
+              "vertical-align:top}.kit-answers .v-confirmed{background:#d4f7d4}.kit-answers .v-refuted{background:#ffd6d6}"
+              ".kit-answers .v-partly{background:#fff1c2}.kit-answers .v-not_reproduced{background:#e6e6ff}"
+              ".kit-answers .v-inconclusive{background:#fde2c8}.kit-answers .v-needs_cuda{background:#eee}"
+              ".kit-answers .v-error{background:#ffb3b3}.kit-answers .decide{color:#555;font-style:italic}</style>")
+
+
+def page_head_html(run: Run, investigation: str, entries: list[dict[str, Any]]) -> str:
+    """The top of a notebook page: investigation, stack, device, profile, run id and links to the run page and the
+    index of runs (one line of facts), for a page that travels alone."""
+    env = run.environment
+    facts = [f"<b>{_esc(investigation)}</b>", f"{_esc(run.device_type.upper())} · {_esc(env.get('device') or '?')}",
+             f"torch {_esc(env.get('torch') or '?')} · executorch {_esc(env.get('executorch') or '?')} · "
+             f"ultralytics {_esc(env.get('ultralytics') or '?')}", f"profile {_esc(_notebook_profile(run, investigation))}",
+             f"run <code>{_esc(run.name)}</code>", "<a href='index.html'>this run's page</a>",
+             "<a href='../index.html'>all runs</a>"]
+    return f"{HEAD_STYLE}<div class='kit-head'><div class='where'>{''.join(f'<span>{f}</span>' for f in facts)}</div></div>"
+
+
+def _notebook_profile(run: Run, investigation: str) -> str:
+    """The profile one notebook of the run ran with ('quick', 'quick + imgsz, probes'), run.json's when recorded."""
+    if run.meta.get("profile"):
+        return str(run.meta["profile"])
+    result = next((r for r in run.results if r.get("investigation") == investigation), None)
+    return _profile_of_result(result) if result and result.get("parameters") else "not recorded"
+
+
+def answers_table_html(b: Block, entries: list[dict[str, Any]]) -> str:
+    """The three answers of a block as a small table: question, word, deciding figure, what would decide it, and
+    the answer's sentence when the conclusion above does not already say it."""
+    rows = []
+    for c in cells(b, entries, "index.html"):
+        decide = f" <span class='decide'>{_esc(c.decide)}</span>" if c.decide else ""
+        link = f"<a href='{_esc(c.href)}'>{_esc(c.word)}</a>" if c.href else _esc(c.word)
+        rows.append(f"<tr data-question='{c.question}'><th>{_esc(GRID_LABELS[c.question])}</th>"
+                    f"<td class='v-{_esc(c.verdict)}'><b>{link}</b></td><td>{_esc(c.figure)}{decide}</td>"
+                    f"<td>{_esc(c.sentence if c.sentence not in b.said else '')}</td></tr>")
+    return f"<table class='kit-answers'>{''.join(rows)}</table>" if rows else ""
+
+
+def _esc(text: Any) -> str:
+    import html
+
+    return html.escape(str(text), quote=True)
