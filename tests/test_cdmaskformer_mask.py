@@ -181,9 +181,11 @@ def test_judge_speed_cuda_decides_against_the_band():
 
 def test_judge_speed_rounds_on_both_sides_of_a_band_edge_are_inconclusive():
     bench = _bench("cuda", 0.35, 0.1, "32x100x4096")
-    bench["round_net_ms"] = [[0.35, 0.35, 0.35], [0.1, 0.1, 0.25]]  # ×3.5, ×3.5, ×1.4: one round below 1.75
+    bench["round_net_ms"] = [[0.35] * 4, [0.1, 0.1, 0.25, 0.25]]  # ×3.5, ×3.5, ×1.4, ×1.4: half below 1.75
     j = mf.judge_speedup_medium(_res(bench))
     assert j.verdict == "inconclusive" and "both sides" in j.evidence and "1.40" in j.evidence
+    bench["round_net_ms"] = [[0.35] * 3, [0.1, 0.1, 0.25]]  # one outlier among three cannot block the verdict
+    assert mf.judge_speedup_medium(_res(bench)).verdict == "confirmed"
 
 
 def test_judge_speed_a_round_that_could_not_be_timed_says_so():
@@ -335,8 +337,11 @@ def test_judge_triggers_cpu_only():
                             "sort path": False, "outcome": "ok"},
                            {"device": "cuda", "formulation": "where_index_put", "deterministic": True,
                             "sort path": True, "outcome": "skipped", "status": "skipped"}]))
-    for judge in (mf.judge_not_reproducible, mf.judge_assert_trigger, mf.judge_updates_fix):
+    for judge in (mf.judge_assert_trigger, mf.judge_updates_fix):
         assert judge(res).verdict == "needs_cuda"
+    j = mf.judge_not_reproducible(res)  # derived: the kernel arithmetic and upstream's synthetic snippets
+    assert j.verdict == "refuted" and j.basis == "derived" and "#96724" in j.evidence and "#105819" in j.evidence
+    assert _settled("mask.not_reproducible_synthetic", j) == "refuted"
     j = mf.judge_data_independent(res)  # derived from the seed's own numbers, on any device
     assert j.verdict == "refuted" and j.basis == "derived"
     assert _settled("mask.data_independent", j) == "refuted"  # the run's device and torch do not enter it
@@ -362,8 +367,8 @@ def test_judge_triggers_fixed_torch():
          "predicted expand_to_index": "7840 vs 160"},
         {"device": "cuda", "formulation": "row_value", "deterministic": True, "sort path": True, "outcome": "ok"},
     ], torch_version="2.11.0+cu130"))
-    j = mf.judge_not_reproducible(res)
-    assert j.verdict == "inconclusive" and "1.11–2.0.1" in j.evidence
+    j = mf.judge_not_reproducible(res)  # measured here does not decide; the arithmetic and upstream do
+    assert j.verdict == "refuted" and j.basis == "derived" and "not one of 1.11–2.0.1" in j.evidence
     assert mf.judge_assert_trigger(res).verdict == "inconclusive"
     j = mf.judge_updates_fix(res)
     assert j.verdict == "confirmed" and j.evidence.startswith("0 of 1 CUDA attempts") and j.basis == "both"
@@ -473,17 +478,69 @@ def test_judge_different_kernels():
 
 
 def test_judge_bool_index_alternative():
-    # Before: `partly` from identical results plus the shared aten::index_put_. Whether it escapes the seed's
-    # failure is only measurable on CUDA with the seed's torch: needs_cuda on a CPU run, inconclusive on another torch.
+    # Before: needs_cuda on a CPU run and inconclusive on another torch. Now its path decides: PR #61612's
+    # masked_fill_ dispatch applied to the seed's call (derived), checked against the CUDA kernels where there are.
     eq = pd.DataFrame([{"device": "cpu", "case": "grid", "bool_index_put": True, "masked_fill": True}])
     j = mf.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq))
-    assert j.verdict == "needs_cuda" and "aten::index_put_" in j.evidence
+    assert j.verdict == "confirmed" and j.basis == "derived" and "#61612" in j.evidence
+    assert _settled("mask.bool_index_alternative", j) == "confirmed"
     trig = _trig([{"device": "cuda", "formulation": f, "deterministic": True, "sort path": True, "outcome": "ok"}
                   for f in (mf.ORIGINAL, "bool_index_put")], torch_version="2.11.0")
-    assert mf.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq, trig=trig)).verdict == "inconclusive"
+    assert mf.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq, trig=trig)).verdict == "confirmed"
     eq["bool_index_put"] = False
     j = mf.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq))
     assert j.verdict == "refuted" and _settled("mask.bool_index_alternative", j) == "refuted"
+
+
+def test_the_masked_fill_dispatch_rule_can_say_no():
+    assert mf.dispatches_to_masked_fill((32, 5, 49), [(32, 5)], True, 1, True)
+    assert not mf.dispatches_to_masked_fill((32, 5, 49), [(160,), (160,)], False, 1, True)  # torch.where's indices
+    assert not mf.dispatches_to_masked_fill((32, 5, 49), [(32, 5)], True, 1, True, accumulate=True)
+    assert not mf.dispatches_to_masked_fill((32, 5, 49), [(32, 5)], True, 49, True)  # a row value, not a scalar
+    assert not mf.dispatches_to_masked_fill((32, 5, 49), [(5, 32)], True, 1, True)  # not the leading dimensions
+
+
+def test_upstream_reproductions_follow_the_release_range():
+    assert {r["number"] for r in mf.upstream_reproductions("1.11", "2.0.1", scalar_value=True)} == {96724, 105819}
+    assert mf.upstream_reproductions("2.1", "2.11", scalar_value=True) == []
+    assert mf.first_release("2.0.0a0+gitc263bd4 (CUDA 11.0)") == "2.0.0"
+    assert mf.first_release("nightly 2021-06 (CUDA 10.2, 11.1)") is None
+
+
+def test_speed_rounds_vary_with_what_is_timed(monkeypatch):
+    """The rounds measure can vary: a slower original gives larger ratios, and the loop stops once decided."""
+    from yolo26kit.investigations.cdmaskformer_mask import measure
+
+    def fake_round(original_ms):
+        return lambda *a, **k: {mf.ORIGINAL: original_ms, "masked_fill": 0.1, mf.RESTORE: 0.01}
+
+    monkeypatch.setattr(measure, "_net_round", fake_round(0.35))
+    fast = mf.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
+    monkeypatch.setattr(measure, "_net_round", fake_round(0.12))
+    slow = mf.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
+    assert fast["rounds"] == [3.5] * 5 and fast["decision"] == "confirmed"
+    assert slow["rounds"] == [1.2] * 5 and slow["decision"] == "refuted"
+    ratios = iter([1.7, 1.8] * 8)
+    monkeypatch.setattr(measure, "_net_round", lambda *a, **k: {mf.ORIGINAL: next(ratios) * 0.1, "masked_fill": 0.1,
+                                                                 mf.RESTORE: 0.01})
+    straddle = mf.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
+    assert len(straddle["rounds"]) == 15 and straddle["decision"] == "undecided"
+
+
+def test_speed_rounds_table_has_both_modes_of_each_claim(monkeypatch):
+    from yolo26kit.investigations.cdmaskformer_mask import measure
+
+    modes = []
+
+    def fake_round(dev, src, buf, det, *a):
+        modes.append(det)
+        return {mf.ORIGINAL: 0.3, "masked_fill": 0.1, mf.RESTORE: 0.01}
+
+    monkeypatch.setattr(measure, "_net_round", fake_round)
+    table = mf.speed_rounds_table("cpu")
+    assert set(table["claim"]) == set(mf.SPEED_CLAIMS) and sorted(table["deterministic"]) == [False, False, True, True]
+    assert list(table["shape"]) == ["32x5x1024"] * 2 + ["32x100x4096"] * 2  # the seed's shapes, from the ledger
+    assert modes.count(True) == modes.count(False) == 10 and (table["error"] == "").all()
 
 
 def test_run_attempts_reruns_after_a_broken_context_and_a_dead_child(monkeypatch):
@@ -523,8 +580,8 @@ def test_record_tables_keeps_every_table_of_the_run():
     found = Found()
     eq = pd.DataFrame([{"device": "cpu", "case": "grid", "masked_fill": True}])
     shown = mf.record_tables(found, _res(eq=eq))
-    assert list(found.tables) == list(mf.TABLES) == ["equivalence", "copy_bandwidth", "benchmark", "memory",
-                                                     "triggers", "seed_assert", "model_check", "issues"]
+    assert list(found.tables) == list(mf.TABLES) == ["equivalence", "copy_bandwidth", "benchmark", "speed_rounds",
+                                                     "memory", "triggers", "seed_assert", "model_check", "issues"]
     assert all(isinstance(f, pd.DataFrame) for f in shown.values()) and found.tables["equivalence"] is eq
     assert set(found.tables["seed_assert"]["value"].map(type)) == {str}
 

@@ -17,11 +17,19 @@ EMPTY = pd.DataFrame
 
 
 def results(eq: pd.DataFrame | None = None, bench: pd.DataFrame | None = None, memory: pd.DataFrame | None = None,
-            trig: pd.DataFrame | None = None, torch_version: str = NEWER, seed_message: str = mf.SEED_ASSERT_MESSAGE
-            ) -> mf.Results:
+            trig: pd.DataFrame | None = None, torch_version: str = NEWER, seed_message: str = mf.SEED_ASSERT_MESSAGE,
+            speed: pd.DataFrame | None = None) -> mf.Results:
     return mf.Results(eq if eq is not None else EMPTY(), EMPTY(), bench if bench is not None else EMPTY(),
                       memory if memory is not None else EMPTY(), trig if trig is not None else EMPTY(), 25,
-                      torch_version=torch_version, seed_message=seed_message)
+                      torch_version=torch_version, seed_message=seed_message,
+                      speed=speed if speed is not None else EMPTY())
+
+
+def speed(claim: str, off: list[float], on: list[float], device: str = "cuda") -> pd.DataFrame:
+    """speed_rounds_table rows of one claim: the round ratios with deterministic algorithms off and on."""
+    shape, lo, hi = mf.speed_claims()[claim]
+    return pd.DataFrame([{"claim": claim, "device": device, "shape": mf.shape_label(shape), "deterministic": det,
+                          "band": [lo, hi], "rounds": rounds, "error": ""} for det, rounds in ((False, off), (True, on))])
 
 
 def equivalence(masked_fill: bool = True, bool_index_put: bool = True) -> pd.DataFrame:
@@ -87,13 +95,24 @@ CASES = {
     "mask.speedup_small_20x": {
         "confirmed": lambda: results(bench=bench("32x5x1024", [2.0, 2.1, 1.9], [0.1, 0.1, 0.1])),
         "refuted": lambda: results(bench=bench("32x5x1024", [0.114, 0.12, 0.1], [0.053, 0.05, 0.059])),  # ~2×
-        "inconclusive": lambda: results(bench=bench("32x5x1024", [1.2, 0.8, 1.0], [0.1, 0.1, 0.1])),  # 12×, 8×, 10×
+        "inconclusive": lambda: results(bench=bench("32x5x1024", [1.2, 0.8, 1.0, 0.5, 2.0], [0.1] * 5)),  # 3 of 5 in
         "needs_cuda": lambda: results(bench=bench("32x5x1024", [0.07, 0.07, 0.07], [0.15, 0.15, 0.15], "cpu")),
     },
     "mask.speedup_medium_3_5x": {
         "confirmed": lambda: results(bench=bench("32x100x4096", [0.35, 0.36, 0.34], [0.1, 0.1, 0.1])),
         "refuted": lambda: results(bench=bench("32x100x4096", [0.18, 0.18, 0.18], [0.136, 0.14, 0.134])),  # ~1.3×
         "inconclusive": lambda: results(bench=bench("32x100x4096", [0.35, 0.35, 0.35], [0.1, -0.001, 0.1])),
+        # the rounds timed until decided, deterministic algorithms off and on
+        "refuted (rounds until decided, one outlier round)": lambda: results(speed=speed(
+            "mask.speedup_medium_3_5x", [1.22, 3.03, 1.47, 1.23, 1.22], [1.3, 1.2, 1.25, 1.3, 1.2])),
+        "confirmed (rounds until decided)": lambda: results(speed=speed(
+            "mask.speedup_medium_3_5x", [3.4, 3.6, 2.9, 3.1, 3.3], [4.0, 4.2, 3.9, 4.1, 1.1])),
+        "partly": lambda: results(speed=speed("mask.speedup_medium_3_5x", [1.22, 1.23, 1.2, 1.25, 1.21],
+                                              [3.5, 3.6, 3.4, 3.5, 3.3])),
+        "inconclusive (straddles after 15 rounds)": lambda: results(speed=speed(
+            "mask.speedup_medium_3_5x", [1.7, 1.8] * 7 + [1.7], [3.5, 3.6, 3.4, 3.5, 3.3])),
+        "needs_cuda (rounds on the CPU only)": lambda: results(speed=speed(
+            "mask.speedup_medium_3_5x", [0.8] * 5, [0.9] * 5, "cpu")),
     },
     "mask.memory_lower": {
         "confirmed": lambda: results(memory=memory(2_000_000, 1_000_000)),
@@ -108,15 +127,22 @@ CASES = {
         "confirmed": lambda: results(eq=equivalence(), memory=memory(1, 1), torch_version=AFFECTED,
                                      trig=triggers(attempt(mf.ORIGINAL, "internal_assert"), attempt("bool_index_put"))),
         "refuted": lambda: results(eq=equivalence(), memory=memory(1, 1), torch_version=AFFECTED, trig=SEED_FIRES),
-        "inconclusive": lambda: results(eq=equivalence(), memory=memory(1, 1),
-                                        trig=triggers(attempt(mf.ORIGINAL, torch_version=NEWER),
-                                                      attempt("bool_index_put", torch_version=NEWER))),
+        # another torch: PR #61612's masked_fill_ dispatch (derived) against this run's CUDA kernels (measured)
+        "confirmed (the dispatch rule, no indexing kernel on CUDA)": lambda: results(
+            eq=equivalence(), memory=memory(1, 1), trig=triggers(attempt(mf.ORIGINAL, torch_version=NEWER),
+                                                                 attempt("bool_index_put", torch_version=NEWER))),
+        "refuted (it launches an indexing kernel on CUDA)": lambda: results(
+            eq=equivalence(), memory=memory(1, 1, {"bool_index_put": ["index_elementwise_kernel"]})),
+        "refuted (not identical results)": lambda: results(eq=equivalence(bool_index_put=False)),
     },
     "mask.not_reproducible_synthetic": {
         "confirmed": lambda: results(trig=NOTHING_FIRES_AFFECTED, torch_version=AFFECTED),
         "refuted": lambda: results(trig=SEED_FIRES, torch_version=AFFECTED),
-        "inconclusive": lambda: results(trig=triggers(attempt(mf.ORIGINAL, torch_version=NEWER))),
-        "needs_cuda": lambda: results(trig=triggers(attempt(mf.ORIGINAL, device="cpu", torch_version=NEWER))),
+        # another torch or the CPU: derived from the kernel arithmetic and upstream's synthetic snippets
+        "refuted (derived, another torch)": lambda: results(trig=triggers(attempt(mf.ORIGINAL, torch_version=NEWER))),
+        "refuted (derived, CPU only)": lambda: results(trig=triggers(attempt(mf.ORIGINAL, device="cpu",
+                                                                             torch_version=NEWER))),
+        "inconclusive": lambda: results(seed_message="... in the value tensor: 7840 vs 320"),  # not a synthetic mask's
     },
     "mask.data_independent": {
         "confirmed": lambda: results(torch_version=AFFECTED, trig=triggers(

@@ -31,14 +31,16 @@ from .model import (FORMULATIONS, IMPLEMENTATIONS, ORIGINAL, Formulation, Impl, 
                     make_logits, make_mask, masked_fill, masked_fill_inplace, parse_shape, reference, shape_label,
                     torch_where, where_index_put)
 from .kernel import (ISSUES_FILE, RULES, SEED_ASSERT_MESSAGE, SEED_CONFIG, assert_numbers, build_date,
-                     explain_seed_assert, fires, issues_frame, load_issues, model_check, parse_assert, versions_summary)
+                     explain_seed_assert, fires, issues_frame, load_issues, model_check, parse_assert, versions_summary,
+                     MASKED_FILL_DISPATCH, dispatches_to_masked_fill, first_release, upstream_reproductions)
 from .measure import (BENCH_ROUNDS, INDEX_OPS, NAME, RESTORE, SEED, AllocationTracker, Case, Results, benchmark,
                       check_equivalence, compare_all, copy_bandwidth, cpu_threads, devices, edge_cases,
-                      equivalence_cases, memory_profile, model_bytes, round_ratios, run_devices)
+                      equivalence_cases, memory_profile, model_bytes, round_ratios, run_devices,
+                      SPEED_CLAIMS, SPEED_PAIR, speed_claims, speed_rounds_table, speed_until_decided)
 from .measure_assert import (CUDA_CHILDREN, Attempt, attempt_batch, attempt_step, attempts, batches, predictions,
                              run_attempts, try_triggers)
 from .judge_cost import (INDEX_KERNEL_WORDS, KERNEL_COLUMNS, SEED_BENCH, judge_different_kernels, judge_memory_lower,
-                         judge_speedup_medium, judge_speedup_small, speed_rounds)
+                         judge_speedup_medium, judge_speedup_small, speed_rounds, combine_modes)
 from .judge import (DERIVED_WHY, JUDGES, SEED_LINE, Verdict, judge, judge_assert_trigger, judge_bool_index_alternative,
                     judge_data_independent, judge_equivalent, judge_not_reproducible, judge_ratio_spatial,
                     judge_updates_fix)
@@ -49,13 +51,15 @@ __all__ = ["FORMULATIONS", "IMPLEMENTATIONS", "ORIGINAL", "Formulation", "Impl",
            "full_rows", "heads_for", "make_logits", "make_mask", "masked_fill", "masked_fill_inplace", "parse_shape",
            "reference", "shape_label", "torch_where", "where_index_put", "ISSUES_FILE", "RULES", "SEED_ASSERT_MESSAGE",
            "SEED_CONFIG", "assert_numbers", "build_date", "explain_seed_assert", "fires", "issues_frame", "load_issues",
-           "model_check", "parse_assert", "versions_summary", "BENCH_ROUNDS", "INDEX_OPS", "NAME", "RESTORE", "SEED",
+           "model_check", "parse_assert", "versions_summary", "MASKED_FILL_DISPATCH", "dispatches_to_masked_fill",
+           "first_release", "upstream_reproductions", "BENCH_ROUNDS", "INDEX_OPS", "NAME", "RESTORE", "SEED",
            "AllocationTracker", "Case", "Results", "benchmark", "check_equivalence", "compare_all", "copy_bandwidth",
            "cpu_threads", "devices", "edge_cases", "equivalence_cases", "memory_profile", "model_bytes", "round_ratios",
-           "run_devices", "CUDA_CHILDREN", "Attempt", "attempt_batch", "attempt_step", "attempts", "batches",
+           "run_devices", "SPEED_CLAIMS", "SPEED_PAIR", "speed_claims", "speed_rounds_table", "speed_until_decided",
+           "CUDA_CHILDREN", "Attempt", "attempt_batch", "attempt_step", "attempts", "batches",
            "predictions", "run_attempts", "try_triggers", "INDEX_KERNEL_WORDS", "KERNEL_COLUMNS", "SEED_BENCH",
            "judge_different_kernels", "judge_memory_lower", "judge_speedup_medium", "judge_speedup_small",
-           "speed_rounds", "DERIVED_WHY", "JUDGES", "SEED_LINE", "Verdict", "judge", "judge_assert_trigger",
+           "speed_rounds", "combine_modes", "DERIVED_WHY", "JUDGES", "SEED_LINE", "Verdict", "judge", "judge_assert_trigger",
            "judge_bool_index_alternative", "judge_data_independent", "judge_equivalent", "judge_not_reproducible",
            "judge_ratio_spatial", "judge_updates_fix", "TABLES", "explorer", "implementations_frame",
            "mask_examples", "plot_benchmark", "record_tables", "env", "isolate"]

@@ -49,9 +49,10 @@ import pandas as pd
 
 from ... import findings, verdicts
 from ...verdicts import Judgement
-from .judge_cost import (_ops_text, judge_different_kernels, judge_memory_lower, judge_speedup_medium,
-                         judge_speedup_small)
-from .kernel import assert_numbers, build_date, fires, load_issues, model_check, parse_assert
+from .judge_cost import (_index_kernels, _kernels_of, judge_different_kernels, judge_memory_lower,
+                         judge_speedup_medium, judge_speedup_small)
+from .kernel import (MASKED_FILL_DISPATCH, assert_numbers, build_date, dispatches_to_masked_fill, fires, load_issues,
+                     model_check, parse_assert, upstream_reproductions)
 from .measure import Results
 from .model import IMPLEMENTATIONS, ORIGINAL
 
@@ -75,6 +76,21 @@ def _in_torch_range(claim_id: str, version: str) -> bool:
     """Whether `version` lies in the torch releases the ledger names for the claim."""
     rng = _conditions(claim_id).get("torch")
     return rng is None or (bool(version) and not verdicts.differing({"torch": rng}, {"torch": version}))
+
+
+# The last Python the seed's releases (torch ≤ 2.0.1) ship wheels for: a condition a newer interpreter cannot meet.
+SEED_TORCH_LAST_PYTHON = (3, 11)
+
+
+def _no_wheel_text() -> str:
+    """Why this interpreter cannot run the seed's torch, or that it could (another Python)."""
+    import sys
+
+    here = sys.version_info[:2]
+    if here > SEED_TORCH_LAST_PYTHON:
+        return (f"torch ≤ 2.0.1 has no wheel for this run's Python {here[0]}.{here[1]}: its wheels stop at Python "
+                f"{SEED_TORCH_LAST_PYTHON[0]}.{SEED_TORCH_LAST_PYTHON[1]}")
+    return f"this run's Python {here[0]}.{here[1]} could install one"
 
 
 DERIVED_WHY = ("derived from the seed's own assert message and configuration with the kernel arithmetic "
@@ -176,66 +192,123 @@ def _fired_text(fired: pd.DataFrame) -> str:
 SEED_LINE = ("where_index_put", "bool_index_put")  # the seed's line and its `attn_mask[mask] = False`
 
 
+def _seed_call_dispatch() -> tuple[bool, str]:
+    """Whether the seed's `attn_mask[mask] = False` meets PR #61612's masked_fill_ dispatch (derived from the seed's
+    shapes: a [32, 5] boolean mask on a [32, 5, 49] mask, a Python scalar), and the sentence that says so."""
+    holds = dispatches_to_masked_fill((32, 5, 49), [(32, 5)], True, 1, True)
+    cited = {e["number"]: e for e in load_issues()}
+    refs = ", ".join(f"#{n} ({cited[n]['date']})" for n in MASKED_FILL_DISPATCH if n in cited)
+    return holds, (f"PyTorch {refs} send index_put_ with one boolean mask of self's leading dimensions and a "
+                   f"one-element CPU value to masked_fill_ before any index kernel; the seed's call (a [32, 5] mask "
+                   f"on [32, 5, 49], value False) {'meets' if holds else 'does not meet'} that rule")
+
+
+def _bool_index_upstream() -> str:
+    """The boolean-mask reports on the seed's releases, as evidence (a scalar value worked where a tensor asserted)."""
+    rows = upstream_reproductions("1.11", "2.0.1", boolean_index=True)
+    return "; ".join(f"#{r['number']} ({r['release']}): {r['code']} → {r['reported']} with a tensor value" for r in rows)
+
+
+def _measured_path(mem: pd.DataFrame) -> list[str] | None:
+    """The indexing kernels bool_index_put launched on CUDA with deterministic algorithms off and on (None: no CUDA
+    profile in this run)."""
+    if "cuda kernels" not in mem or not (mem["device"] == "cuda").any():
+        return None
+    return _index_kernels(_kernels_of(mem, "bool_index_put"))
+
+
 def judge_bool_index_alternative(res: Results) -> Judgement:
-    """mask.bool_index_alternative: `m[mask] = False` as a replacement — identical results (any device) and free of the
-    seed's failure, which only a CUDA run on the seed's torch releases can show: there, refuted when it asserts
-    where the original does, confirmed when the original asserts and it never does. A result that differs from the
-    reference refutes on any run. Elsewhere inconclusive (CUDA on another torch) or needs_cuda (CPU only)."""
+    """mask.bool_index_alternative: `m[mask] = False` as a replacement — identical results (measured, any device) and
+    away from the failing indexing. Measured first where it can be: CUDA on a torch of the seed's releases where the
+    original asserts (refuted when the alternative asserts too, confirmed when it never does). Otherwise from its
+    path: PR #61612's masked_fill_ dispatch applied to the seed's call (derived), checked against the CUDA kernels it
+    launched in this run, deterministic algorithms off and on (measured) — no indexing kernel and the rule holds →
+    confirmed; an indexing kernel, or a call the rule does not cover → refuted. A result that differs refutes."""
     cid = "mask.bool_index_alternative"
     eq, mem = res.eq, res.memory
     if eq.empty:
         return Judgement("error", "the equivalence check did not run", basis="none")
     bi, n = _impl_all_true(eq, "bool_index_put")
     devs = sorted(set(eq["device"]))
-    ops = (f"{_ops_text(mem, 'bool_index_put')} like the original ({_ops_text(mem, ORIGINAL)})" if len(mem)
-           else "no op profile")
-    text = f"bool_index_put equals the reference in {bi}/{n} cases on {', '.join(devs)}; {ops}"
+    text = f"bool_index_put equals the reference in {bi}/{n} cases on {', '.join(devs)}"
     if bi != n:
         why = f"it returned a different result than the reference on this run ({n - bi} of {n} cases)"
         return Judgement("refuted", f"{text}: not identical results, so not a replacement", {"equal": bi, "cases": n},
                          "measured", {"device": devs, "torch": res.torch_version},
                          {"device": why, "torch": why})
     cuda = _cuda_attempts(res.trig)
-    derived = ("the kernel arithmetic (derived, not deciding) gives it the original's "
-               f"{'%d vs %d' % assert_numbers((32, 5, 49), 2, (160,), (), 'expand_to_index')} for the seed's mask: "
-               "its boolean index becomes the same [160] row index")
-    if cuda.empty:
-        return Judgement("needs_cuda", f"{text}; whether it escapes the seed's assert needs CUDA on torch "
-                                       f"{_range_text(cid)}; {derived}", {"equal": bi}, "measured",
-                         {"device": devs, "torch": res.torch_version})
-    version = _attempt_torch(cuda, res)
+    version = _attempt_torch(cuda, res) if len(cuda) else res.torch_version
+    if len(cuda) and _in_torch_range(cid, version):
+        measured = _bool_index_measured(cuda, text, bi, version)
+        if measured is not None:
+            return measured
+    holds, rule = _seed_call_dispatch()
+    kernels = _measured_path(mem) if len(mem) else None
+    seen = ("no CUDA kernel profile in this run" if kernels is None else
+            f"on CUDA (torch {res.torch_version}, deterministic algorithms off and on) it launched "
+            f"{len(kernels)} indexing kernels ({', '.join(k[:50] for k in kernels) or 'none: masked_fill_kernel instead'})")
+    away = holds and not kernels
+    upstream = _bool_index_upstream()
+    evidence = (f"{text}; {rule}; {seen}" + (f"; upstream on the seed's releases: {upstream}" if upstream else "")
+                + (" — away from the sort kernel that asserts" if away else " — it takes the indexing kernels"))
+    why = ("the results are the ops' semantics, measured on every device; the path is PR #61612's dispatch rule, in "
+           "PyTorch since July 2021 (before 1.11) and seen on 1.12.1 (#87287)"
+           + ("" if kernels is None else ", and this run's CUDA kernels agree with it"))
+    run = {"device": _run_devices_of(res) or devs, "torch": res.torch_version}
+    return Judgement("confirmed" if away else "refuted", evidence,
+                     {"equal": bi, "dispatch_rule": holds, "index_kernels": kernels}, "both" if kernels is not None
+                     else "derived", run, {"device": why, "torch": why})
+
+
+def _bool_index_measured(cuda: pd.DataFrame, text: str, bi: int, version: str) -> Judgement | None:
+    """The measured answer on a torch of the seed's releases: None when the original never asserted there."""
     run = {"device": "cuda", "torch": version}
     orig = cuda[(cuda["formulation"] == ORIGINAL) & cuda["sort path"]]
     alt = cuda[(cuda["formulation"] == "bool_index_put") & cuda["sort path"]]
     orig_fired, alt_fired = (f[f["outcome"] == "internal_assert"] for f in (orig, alt))
+    if orig_fired.empty:
+        return None
     seen = (f"on torch {version} the original asserts in {len(orig_fired)} of {len(orig)} sort-path CUDA attempts, "
             f"bool_index_put in {len(alt_fired)} of {len(alt)}")
-    if not _in_torch_range(cid, version):
-        return Judgement("inconclusive", f"{text}; {seen}. torch {version} is outside {_range_text(cid)}, the releases "
-                                         "whose kernel failed the seed: whether alternative 2 escapes that failure "
-                                         f"needs a CUDA run on one of them; {derived}", {"equal": bi}, "measured", run)
-    if orig_fired.empty:
-        return Judgement("inconclusive", f"{text}; {seen}: the failure did not occur, so escaping it was not tested",
-                         {"equal": bi}, "measured", run)
     verdict = "refuted" if len(alt_fired) else "confirmed"
     return Judgement(verdict, f"{text}; {seen}" + (f" — {_fired_text(alt_fired)}" if len(alt_fired) else ""),
                      {"equal": bi, "original_fired": len(orig_fired), "alternative_fired": len(alt_fired)},
                      "measured", run)
 
 
-def judge_not_reproducible(res: Results) -> Judgement:
-    """mask.not_reproducible_synthetic: decided only on CUDA with a torch of the seed's releases (the ledger's range):
-    refuted when a synthetic mask makes the seed's line assert; confirmed when none does although the attempts
-    include deterministic algorithms with all-True rows; inconclusive when they do not, or on another torch (the run
-    cannot reproduce the seed's conditions). CPU only: needs_cuda."""
+def _not_reproducible_derived(res: Results, seen: str) -> Judgement:
+    """mask.not_reproducible_synthetic from the kernel arithmetic and upstream: refuted when a synthetic [32, 5, 49]
+    mask with all rows full gives the seed's very numbers under the 1.11–2.0 rule and PyTorch reports show short
+    synthetic snippets of that rule asserting on those releases (numbers the arithmetic reproduces); else
+    inconclusive."""
     cid = "mask.not_reproducible_synthetic"
-    model_txt, matched = _model_text()
-    context = f"Context, not deciding: upstream snippets {_upstream_snippets()}; {model_txt}"
+    lo, hi = (str(_conditions(cid)["torch"][k]) for k in ("min", "max"))
+    seed = parse_assert(res.seed_message)
+    synthetic = assert_numbers((32, 5, 49), 2, (160,), (), "expand_to_index")
+    snippets = upstream_reproductions(lo, hi, scalar_value=True)
+    listed = "; ".join(f"#{r['number']} (torch {r['release']}): {r['code']} → {r['reported']}" for r in snippets)
+    text = (f"derived: the 1.11–2.0 kernel arithmetic gives a synthetic [32, 5, 49] mask with all 160 rows full, "
+            f"deterministic algorithms on, {synthetic[0]} vs {synthetic[1]} (the seed's {seed[0]} vs {seed[1]}"
+            if seed else "derived: the seed's message has no 'N vs M'")
+    if not seed or tuple(seed) != tuple(synthetic) or not snippets:
+        return _derived(cid, "inconclusive", f"{text}); upstream snippets on torch {lo}–{hi}: {listed or 'none'}. "
+                                             f"{seen}", {"snippets": len(snippets)}, res)
+    return _derived(cid, "refuted", (f"{text}), and PyTorch reports reproduce the assert with short synthetic "
+                                     f"snippets under deterministic algorithms on torch {lo}–{hi}, numbers the "
+                                     f"arithmetic reproduces: {listed}. Synthetic, well-formed input asserts every "
+                                     f"time once a row is all True and deterministic algorithms are on. {seen}"),
+                    {"synthetic": list(synthetic), "snippets": [r["number"] for r in snippets]}, res)
+
+
+def judge_not_reproducible(res: Results) -> Judgement:
+    """mask.not_reproducible_synthetic: measured on CUDA with a torch of the seed's releases (the ledger's range):
+    refuted when a synthetic mask makes the seed's line assert; confirmed when none does although the attempts
+    include deterministic algorithms with all-True rows. Elsewhere (CPU, another torch, or attempts without that
+    setting) derived from the kernel arithmetic and upstream's synthetic snippets (`_not_reproducible_derived`)."""
+    cid = "mask.not_reproducible_synthetic"
     cuda = _cuda_attempts(res.trig)
     if cuda.empty:
-        return Judgement("needs_cuda", f"the assert is in a CUDA kernel; {_cpu_attempts(res.trig)}; it needs CUDA on "
-                                       f"torch {_range_text(cid)}. {context}", {"model_matches": matched}, "measured",
-                         {"device": "cpu", "torch": res.torch_version})
+        return _not_reproducible_derived(res, f"This run measured no CUDA attempt ({_cpu_attempts(res.trig)}).")
     version = _attempt_torch(cuda, res)
     run = {"device": "cuda", "torch": version}
     line = cuda[cuda["formulation"].isin(SEED_LINE)]
@@ -245,16 +318,13 @@ def judge_not_reproducible(res: Results) -> Judgement:
     seen = (f"{len(fired)} of {len(line)} synthetic-mask CUDA attempts of the seed's line assert on torch {version} "
             f"({len(covering)} with deterministic algorithms and all-True rows)")
     if not _in_torch_range(cid, version):
-        return Judgement("inconclusive", (f"{seen}; the seed's torch (a 2.0-era build, {build_date(res.seed_message)}) "
-                                          f"is one of {_range_text(cid)} and torch {version} is not, so this run cannot "
-                                          f"reproduce the seed's conditions: a CUDA run on torch {_range_text(cid)} "
-                                          f"is needed. {context}"), {"fired": len(fired)}, "measured", run)
+        return _not_reproducible_derived(res, f"Measured, not deciding: {seen}; torch {version} is not one of "
+                                              f"{_range_text(cid)}, whose kernel the claim is about.")
     if len(fired):
         return Judgement("refuted", f"{seen} — {_fired_text(fired)}", {"fired": len(fired)}, "measured", run)
     if covering.empty:
-        return Judgement("inconclusive", f"{seen}: the attempts lack the setting the kernel arithmetic says the assert "
-                                         "needs (deterministic algorithms, ≥1 all-True row), so not reproducing it "
-                                         "says nothing", {"fired": 0}, "measured", run)
+        return _not_reproducible_derived(res, f"Measured, not deciding: {seen}: the attempts lack the setting the "
+                                              "assert needs (deterministic algorithms, ≥1 all-True row).")
     return Judgement("confirmed", f"{seen}: synthetic masks do not reproduce it on this torch, not even there",
                      {"fired": 0, "covering": len(covering)}, "measured", run)
 
@@ -359,8 +429,8 @@ def judge_assert_trigger(res: Results) -> Judgement:
     data = {"fired": len(fired), "predicted": len(predicted), "hit": len(hit)}
     if not _in_torch_range(cid, version):
         return Judgement("inconclusive", f"{text}. The claim is about the kernel of torch {_range_text(cid)}; torch "
-                                         f"{version} is outside it: a CUDA run on one of those releases is needed. "
-                                         f"Model: {model_txt}", data, "measured", run)
+                                         f"{version} is outside it: a CUDA run on one of those releases is needed "
+                                         f"({_no_wheel_text()}). Model: {model_txt}", data, "measured", run)
     if len(off_path) or (len(predicted) and hit.empty):
         return Judgement("refuted", text, data, "measured", run)
     if predicted.empty:

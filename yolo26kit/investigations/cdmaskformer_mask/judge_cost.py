@@ -62,8 +62,72 @@ def speed_rounds(bench: pd.DataFrame, dev: str, shape: Shape) -> tuple[str, list
     return text, ratios
 
 
+MODE_WORDS = {False: "deterministic algorithms off", True: "deterministic algorithms on (the seed's failing setting)"}
+
+
+def _timed_rounds(row: pd.Series) -> list[float]:
+    """A mode's round ratios that were timed (a round whose net times stayed not positive is NaN)."""
+    return [float(r) for r in row["rounds"] if math.isfinite(float(r))]
+
+
+def _mode_decisions(rows: pd.DataFrame, lo: float, hi: float) -> dict[bool, str | None]:
+    """deterministic on/off → the rounds rule's decision of that mode's rounds (None: undecided); a mode whose
+    formulations could not run is left out."""
+    return {bool(row["deterministic"]): verdicts.band_decision(_timed_rounds(row), lo, hi,
+                                                                min_rounds=verdicts.MIN_ROUNDS)
+            for _, row in rows.iterrows() if not row.get("error")}
+
+
+def _mode_text(row: pd.Series, lo: float, hi: float) -> str:
+    """One mode's rounds in words: the ratios, their median and what the rounds rule makes of them."""
+    mode = MODE_WORDS[bool(row["deterministic"])]
+    if row.get("error"):
+        return f"{mode}: could not time ({row['error']})"
+    timed = sorted(_timed_rounds(row))
+    mid = timed[(len(timed) - 1) // 2] if timed else float("nan")
+    decided = verdicts.band_decision(timed, lo, hi, min_rounds=verdicts.MIN_ROUNDS) or "undecided"
+    return (f"{mode}: {ORIGINAL}/masked_fill median {mid:.2f}× over {len(row['rounds'])} rounds "
+            f"({', '.join(f'{float(r):.2f}' for r in row['rounds'])}×; {len(row['rounds']) - len(timed)} not timed) "
+            f"→ {decided}")
+
+
+def combine_modes(decisions: dict[bool, str | None]) -> str:
+    """One verdict from the two modes: the same decision in every timed mode → it; confirmed in one and refuted in
+    the other → partly; a mode the rule left undecided (or no mode timed) → inconclusive."""
+    found = set(decisions.values())
+    if not decisions or None in found:
+        return "inconclusive"
+    return found.pop() if len(found) == 1 else "partly"
+
+
+def _judge_speed_rounds(res: Results, claim_id: str, seed_txt: str, data: dict[str, Any]) -> Judgement:
+    """A speed claim from the rounds timed until decided (speed_rounds_table), deterministic algorithms off and on."""
+    lo, hi = findings.band_of(claim_id)
+    own = res.speed[res.speed["claim"] == claim_id]
+    shape = str(own["shape"].iloc[0])
+    cpu = own[own["device"] == "cpu"]
+    cpu_txt = "CPU (not judged): " + "; ".join(_mode_text(r, lo, hi) for _, r in cpu.iterrows()) if len(cpu) else ""
+    cuda = own[own["device"] == "cuda"]
+    for _, r in own.iterrows():  # `<device>_rounds`: deterministic algorithms off, as the benchmark's rows
+        data[f"{r['device']}_rounds" + ("_deterministic" if r["deterministic"] else "")] = list(r["rounds"])
+    if cuda.empty:
+        return Judgement("needs_cuda", f"{cpu_txt}; {seed_txt} — the seed timed CUDA; this run has no CUDA rows",
+                         data, "measured", {"device": "cpu", "shape": shape})
+    decisions = _mode_decisions(cuda, lo, hi)
+    verdict = combine_modes(decisions)
+    data["modes"] = {("on" if k else "off"): v or "undecided" for k, v in decisions.items()}
+    rule = (f"rounds rule: at least {verdicts.ROUNDS_SHARE:.0%} of a mode's rounds and their median on one side of "
+            f"{lo:g}–{hi:g}×, {verdicts.MIN_ROUNDS} to {verdicts.MAX_ROUNDS} rounds timed until it decides; both modes "
+            "alike → that verdict, one in and one out → partly")
+    text = (f"cuda {shape}, {res.full_percent}% of (image, query) rows all True — "
+            + "; ".join(_mode_text(r, lo, hi) for _, r in cuda.iterrows()) + f"; {seed_txt} ({rule})")
+    return Judgement(verdict, f"{text}. {cpu_txt}".rstrip(". ") + ".", data, "measured",
+                     {"device": "cuda", "shape": shape})
+
+
 def _judge_speed(res: Results, claim_id: str) -> Judgement:
-    """A speed claim: the per-round ratios on CUDA at the seed's shape against the ledger's band (verdicts.band)."""
+    """A speed claim: the rounds timed until decided (deterministic algorithms off and on) where the run has them,
+    else the benchmark's per-round ratios on CUDA at the seed's shape, against the ledger's band (the rounds rule)."""
     entry = findings.ledger_entry(claim_id)
     shape = parse_shape(entry["conditions"]["shape"])
     lo, hi = findings.band_of(claim_id)
@@ -73,6 +137,8 @@ def _judge_speed(res: Results, claim_id: str) -> Judgement:
     common = f"deterministic algorithms off, {res.full_percent}% of (image, query) rows all True"
     cpu_txt, cpu_ratios = speed_rounds(res.bench, "cpu", shape)
     data = {"cpu_rounds": cpu_ratios, "band": [lo, hi], "claimed": round(seed_orig / seed_fix, 1)}
+    if len(res.speed) and "claim" in res.speed and (res.speed["claim"] == claim_id).any():
+        return _judge_speed_rounds(res, claim_id, seed_txt, {"band": [lo, hi], "claimed": data["claimed"]})
     has_cuda = not res.bench.empty and "implementation" in res.bench and bool(
         ((res.bench["device"] == "cuda") & res.bench["implementation"].notna()).any())
     if not has_cuda:
@@ -84,8 +150,9 @@ def _judge_speed(res: Results, claim_id: str) -> Judgement:
     if ratios is None:
         return Judgement("inconclusive", f"{cuda_txt}; {seed_txt}. {cpu_txt}", data, "measured", run)
     verdict = verdicts.band(ratios, lo, hi)
-    why = {"confirmed": "every round inside", "refuted": "every round outside",
-           "inconclusive": "rounds on both sides of an edge: this machine's noise cannot decide"}[verdict]
+    why = {"confirmed": "two thirds of the rounds and their median inside (the rounds rule)",
+           "refuted": "two thirds of the rounds and their median outside (the rounds rule)",
+           "inconclusive": "rounds on both sides of an edge, neither side holding two thirds and the median"}[verdict]
     return Judgement(verdict, f"{cuda_txt} ({common}); {seed_txt}: {why}. {cpu_txt}", data, "measured", run)
 
 

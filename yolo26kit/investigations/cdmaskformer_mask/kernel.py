@@ -178,3 +178,48 @@ def versions_summary() -> pd.DataFrame:
          "affected": "2.0.0.dev asserted instead of raising a shape error", "reports": cite(95308, 72053),
          "fix": "no fix PR found; " + cite(94849) + " covers only an empty index list"},
     ])
+
+
+def first_release(versions: str) -> str | None:
+    """The first release a report's `versions` names ('1.12.1; …' → '1.12.1', '2.0.0a0+git…' → '2.0.0'), leaving
+    out what parentheses say (CUDA versions); None when it names none ('master 2022-01')."""
+    found = re.search(r"(?<![\d.])(\d+\.\d+(?:\.\d+)?)", re.sub(r"\(.*?\)", "", versions))
+    return found.group(1) if found else None
+
+
+def upstream_reproductions(lo: str, hi: str, rule: str = "expand_to_index", scalar_value: bool = False,
+                           boolean_index: bool = False) -> list[dict[str, Any]]:
+    """The reports whose own short synthetic snippet asserted on a release in [lo, hi], of the kernel rule `rule`,
+    and whose reported 'N vs M' the kernel arithmetic reproduces; `scalar_value` keeps those with a scalar value
+    (the seed's form), `boolean_index` those that index with a boolean mask (data: repro.boolean_index)."""
+    from packaging.version import Version
+
+    found = []
+    for e in load_issues():
+        r, release = e.get("repro"), first_release(e.get("versions", ""))
+        if not r or release is None or r["rule"] != rule or not Version(lo) <= Version(release) <= Version(hi):
+            continue
+        if (scalar_value and r["value_shape"]) or (boolean_index and not r.get("boolean_index")):
+            continue
+        got = assert_numbers(tuple(r["self_shape"]), r["indexed_dims"], tuple(r["index_shape"]),
+                             tuple(r["value_shape"]), r["rule"])
+        if list(got) == list(r["reported"]):
+            found.append({"number": e["number"], "url": e["url"], "release": release, "code": r["code"],
+                          "reported": f"{got[0]} vs {got[1]}"})
+    return found
+
+
+# PyTorch PR #61612 (July 2021, for issue #57515): `index_put_` without accumulate, given one boolean mask on the
+# same device that matches the leading dimensions of self and a one-element value on the CPU (a Python scalar),
+# runs `masked_fill_` instead of the index kernels, so the deterministic sort path is never reached.
+MASKED_FILL_DISPATCH = (57515, 61612)
+
+
+def dispatches_to_masked_fill(self_shape: tuple[int, ...], index_shapes: list[tuple[int, ...]], index_is_bool: bool,
+                              value_numel: int, value_on_cpu: bool, accumulate: bool = False) -> bool:
+    """Whether `index_put_` takes PR #61612's masked_fill_ path (canDispatchToMaskedFill): no accumulate, a
+    one-element CPU value, and a single boolean index whose shape is self's leading dimensions."""
+    if accumulate or value_numel != 1 or not value_on_cpu or len(index_shapes) != 1 or not index_is_bool:
+        return False
+    mask = index_shapes[0]
+    return tuple(self_shape[:len(mask)]) == tuple(mask)

@@ -28,7 +28,7 @@ import torch
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ... import env
+from ... import env, verdicts
 from ...bench import timing
 from .kernel import SEED_ASSERT_MESSAGE, SEED_CONFIG
 from .model import (IMPLEMENTATIONS, ORIGINAL, Impl, Shape, deterministic, full_rows, make_mask, parse_shape,
@@ -285,6 +285,83 @@ def _bench_device(dev: str, shapes: list[str], names: list[str], full_percent: i
     return rows
 
 
+# --- 2a. the speed claims: the seed's pair at the seed's shapes, rounds until the rounds rule decides -----------
+
+SPEED_CLAIMS = ("mask.speedup_small_20x", "mask.speedup_medium_3_5x")
+SPEED_PAIR = (ORIGINAL, "masked_fill")  # the seed's line and the seed's fix
+UNTIMED_RETRIES = 3  # a round whose net time is not positive (a busy machine) is timed again this many times
+
+
+def speed_claims() -> dict[str, tuple[Shape, float, float]]:
+    """claim id → (the seed's shape, band lo, band hi), from the ledger."""
+    from ... import findings
+
+    return {cid: (parse_shape(findings.ledger_entry(cid)["conditions"]["shape"]), *findings.band_of(cid))
+            for cid in SPEED_CLAIMS}
+
+
+def _net_round(dev: str, src: torch.Tensor, buf: torch.Tensor, det: bool, min_run_time: float,
+               warmup: int) -> dict[str, float]:
+    """One round: the input copy, the original and masked_fill timed in turn; their net times (ms) and the copy's."""
+    fns = {RESTORE: lambda: buf.copy_(src),
+           **{name: (lambda f=IMPLEMENTATIONS[name].fn: f(buf.copy_(src))) for name in SPEED_PAIR}}
+    for _ in range(UNTIMED_RETRIES):
+        with deterministic(det):
+            timed = timing.measure_rounds(fns, dev, 1, warmup, min_run_time)
+        copy_ms = timed[RESTORE].median_ms
+        nets = {name: timed[name].median_ms - copy_ms for name in SPEED_PAIR}
+        if all(v > 0 for v in nets.values()):
+            break
+    return {**nets, RESTORE: copy_ms}
+
+
+def speed_until_decided(dev: str, shape: Shape, lo: float, hi: float, det: bool, full_percent: int = 25,
+                        heads: int = 8, seed: int = 0, min_run_time: float = 0.05, warmup: int = 1,
+                        min_rounds: int = verdicts.MIN_ROUNDS, max_rounds: int = verdicts.MAX_ROUNDS) -> dict[str, Any]:
+    """The original/masked_fill net-time ratio, one per round, timed until `verdicts.rounds_until_decided` stops
+    (the rounds decide the band [lo, hi], or `max_rounds`); a round whose nets stay not positive gives NaN."""
+    src = make_mask(shape, full_percent, seed, heads, dev)
+    buf = torch.empty_like(src)
+    row: dict[str, Any] = {"device": dev, "shape": shape_label(shape), "deterministic": det, "band": [lo, hi],
+                           "full rows": full_rows(src), "error": ""}
+    try:
+        with deterministic(det):
+            for name in SPEED_PAIR:  # a formulation that fails here (the seed's assert) cannot be timed
+                IMPLEMENTATIONS[name].fn(buf.copy_(src))
+    except Exception as exc:  # the assert on an affected torch is a result
+        return {**row, "rounds": [], "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"}
+    kept: list[dict[str, float]] = []
+
+    def one_round() -> float:
+        nets = _net_round(dev, src, buf, det, min_run_time, warmup if not kept else 0)
+        kept.append(nets)
+        o, f = nets[ORIGINAL], nets["masked_fill"]
+        return o / f if o > 0 and f > 0 else math.nan
+
+    rounds = verdicts.rounds_until_decided(one_round, lo, hi, min_rounds=min_rounds, max_rounds=max_rounds)
+    return {**row, "rounds": [round(r, 4) for r in rounds],
+            "original_net_ms": [round(k[ORIGINAL], 5) for k in kept],
+            "masked_fill_net_ms": [round(k["masked_fill"], 5) for k in kept],
+            "restore_ms": [round(k[RESTORE], 5) for k in kept],
+            "decision": verdicts.band_decision(rounds, lo, hi, min_rounds=min_rounds) or "undecided"}
+
+
+def speed_rounds_table(device: str | list[str] = "auto", full_percent: int = 25, heads: int = 8, seed: int = 0,
+                       min_run_time: float = 0.05, warmup: int = 1, threads: int = 0) -> pd.DataFrame:
+    """One row per speed claim × device × deterministic algorithms off/on: the seed's pair at the seed's shape,
+    timed in rounds until decided (`speed_until_decided`)."""
+    rows: list[dict[str, Any]] = []
+    for dev in devices(device):
+        if dev == "cuda" and not env.cuda_available():
+            continue
+        with cpu_threads(threads if dev == "cpu" else 0):
+            for cid, (shape, lo, hi) in speed_claims().items():
+                for det in (False, True):
+                    rows.append({"claim": cid, **speed_until_decided(dev, shape, lo, hi, det, full_percent, heads,
+                                                                     seed, min_run_time, warmup)})
+    return pd.DataFrame(rows)
+
+
 # --- 2b. memory and the ops each formulation runs -----------------------------------------------------
 
 class AllocationTracker(TorchDispatchMode):
@@ -423,3 +500,4 @@ class Results:
     torch_version: str = field(default_factory=lambda: torch.__version__)
     seed_message: str = SEED_ASSERT_MESSAGE
     seed_config: dict[str, int] = field(default_factory=lambda: dict(SEED_CONFIG))
+    speed: pd.DataFrame = field(default_factory=pd.DataFrame)  # speed_rounds_table: the speed claims' rounds

@@ -79,6 +79,7 @@ TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
     "equivalence": lambda res: res.eq,
     "copy_bandwidth": lambda res: res.bandwidth,
     "benchmark": lambda res: res.bench,
+    "speed_rounds": lambda res: res.speed,
     "memory": lambda res: res.memory,
     "triggers": lambda res: res.trig,
     "seed_assert": lambda res: explain_seed_assert().astype({"value": str}),  # mixed ints and text: one type
