@@ -121,8 +121,9 @@ def _results(device, same_outputs=True):
 def test_judges_follow_the_measurements():
     cuda, cpu = _results("cuda"), _results("cpu")
     faster = inv.judge_more_efficient(cuda)
-    # faster in every round; plain AOT Inductor is not the CUDA back-end's compile, so the conditions rule decides
-    assert faster.verdict == "confirmed" and faster.run == {"device": "cuda", "backend": "aoti"}
+    # faster in every round; plain AOT Inductor is not the CUDA back-end's compile, and without the post-grad graphs
+    # nothing shows that the difference does not matter, so the conditions rule decides
+    assert faster.verdict == "confirmed" and faster.run == {"device": "cuda", "backend": "aoti", "executorch": ""}
     assert settle(faster, findings.ledger_entry("view_copy.more_efficient")["conditions"])[0].verdict == "inconclusive"
     on_cpu = inv.judge_more_efficient(cpu)  # the CPU run is judged too; its device differs from the seed's
     assert on_cpu.run["device"] == "cpu" and "Rule:" in on_cpu.evidence
@@ -137,7 +138,7 @@ def test_judges_follow_the_measurements():
     # the one copy kernel comes from permute_copy, a kind the pass did not leave: no remaining kind is copied
     other = inv.judge_other_view_ops(cuda)
     assert other.verdict == "refuted" and other.data["remaining"] == {"aten.view_copy": 3}
-    assert other.evidence.split(" ")[0] == "3"
+    assert "leaves 3 view-copy nodes" in other.evidence and other.data["compiled_models"] == ["kv_decode"]
 
 
 def test_missing_pass_is_not_an_error():
@@ -184,3 +185,31 @@ def test_notebook_runs_on_cpu(run_notebook):
     rows = results["tables"]["view_ops"]
     assert {"model", "op", "count_before", "count_after"} <= set(rows[0])
     json.dumps(results)
+
+
+def test_time_rounds_go_on_until_the_rule_decides(monkeypatch):
+    """The rounds measure varies with what is timed: a clear ratio stops at five rounds, ratios around 1 run on to
+    the cap, and a slower with-pass package gives ratios below 1."""
+    from yolo26kit.bench.timing import RoundTiming
+    from yolo26kit.investigations.view_copy import measure
+
+    def fake(per_round: dict[str, list[float]]):
+        calls = iter(range(100))
+
+        def measure_rounds(fns, device, rounds, min_run_time):
+            i = next(calls)
+            return {label: RoundTiming(label, 1.0, per_round[label][i % len(per_round[label])], 0.01, 0.9, 1.1, 3,
+                                       (per_round[label][i % len(per_round[label])],)) for label in fns}
+        return measure_rounds
+
+    monkeypatch.setattr(measure.aoti_backend, "load_package", lambda path: (lambda *a: None))
+    packages = {"with pass": "a.pt2", "without pass": "b.pt2"}
+    for per_round, n, below in (({"with pass": [1.0], "without pass": [2.0]}, 5, False),
+                                ({"with pass": [1.0], "without pass": [1.05, 0.95]}, 15, None),
+                                ({"with pass": [2.0], "without pass": [1.0]}, 5, True)):
+        monkeypatch.setattr(measure.timing, "measure_rounds", fake(per_round))
+        out = inv.step_time_rounds(inv.Spec(), packages, 5, 0.01)
+        ratios = [a / b for a, b in zip(out["without pass"]["round_medians_ms"], out["with pass"]["round_medians_ms"])]
+        assert len(ratios) == n
+        if below is not None:
+            assert all((r < 1) == below for r in ratios)

@@ -14,8 +14,9 @@ CUDA_BACKEND = "executorch-cuda"  # packages compiled as the CUDA back-end compi
 
 def _case(with_pass: bool, *, proxy: int, copies: int, copy_op: str = "permute_copy", nbytes: int = 100,
           outputs: list[torch.Tensor] | None = None, post: dict[str, int] | None = None,
-          pre: dict[str, int] | None = None, backend: str = CUDA_BACKEND) -> inv.Case:
-    calls = [{"name": "k", "kind": "proxy", "ops": ["aten.slice_copy.Tensor"], "copy_only": True}] * proxy
+          pre: dict[str, int] | None = None, backend: str = CUDA_BACKEND,
+          proxy_op: str = "aten.slice_copy.Tensor") -> inv.Case:
+    calls = [{"name": "k", "kind": "proxy", "ops": [proxy_op], "copy_only": True}] * proxy
     calls += [{"name": "k", "kind": "generated", "ops": [f"aten.{copy_op}"], "copy_only": True}] * copies
     code = {"calls": calls, "proxy": proxy, "copy_calls": proxy + copies, "allocations": 1, "generated": copies,
             "extern": 0, "alloc_bytes": 0, "proxy_ops": {}}
@@ -47,21 +48,29 @@ def _rounds(without: list[float], with_: list[float]) -> list[isolate.Outcome]:
 
 def results(*, device: str = "cuda", graph: dict[str, Any] | None = None, with_case: inv.Case | None = None,
             without_case: inv.Case | None = None, rounds: tuple[list[float], list[float]] | None = None,
-            probes_ok: bool = True) -> inv.Results:
+            probes_ok: bool = True, release: str = "1.2.0",
+            not_compiled: dict[str, dict[str, Any]] | None = None) -> inv.Results:
     post = {"aten.slice_copy.Tensor": 2, "aten.reshape": 3, "aten.clone": 3}
     with_case = with_case or _case(True, proxy=0, copies=1)
     without_case = without_case or _case(False, proxy=2, copies=1, nbytes=200, post=post)
     probes = [{"user": "aten.add_", "writes_into_slice": True, "expected": "copy", "ok": probes_ok}]
     timings = {"kv_decode": _rounds(*rounds)} if rounds else {}
-    return inv.Results(device, {"found": True, "name": "ReplaceViewCopyWithViewPass",
-                                "mapping": {"aten.slice_copy.Tensor": "aten.slice.Tensor"}},
-                       {"kv_decode": isolate.Outcome("g", "ok", value=graph or _graph())},
+    graphs = {"kv_decode": isolate.Outcome("g", "ok", value=graph or _graph()),
+              **{m: isolate.Outcome("g", "ok", value=g) for m, g in (not_compiled or {}).items()}}
+    return inv.Results(device, {"found": True, "name": "ReplaceViewCopyWithViewPass", "executorch": release,
+                                "mapping": {"aten.slice_copy.Tensor": "aten.slice.Tensor"}}, graphs,
                        isolate.Outcome("p", "ok", value=probes), [with_case, without_case], timings)
 
 
 FASTER = ([2.0, 2.1, 1.9, 2.0, 2.2], [1.0, 1.1, 0.9, 1.0, 1.0])
 SLOWER = ([1.0, 1.0, 1.0, 1.0, 1.0], [1.5, 1.4, 1.6, 1.5, 1.5])
 STRADDLE = ([1.0, 1.2, 1.0, 1.1, 0.9], [1.05, 1.0, 1.05, 1.0, 1.0])
+# Compiled as the kit compiles: plain AOT Inductor on the back-end's edge graph; the matmul nodes the back-end's
+# options would tune differently are alike with and without the pass (or not, in the case that keeps it deciding).
+AOTI_WITH = dict(backend="aoti", pre={"aten.mm.default": 4, "aten.slice.Tensor": 2})
+AOTI_WITHOUT = dict(backend="aoti", pre={"aten.mm.default": 4, "aten.slice_copy.Tensor": 2},
+                    post={"aten.slice_copy.Tensor": 2})
+YOLO_LEFT = {"after": {"aten.split_copy.Tensor": 9}, "before": {"aten.split_copy.Tensor": 9}, "nodes": []}
 POST_UNDONE = {"pre": {"aten.slice_copy.Tensor": 2, "aten.view_copy": 3}, "post": {"aten.slice_copy.Tensor": 2}}
 
 CASES = {
@@ -74,12 +83,28 @@ CASES = {
         "confirmed": lambda: results(rounds=FASTER),
         "refuted": lambda: results(rounds=SLOWER),
         "inconclusive": lambda: results(rounds=STRADDLE),
+        "confirmed (plain AOTI, the back-end condition shown not to matter)": lambda: results(
+            rounds=FASTER, with_case=_case(True, proxy=0, copies=1, **AOTI_WITH),
+            without_case=_case(False, proxy=2, copies=1, nbytes=200, **AOTI_WITHOUT)),
+        "refuted (plain AOTI, the back-end condition shown not to matter)": lambda: results(
+            rounds=SLOWER, with_case=_case(True, proxy=0, copies=1, **AOTI_WITH),
+            without_case=_case(False, proxy=2, copies=1, nbytes=200, **AOTI_WITHOUT)),
+        "inconclusive (plain AOTI, the pass changed a matmul node: the back-end condition decides)": lambda: results(
+            rounds=FASTER, with_case=_case(True, proxy=0, copies=1, backend="aoti", pre={"aten.mm.default": 3}),
+            without_case=_case(False, proxy=2, copies=1, nbytes=200, **AOTI_WITHOUT)),
     },
     "view_copy.other_view_ops": {
         "confirmed": lambda: results(with_case=_case(True, proxy=0, copies=1, copy_op="view_copy")),
         "refuted": lambda: results(with_case=_case(True, proxy=0, copies=0)),
         "partly": lambda: results(graph=_graph(after_other={"aten.view_copy": 3, "aten.transpose_copy.int": 2}),
                                   with_case=_case(True, proxy=0, copies=1, copy_op="view_copy")),
+        # a model not compiled is named as not measured, never judged
+        "refuted (plain AOTI; yolo26n not compiled)": lambda: results(
+            with_case=_case(True, proxy=0, copies=0, **AOTI_WITH),
+            without_case=_case(False, proxy=2, copies=1, nbytes=200, **AOTI_WITHOUT), not_compiled={"yolo26n": YOLO_LEFT}),
+        "partly (plain AOTI; a kind left by executorch 1.2.0's pass becomes an ATen fallback)": lambda: results(
+            graph=_graph(after_other={"aten.view_copy": 3, "aten.split_copy.Tensor": 9}),
+            with_case=_case(True, proxy=1, copies=0, proxy_op="aten.split_copy.Tensor", **AOTI_WITH)),
     },
     "view_copy.reinplace_misses_slice_copy": {
         "confirmed": lambda: results(without_case=_case(False, proxy=2, copies=0, pre=POST_UNDONE["pre"],

@@ -8,10 +8,11 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ... import verdicts
 from ...bench import timing
 from ...verdicts import Judgement, band
 from .measure import (COMPILE_BACKEND, NAMED_SOURCE, PASS_LOCATIONS, VIEW_COPY_OPS, VIEW_OPS, Case, Results, base_op,
-                      equivalence_rows)
+                      equivalence_rows, load_release_coverage)
 
 
 def edge_backend(res: Results) -> str:
@@ -77,25 +78,85 @@ def _code_delta(res: Results, model: str) -> dict[str, Any] | None:
             "calls": (len(cb["calls"]), len(ca["calls"]))}
 
 
-SPEED_RULE = ("the seed gives no number, so the claim is about direction: the with-pass package must be faster in "
-              "every round timed in turn (ratio without/with > 1 in all rounds: confirmed; < 1 in all: refuted; "
-              "rounds on both sides: inconclusive)")
+SPEED_RULE = ("the seed gives no number, so the claim is about direction: without/with above 1 means the with-pass "
+              "package is faster; the rounds rule decides each model (two thirds of the rounds and their median above "
+              "1: confirmed, below: refuted, else inconclusive), timed until decided, "
+              f"{verdicts.MIN_ROUNDS} to {verdicts.MAX_ROUNDS} rounds")
+# Nodes whose generated code the CUDA back-end's own options (max-autotune, Triton-only templates) choose differently
+# from Inductor's defaults.
+TUNED_OPS = ("mm", "addmm", "bmm", "baddbmm", "convolution", "_convolution")
+
+
+def _tuned_counts(case: Case | None) -> dict[str, int] | None:
+    """How many matmul/convolution nodes entered Inductor's post-grad passes for a compiled case (None: unknown)."""
+    graph = (case.code or {}).get("post_grad_before") if case is not None else None
+    if graph is None:
+        return None
+    counts: Counter = Counter()
+    for op, n in graph.items():
+        if base_op(op) in TUNED_OPS:
+            counts[base_op(op)] += n
+    return dict(counts)
+
+
+def backend_irrelevance(res: Results, models: list[str]) -> str | None:
+    """Why compiling the back-end's edge graph with plain AOTI answers for the CUDA back-end, from what was measured:
+    its options differ in tuning matmul/convolution nodes — the pass must leave their counts alike — and in refusing
+    ATen fallbacks — the with-pass packages must have none. None when either does not hold (the condition decides)."""
+    parts = []
+    for model in models:
+        with_, without = res.case(model, True), res.case(model, False)
+        tuned_with, tuned_without = _tuned_counts(with_), _tuned_counts(without)
+        fallbacks = (with_.code or {}).get("code", {}).get("proxy") if with_ is not None else None
+        if tuned_with is None or tuned_with != tuned_without or fallbacks != 0:
+            return None
+        tuned = ", ".join(f"{k}×{v}" for k, v in sorted(tuned_with.items())) or "no matmul or convolution"
+        parts.append(f"{model}: {tuned} with and without the pass, 0 ATen fallbacks with it")
+    if not parts:
+        return None
+    return ("the packages compile the CUDA back-end's own edge graph (its decompositions and its pass) with AOT "
+            "Inductor, which the back-end wraps; its options differ in tuning matmul/convolution nodes, which the pass "
+            "leaves alike, and in refusing ATen fallbacks, which the with-pass packages do not use (" + "; ".join(parts)
+            + ")")
+
+
+def _replaced(res: Results, model: str) -> int:
+    """How many view-copy nodes the pass turned into views in a model's edge graph."""
+    return sum(bool(n["converted"]) for n in (res.graph(model) or {}).get("nodes", []))
+
+
+def _release_run(res: Results, run: dict[str, Any]) -> dict[str, Any]:
+    """The run's conditions plus the executorch release whose pass it ran (a condition of every view_copy claim)."""
+    return {**run, "executorch": res.pass_info.get("executorch", "")}
+
+
+def _combine(per_model: list[str], models: int) -> str:
+    """All models confirmed → confirmed, all refuted → refuted, any undecided → inconclusive, else partly."""
+    if per_model and all(v == "confirmed" for v in per_model):
+        return "confirmed"
+    if per_model and all(v == "refuted" for v in per_model):
+        return "refuted"
+    return "inconclusive" if not per_model or "inconclusive" in per_model or len(per_model) < models else "partly"
 
 
 def judge_more_efficient(res: Results) -> Judgement:
     """Seed 004: the slice views are more efficient than the slice_copy they replace (the CUDA back-end's code).
 
-    The verdict rests on latency: both packages of a model timed in turn over TIMING_ROUNDS rounds in one process,
-    the ratio without/with taken round by round, verdicts.band(ratios, 1, ∞) (SPEED_RULE). Several models: all
-    confirmed → confirmed, all refuted → refuted, some each → partly, any inconclusive → inconclusive. The
-    generated-code metrics (ATen fallbacks, copy-only calls, Inductor's bytes) are the supporting data. The run
-    records its device and how the packages were compiled: the seed's statement is about the CUDA back-end."""
+    The verdict rests on latency: both packages of a model the pass changed, timed in turn in one process until the
+    rounds rule decides (SPEED_RULE). Several models: all confirmed → confirmed, all refuted → refuted, some each →
+    partly, any inconclusive → inconclusive. The generated-code metrics (ATen fallbacks, copy-only calls,
+    Inductor's bytes) are the supporting data. The run records its device, how the packages were compiled and the
+    executorch release; the back-end condition is shown not to matter where `backend_irrelevance` holds."""
     if (absent := _no_pass(res)) is not None:
         return absent
     models = list(dict.fromkeys(c.spec.model for c in res.cases))
+    changed = [m for m in models if _replaced(res, m)]
     parts, data, per_model = [], {}, []
     for model in models:
         delta, rounds = _code_delta(res, model), res.rounds(model)
+        if model not in changed:
+            parts.append(f"{model}: the pass replaced nothing in its edge graph, so it says nothing of the claim")
+            continue
         if delta is None:
             parts.append(f"{model}: a compile failed")
             continue
@@ -110,43 +171,71 @@ def judge_more_efficient(res: Results) -> Judgement:
         verdict = band(ratios, 1.0, math.inf)
         per_model.append(verdict)
         parts.append(f"{model}: without/with {', '.join(f'{r:.2f}×' for r in ratios)} over {len(ratios)} rounds "
-                     f"(median {rounds['without pass']['median_ms']:.3f} → {rounds['with pass']['median_ms']:.3f} ms), "
-                     f"{code_text}")
+                     f"(median {rounds['without pass']['median_ms']:.3f} → {rounds['with pass']['median_ms']:.3f} ms) "
+                     f"→ {verdict}; {code_text}")
         data[model] = {**delta, "ratios": ratios, "rounds_verdict": verdict}
-    run = {"device": res.device, "backend": compile_backend(res)}
-    text = f"Without → with the pass on {res.device} ({run['backend']}): " + "; ".join(parts)
+    run = _release_run(res, {"device": res.device, "backend": compile_backend(res)})
+    text = (f"Without → with the pass of executorch {run['executorch']} on {res.device} ({run['backend']}): "
+            + "; ".join(parts))
+    why = backend_irrelevance(res, [m for m in changed if m in data])
+    irrelevant = {"backend": why} if why else {}
     if not per_model:
-        return Judgement("inconclusive", text + ". No model was timed both ways.", data, run=run)
-    if all(v == "confirmed" for v in per_model):
-        verdict = "confirmed"
-    elif all(v == "refuted" for v in per_model):
-        verdict = "refuted"
-    elif "inconclusive" in per_model or len(per_model) < len(models):
-        verdict = "inconclusive"
-    else:
-        verdict = "partly"
-    return Judgement(verdict, f"{text}. Rule: {SPEED_RULE}.", data, run=run)
+        return Judgement("inconclusive", text + ". No model the pass changed was timed both ways.", data, run=run)
+    return Judgement(_combine(per_model, len(changed)), f"{text}. Rule: {SPEED_RULE}.", data, run=run,
+                     irrelevant=irrelevant)
+
+
+# Why a kind that becomes a copy under plain AOTI answers for the CUDA back-end too.
+COPIES_ON_ANY_BACKEND = ("a copy-only kernel is a copy under any Inductor options, and an ATen fallback is a kernel the "
+                         "CUDA back-end refuses (it fails to lower there): either way the kind needs the pass")
+
+
+def _remaining(res: Results, models: list[str]) -> Counter:
+    """The view-copy nodes left after the pass in the edge graphs of `models`, by op."""
+    left: Counter = Counter()
+    for model in models:
+        g = res.graph(model)
+        if g and g["after"]:
+            left.update({op: n for op, n in g["after"].items() if base_op(op) in VIEW_COPY_OPS})
+    return left
+
+
+def _later_release_text(kinds: list[str], release: str) -> str:
+    """What a later executorch release's pass does with the kinds this run's pass left (data/releases/view_copy_edge_graphs.json:
+    the pass run on CPU on the kit's edge graphs), for the kinds it covers."""
+    later = load_release_coverage()
+    if not later or later.get("executorch") == release:
+        return ""
+    covered = [k for k in kinds if f"aten.{k}" in " ".join(later["mapping"])]
+    if not covered:
+        return ""
+    shown = "; ".join(f"{m}: " + ", ".join(f"{k} {c['before']} → {c['after']}" for k, c in counts.items()
+                                            if k in covered)
+                      for m, counts in later["models"].items() if any(k in counts for k in covered))
+    return (f"; the pass covers {', '.join(covered)} from executorch {later['executorch']} (not in {release}'s table; "
+            f"{later['source']}; that pass run on CPU on the kit's edge graphs: {shown})")
 
 
 def judge_other_view_ops(res: Results) -> Judgement:
     """Review question: won't you have to do this for all view ops? Read as: do the other view-copy kinds left by
-    the pass become real copies (copy-only kernels or ATen fallbacks) in the back-end's generated code?
-    Confirmed when every remaining kind does, partly when some kinds do, refuted when none does (Inductor fuses
-    them away) or none remains; inconclusive when nothing was compiled."""
+    the pass become real copies (copy-only kernels or ATen fallbacks) in the back-end's generated code? Judged on the
+    models compiled with the pass only (the others' leftover kinds are named as not measured): confirmed when every
+    remaining kind does, partly when some do, refuted when none does (Inductor fuses them away) or none remains;
+    inconclusive when nothing was compiled. A kind a later executorch release's pass covers is named with it."""
     if (absent := _no_pass(res)) is not None:
         return absent
-    remaining: Counter = Counter()
-    for model in res.graphs:
-        g = res.graph(model)
-        if g and g["after"]:
-            for op, n in g["after"].items():
-                if base_op(op) in VIEW_COPY_OPS:
-                    remaining[op] += n
-    if not remaining and not any(res.graph(m) for m in res.graphs):
+    if not any(res.graph(m) for m in res.graphs):
         return Judgement("error", "no edge graph was built", basis="none")
+    release = str(res.pass_info.get("executorch", ""))
+    compiled = [c for c in res.cases if c.with_pass and c.code]
+    compiled_models = list(dict.fromkeys(c.spec.model for c in compiled))
+    remaining = _remaining(res, compiled_models)
+    others = {m: _remaining(res, [m]) for m in res.graphs if m not in compiled_models and res.graph(m)}
+    not_measured = "; ".join(f"{m}: {', '.join(f'{op}×{n}' for op, n in left.most_common(6))} left, not compiled "
+                             "in this run, so whether they become copies is not measured" for m, left in others.items()
+                             if left)
     materialized: Counter = Counter()
     proxies: Counter = Counter()
-    compiled = [c for c in res.cases if c.with_pass and c.code]
     for c in compiled:
         for call in c.code["code"]["calls"]:
             hits = [op for op in call["ops"] if base_op(op) in VIEW_COPY_OPS]
@@ -156,21 +245,34 @@ def judge_other_view_ops(res: Results) -> Judgement:
                 materialized.update(hits)
     kinds = sorted({base_op(op) for op in remaining})
     copied = sorted({base_op(op) for op in (materialized + proxies)} & set(kinds))
-    top = ", ".join(f"{op}×{n}" for op, n in remaining.most_common(6))
+    all_left = sorted({base_op(op) for left in [remaining, *others.values()] for op in left})
     data = {"remaining": dict(remaining), "copy_only_calls_by_op": dict(materialized), "proxy_by_op": dict(proxies),
-            "kinds": kinds, "kinds_copied": copied, "compiled_models": [c.spec.model for c in compiled]}
-    text = f"{sum(remaining.values())} view-copy nodes of {len(kinds)} other kinds remain after the pass ({top or 'none'})"
+            "kinds": kinds, "kinds_copied": copied, "compiled_models": compiled_models,
+            "not_compiled": {m: dict(left) for m, left in others.items()}, "executorch": release}
+    top = ", ".join(f"{op}×{n}" for op, n in remaining.most_common(6))
+    text = (f"executorch {release}'s pass ({', '.join(res.pass_info.get('mapping', {})) or 'no table'}) leaves "
+            f"{sum(remaining.values())} view-copy nodes of {len(kinds)} other kinds in the compiled "
+            f"{', '.join(compiled_models) or 'models (none)'} ({top or 'none'})")
+    later = _later_release_text(all_left, release)
+    tail = (f". {not_measured}" if not_measured else "") + later
     if not compiled:
         return Judgement("inconclusive", text + "; no package was compiled, so whether they become copies is not "
-                         "measured", data, run={"device": res.device, "backend": compile_backend(res)})
-    run = {"device": res.device, "backend": compile_backend(res, compiled)}
+                         f"measured{tail}", data, run=_release_run(res, {"device": res.device,
+                                                                           "backend": compile_backend(res)}))
+    run = _release_run(res, {"device": res.device, "backend": compile_backend(res, compiled)})
     text += (f"; in the generated code with the pass ({res.device}, {run['backend']}) {sum(materialized.values())} "
              f"copy-only kernel calls and {sum(proxies.values())} ATen fallbacks come from them "
              f"({', '.join(f'{k}×{v}' for k, v in (materialized + proxies).most_common(5)) or 'none'}): "
              f"{len(copied)} of {len(kinds)} kinds become real copies")
     if not kinds or not copied:
-        return Judgement("refuted", text, data, run=run)
-    return Judgement("confirmed" if len(copied) == len(kinds) else "partly", text, data, run=run)
+        why = backend_irrelevance(res, compiled_models)
+        return Judgement("refuted", text + tail, data, run=run, irrelevant={"backend": why} if why else {})
+    fallback_kinds = sorted({base_op(op) for op in proxies} & set(kinds))
+    if fallback_kinds:
+        text += (f" ({', '.join(fallback_kinds)} as ATen fallbacks: kernels the CUDA back-end of executorch {release} "
+                 "does not have, so there they fail to lower)")
+    verdict = "confirmed" if len(copied) == len(kinds) else "partly"
+    return Judgement(verdict, text + tail, data, run=run, irrelevant={"backend": COPIES_ON_ANY_BACKEND})
 
 
 def judge_reinplace_misses_slice_copy(res: Results) -> Judgement:

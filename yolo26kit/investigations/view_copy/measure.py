@@ -7,7 +7,9 @@ import copy
 import hashlib
 import importlib
 import json
+import math
 import os
+import statistics
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -17,6 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ... import findings, verdicts
 from ...bench import aoti_package as aoti, isolate, timing
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_cuda
@@ -344,19 +347,32 @@ def step_run(spec: Spec, package: str, min_run_time: float) -> dict[str, Any]:
             "timing": t.row()}
 
 
-TIMING_ROUNDS = 5  # rounds of timing.measure_rounds: with and without the pass timed in turn in each round
+TIMING_ROUNDS = verdicts.MIN_ROUNDS  # at least this many rounds, at most verdicts.MAX_ROUNDS (until decided)
+SPEED_BAND = (1.0, math.inf)  # without/with above 1: the with-pass package is faster (the seed gives no number)
 
 
 def step_time_rounds(spec: Spec, packages: dict[str, str], rounds: int, min_run_time: float) -> dict[str, Any]:
-    """Load every package in this one process, then time them in turn, `rounds` times (timing.measure_rounds), so
-    a change in the machine's load hits both variants alike; returns each variant's per-round medians."""
+    """Load every package in this one process, then time them in turn, one round at a time, until the rounds rule
+    decides without/with against SPEED_BAND (verdicts.rounds_until_decided: at least `rounds`, at most MAX_ROUNDS),
+    so a change in the machine's load hits both variants alike; returns each variant's per-round medians."""
     runners = {label: aoti_backend.load_package(path) for label, path in packages.items()}
     args = call_inputs(spec, spec.calls, spec.device)
+    fns = {label: (lambda r=r: r(*args)) for label, r in runners.items()}
+    medians: dict[str, list[float]] = {label: [] for label in fns}
+    spreads: dict[str, list[float]] = {label: [] for label in fns}
+
+    def one_round() -> float:
+        timed = timing.measure_rounds(fns, device=spec.device, rounds=1, min_run_time=min_run_time)
+        for label, t in timed.items():
+            medians[label].append(t.median_ms)
+            spreads[label].append(t.iqr_ms)
+        without, with_ = medians["without pass"][-1], medians["with pass"][-1]
+        return without / with_ if without > 0 and with_ > 0 else math.nan
+
     with torch.no_grad():
-        timed = timing.measure_rounds({label: (lambda r=r: r(*args)) for label, r in runners.items()},
-                                      device=spec.device, rounds=rounds, min_run_time=min_run_time)
-    return {label: {"round_medians_ms": list(t.round_medians_ms), "median_ms": t.median_ms, "iqr_ms": t.iqr_ms}
-            for label, t in timed.items()}
+        verdicts.rounds_until_decided(one_round, *SPEED_BAND, min_rounds=rounds)
+    return {label: {"round_medians_ms": ms, "median_ms": statistics.median_high(ms),
+                    "iqr_ms": statistics.median_high(spreads[label])} for label, ms in medians.items()}
 
 
 # --------------------------------------------------------------------------- running everything
@@ -471,3 +487,46 @@ def equivalence_rows(res: Results) -> list[dict[str, Any]]:
                      "equal": all(torch.equal(x, y) for x, y in pairs),
                      "max_abs": max(float((x.float() - y.float()).abs().max()) for x, y in pairs)})
     return rows
+
+
+# --------------------------------------------------------------------------- the pass of another executorch release
+
+
+RELEASE_COVERAGE_FILE = findings.DATA / "releases" / "view_copy_edge_graphs.json"
+RELEASE_SOURCE = ("executorch PR #19924 (merged 2026-06-01, for issue #19907: 'missing fallback kernels' for "
+                  "split_copy) maps split_copy.Tensor to split.Tensor in the AOTI back-ends' shared view-copy pass "
+                  "(backends/aoti/passes/replace_view_copy_with_view.py), which the CUDA back-end's preprocess runs")
+
+
+def release_coverage(models: tuple[str, ...] = ("kv_decode", "yolo26n"), imgsz: int = 320) -> dict[str, Any]:
+    """The installed executorch's view-copy pass run on CPU on the kit's edge graphs: its table, and per model each
+    view-copy kind's count before → after the pass, with whether the eager outputs stayed equal."""
+    info = find_pass()
+    models_out: dict[str, Any] = {}
+    for model in models:
+        g = step_graphs(Spec(model=model, imgsz=imgsz))
+        kinds = sorted({base_op(op) for op in g["before"] if base_op(op) in VIEW_COPY_OPS})
+        models_out[model] = {k: {"before": sum(n for op, n in g["before"].items() if base_op(op) == k),
+                                 "after": sum(n for op, n in (g["after"] or {}).items() if base_op(op) == k)}
+                             for k in kinds}
+        models_out[model]["outputs_equal"] = g["equal"]
+    return {"executorch": info["executorch"], "torch": torch.__version__, "pass": f"{info['module']}.{info['name']}",
+            "mapping": info["mapping"], "device": "cpu", "imgsz": imgsz, "source": RELEASE_SOURCE,
+            "models": models_out}
+
+
+def write_release_coverage(path: Path = RELEASE_COVERAGE_FILE) -> Path:
+    """Record `release_coverage()` of the installed executorch in the repository (the runner has an older one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(release_coverage(), indent=1) + "\n")
+    return path
+
+
+def load_release_coverage(path: Path = RELEASE_COVERAGE_FILE) -> dict[str, Any] | None:
+    """The recorded coverage of a (later) executorch release's view-copy pass, None when none is recorded; the
+    per-model `outputs_equal` flags are left out of the kinds."""
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    data["models"] = {m: {k: v for k, v in kinds.items() if isinstance(v, dict)} for m, kinds in data["models"].items()}
+    return data
