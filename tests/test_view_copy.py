@@ -213,3 +213,11 @@ def test_time_rounds_go_on_until_the_rule_decides(monkeypatch):
         assert len(ratios) == n
         if below is not None:
             assert all((r < 1) == below for r in ratios)
+
+
+def test_packages_the_pass_left_alike_are_not_timed():
+    graph = {"after": {"aten.view_copy": 3}, "nodes": [{"converted": False}]}
+    assert not inv.measure.pass_changed(isolate.Outcome("g", "ok", value=graph))
+    graph["nodes"].append({"converted": True})
+    assert inv.measure.pass_changed(isolate.Outcome("g", "ok", value=graph))
+    assert inv.measure.pass_changed(isolate.Outcome("g", "error", error="x"))  # unknown: timed anyway

@@ -459,12 +459,20 @@ def investigate(models: list[str], compile_models: list[str], device: str, d_mod
     timings = {}
     for model in compile_models:  # after every compile: the rounds time nothing else but the two packages
         pair = {c.variant: c.code["package"] for c in done if c.spec.model == model and c.code is not None}
-        if len(pair) == 2:
+        if len(pair) == 2 and pass_changed(graph_outcomes.get(model)):
             spec = next(c.spec for c in done if c.spec.model == model)
             timings[model] = aoti.run_step(step_time_rounds, spec, pair, TIMING_ROUNDS, min_run_time,
                                            timeout=step_timeout, step=f"{model}:time rounds", phase="measure")
     return Results(device, info.value if info.ok else {"found": False, "error": info.error}, graph_outcomes,
                    probe_outcome, done, timings)
+
+
+def pass_changed(graph: isolate.Outcome | None) -> bool:
+    """Whether the pass turned any node of a model's edge graph into a view (True when the graph step failed: the
+    packages are then timed anyway). Packages the pass left alike are not timed: the claim is about replaced copies."""
+    if graph is None or not graph.ok or graph.value.get("after") is None:
+        return True
+    return any(n["converted"] for n in graph.value["nodes"])
 
 
 def equivalence_rows(res: Results) -> list[dict[str, Any]]:
