@@ -5,24 +5,25 @@ ledger's `conditions`, and `verdicts.settle` turns a decisive verdict into `inco
   mask.equivalent — measured on every device of the run against an independent NumPy reference: confirmed when
       masked_fill and bool_index_put match in every case, partly when only masked_fill does, refuted otherwise.
   mask.speedup_small_20x / mask.speedup_medium_3_5x — measured on CUDA at the ledger's shape: the original's net time
-      over masked_fill's, round by round (the input copy is timed in the same rounds and subtracted), against the
-      ledger's band (the seed's words): `verdicts.band` — every round inside → confirmed, every round outside →
-      refuted, rounds on both sides → inconclusive. A round whose net time is not positive → inconclusive ("could
-      not time"). CPU only: needs_cuda (the seed timed CUDA), with the CPU rounds shown.
+      over masked_fill's, round by round (the input copy is timed in the same rounds and subtracted), timed until the
+      rounds rule decides the ledger's band (5 to 15 rounds), deterministic algorithms off and on: both modes alike →
+      that verdict, one inside and one outside → partly, a mode left undecided → inconclusive. Runs without those
+      rounds fall back to the benchmark's rounds under the same rule. CPU only: needs_cuda, with the CPU rounds shown.
   mask.memory_lower — measured, one measure: the CUDA caching allocator's peak above the start of one call, for the
       seed's two formulations (the original and the out-of-place masked_fill): lower at every shape → confirmed, at
       none → refuted, at some → partly. CPU only: needs_cuda, the ATen-level peaks shown as another measure.
   mask.different_kernels — measured on CUDA, deterministic algorithms off and on: confirmed when masked_fill launches
       none of the original's indexing kernels (index / nonzero / sort in the name), refuted when it shares one,
       inconclusive when the original shows none. CPU only: needs_cuda with the ATen ops.
-  mask.bool_index_alternative — a result that differs from the reference refutes anywhere; whether `m[mask] = False`
-      escapes the seed's failure is measured only on CUDA with a torch of the seed's releases (ledger: 1.11–2.0.1):
-      refuted when it asserts where the original does, confirmed when the original asserts and it never does.
-      Another torch: inconclusive (the arithmetic's prediction shown, not deciding); CPU only: needs_cuda.
+  mask.bool_index_alternative — a result that differs from the reference refutes anywhere. On CUDA with a torch of
+      the seed's releases where the original asserts: refuted when it asserts too, confirmed when it never does.
+      Elsewhere its path decides (basis both, derived on a CPU run): PR #61612's masked_fill_ dispatch applied to the
+      seed's call, checked against the CUDA kernels it launches — no indexing kernel → confirmed, else refuted.
   mask.not_reproducible_synthetic — on CUDA with a torch of the seed's releases: refuted when a synthetic mask makes
       the seed's line assert, confirmed when none does although the attempts include deterministic algorithms with
-      all-True rows, else inconclusive. Another torch: inconclusive (the run cannot reproduce the seed's conditions;
-      the release it needs is named). CPU only: needs_cuda.
+      all-True rows. Elsewhere derived: refuted when the kernel arithmetic gives a synthetic mask the seed's numbers
+      and upstream's short synthetic snippets assert on those releases with numbers it reproduces, else
+      inconclusive.
   mask.data_independent — measured on CUDA with a torch of the seed's releases when the seed's line is tried at one
       shape with several shares of all-True rows (asserts at some and not others → refuted; at every share →
       confirmed); otherwise derived from the seed's own numbers: if 7840 vs 160 fits the kernel arithmetic as indexed
@@ -36,8 +37,8 @@ ledger's `conditions`, and `verdicts.settle` turns a decisive verdict into `inco
   mask.updates_fix — of the CUDA attempts the 1.11–2.0 arithmetic says fail (derived), how many still assert on this
       torch (measured, basis both): none → confirmed, all → refuted, some → partly; the ledger asks for a torch
       newer than the seed's. CPU only: needs_cuda.
-The issue list (data/mask_assert_issues.json) and the arithmetic's match with its reports are context in the
-evidence; they decide no verdict.
+The issue list (data/mask_assert_issues.json) decides bool_index_alternative and not_reproducible_synthetic with the
+arithmetic where no CUDA run on the seed's releases does (said so: basis derived or both); elsewhere it is context.
 """
 
 from __future__ import annotations
@@ -154,16 +155,6 @@ def _model_text() -> tuple[str, int]:
     return (f"the kernel arithmetic (assert_numbers) reproduces {matched}/{len(model)} 'N vs M' pairs (the seed's "
             f"and {len(model) - 1} PyTorch reports'), incl. the seed's {seed_row['model']} for a synthetic "
             "[32, 5, 49] mask with all 160 rows full and deterministic algorithms on (1.11–2.0 rule)"), matched
-
-
-def _upstream_snippets() -> str:
-    """The short synthetic snippets PyTorch reports give for the seed's form of the assert (a scalar value, 1.11–2.0
-    rule), from the issue list."""
-    return "; ".join(f"#{e['number']} ({e['versions']}): {e['repro']['code']}"
-                     + (" under deterministic algorithms" if "determinis" in e["says"] else "")
-                     + f" → {e['repro']['reported'][0]} vs {e['repro']['reported'][1]}" for e in load_issues()
-                     if e.get("repro", {}).get("rule") == "expand_to_index" and not e["repro"]["value_shape"]
-                     and "accumulate=True" not in e["repro"]["code"])
 
 
 def _cpu_attempts(trig: pd.DataFrame) -> str:
