@@ -1,0 +1,179 @@
+"""`yolo26kit bisect` on fake releases: a stub registry and stub probes (no stack is installed, nothing is timed)."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from yolo26kit.matrix import bisect
+from yolo26kit.matrix.bisect import (Probe, Registry, anchored_pins, in_range, judged, not_installed, paired_release,
+                                     releases_in, spread, steps_needed)
+from yolo26kit.report import bisect_page
+
+DAY = timedelta(days=1)
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def stub_probes(change_at: int, skips: set[int] = frozenset(), after: int | None = None, calls: list | None = None):
+    """Releases are "0".."n-1": not_reproduced below change_at, confirmed from it (back to not_reproduced from
+    `after`); the releases in `skips` cannot be installed."""
+    def probe_many(batch: list[str]) -> list[Probe]:
+        if calls is not None:
+            calls.append(list(batch))
+        out = []
+        for release in batch:
+            i = int(release)
+            if i in skips:
+                out.append(not_installed(release, "uv: no wheel for this platform"))
+                continue
+            on = change_at <= i and (after is None or i < after)
+            out.append(judged(release, "confirmed" if on else "not_reproduced", "measured", f"release {i}"))
+        return out
+    return probe_many
+
+
+def names(n: int) -> list[str]:
+    return [str(i) for i in range(n)]
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 28, 189])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_the_change_is_found_and_k_workers_need_ceil_log_k_plus_1_steps(n, k):
+    worst = 0
+    for change in range(1, n):
+        calls: list = []
+        record = bisect.bisect(names(n), stub_probes(change, calls=calls), workers=k)
+        assert record["changes"][0]["first"] == str(change)
+        assert record["changes"][0]["last_before"] == str(change - 1)
+        assert all(len(batch) <= k for batch in calls)
+        worst = max(worst, record["narrowing_steps"])
+    assert worst == steps_needed(n - 1, k)  # the bound is reached: no step is wasted, none is missing
+    assert worst <= math.ceil(math.log(n, k + 1) - 1e-9)
+
+
+def test_more_workers_need_fewer_steps_over_the_ultralytics_series():
+    steps = [bisect.bisect(names(189), stub_probes(113), workers=k)["steps"] for k in (1, 2, 4)]
+    assert steps[0] > steps[1] > steps[2]
+
+
+def test_skipped_releases_are_never_a_side_of_the_change():
+    record = bisect.bisect(names(20), stub_probes(7, skips={0, 6, 7, 19}), workers=2)
+    change = record["changes"][0]
+    assert change["last_before"] == "5" and change["first_measured"] == "8"
+    assert change["first"] is None and change["unmeasured_between"] == ["6", "7"]
+    assert {s["release"] for s in record["skipped"]} == {"0", "6", "7", "19"}
+    assert all(s["reason"].startswith("cannot install") for s in record["skipped"])
+    assert "or earlier" in bisect.summary({**record, "package": "ultralytics", "claim": "c"})
+
+
+def test_a_skip_beside_the_change_still_names_the_first_release_when_a_neighbour_measured():
+    record = bisect.bisect(names(20), stub_probes(7, skips={5}), workers=1)
+    assert record["changes"][0]["first"] == "7"
+    assert record["changes"][0]["last_before"] == "6"
+
+
+@pytest.mark.parametrize("verdict,basis", [("inconclusive", "measured"), ("error", "none"), ("needs_cuda", "none"),
+                                           ("confirmed", "none"), ("confirmed", "derived")])
+def test_a_probe_that_measured_nothing_is_skipped(verdict, basis):
+    probe = judged("1.0", verdict, basis, "the model did not export")
+    assert not probe.measured and probe.skipped.startswith("cannot measure")
+    assert judged("1.0", "refuted", "measured", "x").measured
+
+
+def test_nothing_measured_names_no_change():
+    record = bisect.bisect(names(5), stub_probes(2, skips=set(range(5))), workers=2)
+    assert not record["measured_any"] and not record["changes"] and len(record["skipped"]) == 5
+    assert "could be measured" in bisect.summary({**record, "package": "p", "claim": "c"})
+
+
+def test_alike_ends_name_no_change_unless_every_change_is_asked_for():
+    plain = bisect.bisect(names(30), stub_probes(10, after=20), workers=2)
+    assert plain["changes"] == [] and plain["ends_alike"] and plain["steps"] == 1
+    every = bisect.bisect(names(30), stub_probes(10, after=20), workers=2, all_changes=True)
+    assert [(c["first"], c["to"]) for c in every["changes"]] == [("10", "confirmed"), ("20", "not_reproduced")]
+    assert len(every["probes"]) == 30
+
+
+def test_spread_splits_the_gaps_evenly():
+    assert spread(names(8), 1) == ["3"]  # 9 gaps: 4 + 5
+    assert spread(names(8), 2) == ["2", "5"]  # 9 gaps: 3 + 3 + 3
+    assert spread(names(2), 5) == ["0", "1"]
+
+
+def test_release_range_keeps_final_releases_and_a_short_upper_bound_covers_its_series():
+    uploads = {v: T0 for v in ["2.8.0", "2.9.0", "2.9.1", "2.10.0", "2.15.0", "2.15.1", "2.16.0", "2.16.0rc1"]}
+    assert releases_in(uploads, "2.9", "2.15") == ["2.9.0", "2.9.1", "2.10.0", "2.15.0", "2.15.1"]
+    assert releases_in(uploads, "2.9.1", "2.15.0") == ["2.9.1", "2.10.0", "2.15.0"]
+    assert not in_range("2.16.0rc1", None, None)
+
+
+class StubRegistry(Registry):
+    """Upload tables given, not fetched."""
+
+    def __init__(self, tables: dict[str, dict[str, datetime]]) -> None:
+        super().__init__()
+        self._uploads = tables
+
+
+TORCH = {"2.9.0": T0, "2.9.1": T0 + 30 * DAY, "2.10.0": T0 + 90 * DAY, "2.11.0": T0 + 150 * DAY,
+         "2.11.1": T0 + 200 * DAY}
+EXECUTORCH = {"1.0.0": T0 + 2 * DAY, "1.1.0": T0 + 95 * DAY, "1.2.0": T0 + 160 * DAY}
+
+
+def test_executorch_pairs_with_the_torch_series_out_when_it_came_out_at_its_newest_patch():
+    assert paired_release(EXECUTORCH["1.0.0"], TORCH) == "2.9.1"
+    assert paired_release(EXECUTORCH["1.2.0"], TORCH) == "2.11.1"
+    assert paired_release(T0 - DAY, TORCH) is None
+    registry = StubRegistry({"torch": TORCH, "executorch": EXECUTORCH})
+    base = {"torch": "2.11.1", "torchvision": "0.26.0", "torchao": "0.18.0", "executorch": "1.2.0",
+            "ultralytics": "8.4.190"}
+    pins, note = anchored_pins("executorch", "1.1.0", base, registry)
+    assert pins == {"executorch": "1.1.0", "torch": "2.10.0", "ultralytics": "8.4.190"} and "2.10.0" in note
+    pins, note = anchored_pins("torch", "2.9.0", base, registry)
+    assert pins["executorch"] == "1.0.0" and "torchvision" not in pins
+    pins, note = anchored_pins("torch", "2.12.0", {**base}, StubRegistry({"torch": {**TORCH, "2.12.0": T0 + 300 * DAY},
+                                                                         "executorch": EXECUTORCH}))
+    assert pins["executorch"] == "1.2.0" and "no executorch built" in note
+    assert anchored_pins("ultralytics", "8.4.113", base, registry)[0] == {**base, "ultralytics": "8.4.113"}
+
+
+def test_uv_compile_output_is_read_as_pins():
+    text = "torch==2.9.1\n    # via executorch\ntorchvision==0.24.1 ; sys_platform == 'linux'\nNumPy==2.3.0\n"
+    assert bisect.parse_compiled(text) == {"torch": "2.9.1", "torchvision": "0.24.1", "numpy": "2.3.0"}
+
+
+def test_a_bisect_writes_its_record_and_page_and_the_index_can_list_it(tmp_path, monkeypatch):
+    uploads = {f"8.4.{i}": T0 + i * DAY for i in range(0, 12)}
+    skipped = {"8.4.3"}
+
+    def fake_probe(ctx, release):
+        if release in skipped:
+            return not_installed(release, "uv: resolution failed")
+        on = int(release.split(".")[-1]) >= 6
+        return judged(release, "confirmed" if on else "not_reproduced", "measured", "counted",
+                      page=f"probes/ultralytics-{release}/probe.html")
+
+    monkeypatch.setattr(bisect, "probe_release", fake_probe)
+    folder = bisect.run_bisect("index_dtype.gather_upstreamed", "ultralytics", "8.4.0", "8.4", tmp_path, workers=2,
+                               registry=StubRegistry({"ultralytics": uploads}), log=lambda s: None)
+    record = json.loads((folder / "bisect.json").read_text())
+    assert record["summary"].startswith("index_dtype.gather_upstreamed: confirmed from ultralytics 8.4.6")
+    assert record["range"]["count"] == 12 and record["probe"]["function"] == "gather_upstreamed"
+    page = (folder / "bisect.html").read_text()
+    assert "confirmed from ultralytics 8.4.6" in page and 'class="verdict confirmed"' in page
+    listed = bisect_page.listing(tmp_path)
+    assert listed[0]["claim"] == "index_dtype.gather_upstreamed" and listed[0]["href"].endswith("bisect.html")
+    assert bisect_page.change_of(tmp_path, "index_dtype.gather_upstreamed")[0]["changes"][0]["first"] == "8.4.6"
+
+
+def test_an_unknown_claim_or_an_empty_range_writes_nothing(tmp_path):
+    registry = StubRegistry({"ultralytics": {"8.4.0": T0}})
+    with pytest.raises(bisect.BisectError, match="unknown claim"):
+        bisect.run_bisect("no.such_claim", "ultralytics", None, None, tmp_path, registry=registry)
+    with pytest.raises(bisect.BisectError, match="no ultralytics release"):
+        bisect.run_bisect("aoti.load_crash_cause", "ultralytics", "9.0", None, tmp_path, registry=registry)
+    assert not list(Path(tmp_path).iterdir())
