@@ -1,4 +1,4 @@
-"""Command line: yolo26kit list | run | report | times | new | matrix | cache | env | bundle | stamp."""
+"""Command line: yolo26kit list | run | report | times | new | matrix | bisect | stacks | cache | env | bundle | stamp."""
 
 from __future__ import annotations
 
@@ -372,6 +372,10 @@ def parser() -> argparse.ArgumentParser:
     from .matrix import plan as matrix  # `yolo26kit matrix`: the same claims across stacks (yolo26kit/matrix/)
 
     matrix.add_subcommand(sub)
+    from .matrix import bisect, stack_cache  # `yolo26kit bisect` over a package's releases; `yolo26kit stacks`
+
+    bisect.add_subcommand(sub)
+    stack_cache.add_subcommand(sub)
     return ap
 
 
