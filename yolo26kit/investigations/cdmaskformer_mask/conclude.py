@@ -38,7 +38,9 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
             continue
         claimed = r.data(cid, "claimed")
         seed = f", seed: {num(claimed)}×" if isinstance(claimed, (int, float)) else ""
-        speed.append(f"{num(x)}× as fast as the original on {size} masks (median round; the seed's factor "
+        det = numbers(r.data(cid, f"{r.device}_rounds_deterministic"))
+        det_txt = f", {num(statistics.median_high(det))}× with deterministic algorithms on" if det else ""
+        speed.append(f"{num(x)}× as fast as the original on {size} masks (median round{det_txt}; the seed's factor "
                      f"{PLAIN.get(r.v(cid), r.v(cid))}{seed})")
         if figure is None:
             figure = {"value": f"{num(x)}×", "label": f"masked_fill speed-up on {size} masks, {r.device}{seed}",
