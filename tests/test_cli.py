@@ -106,6 +106,23 @@ def test_a_copy_without_git_reads_the_stamp(tmp_path, monkeypatch):
     assert env._kit_revision() == env.__version__
 
 
+def test_an_untracked_investigation_makes_the_revision_dirty(tmp_path, monkeypatch):
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=k", "-c", "user.email=k@k", *args], check=True,
+                       capture_output=True)
+
+    (tmp_path / "yolo26kit").mkdir()
+    (tmp_path / "yolo26kit" / "cli.py").write_text("")
+    git("init", "-q")
+    git("add", "yolo26kit")
+    git("commit", "-q", "-m", "kit")
+    monkeypatch.setattr(env, "ROOT", tmp_path)
+    assert not env.git_revision().endswith(".dirty")
+    (tmp_path / "yolo26kit" / "investigations" / "demo").mkdir(parents=True)
+    (tmp_path / "yolo26kit" / "investigations" / "demo" / "measure.py").write_text("x = 1\n")
+    assert env.git_revision().endswith(".dirty")
+
+
 def test_stamp_command_writes_the_revision(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(env, "STAMP", tmp_path / "_revision.txt")
     code, out, _ = run_cli(capsys, "stamp")

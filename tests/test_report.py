@@ -115,8 +115,10 @@ def test_answer_without_claims_or_verdicts_says_so():
 # ---------------------------------------------------------------- coverage, comparison, runs
 
 def test_coverage_counts_judged_untestable_and_not_reached(tmp_path, book):
+    notebooks = [{"name": "alpha", "state": "done"}, {"name": "beta", "state": "pending"}]
     run = report.load_run(write_run(tmp_path, "r1", "cpu", {"alpha": [_claim("alpha.bites_a", "confirmed"),
-                                                                      _claim("alpha.old_id", "refuted")]}))
+                                                                      _claim("alpha.old_id", "refuted")]},
+                                    meta={"notebooks": notebooks}))
     cov = report.coverage(run, book)
     assert cov.judged == ["alpha.bites_a"]
     assert {e["id"]: e["why"] for e in cov.not_reached} == {
@@ -125,6 +127,13 @@ def test_coverage_counts_judged_untestable_and_not_reached(tmp_path, book):
     assert {e["id"]: e["untestable"] for e in cov.untestable} == {"alpha.gone": "needs an Android phone",
                                                                   "seed.vibes": "no measure"}
     assert cov.unlisted == ["alpha.old_id"] and cov.testable == 5
+
+
+def test_a_one_investigation_run_counts_only_its_own_claims(tmp_path, book):
+    run = report.load_run(write_run(tmp_path, "r1", "cpu", {"alpha": [_claim("alpha.bites_a", "confirmed")]},
+                                    meta={"notebooks": [{"name": "alpha", "state": "done"}]}))
+    cov = report.coverage(run, book)
+    assert cov.testable == 4 and "beta.only" not in {e["id"] for e in cov.not_reached}
 
 
 def test_compare_marks_changes_against_the_previous_run_of_the_same_device(tmp_path):
@@ -172,7 +181,8 @@ def test_run_page_opens_with_answers_linked_to_claim_rows(tmp_path, book):
         _claim("alpha.bites_a", "confirmed", "5 of 5 loads crash (SIGSEGV). Frames follow.", crashes=5),
         _claim("alpha.fix", "refuted", "the patch still crashes 5 of 5. More."),
     ]}, meta={"state": "interrupted", "wall_seconds": 321.4, "compile_cache": "warm",
-              "notebooks": [{"name": "alpha", "state": "done", "ok": True, "seconds": 12.5, "error": ""}]},
+              "notebooks": [{"name": "alpha", "state": "done", "ok": True, "seconds": 12.5, "error": ""},
+                            {"name": "beta", "state": "pending", "ok": False, "seconds": 0, "error": ""}]},
         time_split={"compile": 8.0, "measure": 2.0, "other": 2.5, "wall": 12.5})
     page = report.render_run(run_dir, notebooks=False).read_text()
     assert page.index('id="answers"') < page.index('id="coverage"') < page.index('id="verdicts"')

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -11,8 +12,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from yolo26kit.run import scaffold
+from yolo26kit import conclusion
 from yolo26kit.errors import BadParameter
+from yolo26kit.run import scaffold
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -23,15 +25,44 @@ def test_new_writes_every_piece_with_a_tagged_parameters_cell(tmp_path: Path) ->
     written = scaffold.new("demo", "A demo", str(report), root=tmp_path)
     names = {p.relative_to(tmp_path).as_posix() for p in written}
     assert {"yolo26kit/investigations/demo/__init__.py", "yolo26kit/investigations/demo/judge.py",
-            "yolo26kit/investigations/demo/show.py",
+            "yolo26kit/investigations/demo/show.py", "yolo26kit/investigations/demo/conclude.py",
             "notebooks/demo.ipynb", "data/claims/demo.json", "tests/test_demo.py", "tests/judge_cases/demo.py",
             "data/sources/demo.txt"} <= names
     nb = nbformat.read(tmp_path / "notebooks" / "demo.ipynb", as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code[0].metadata["tags"] == ["parameters"] and not any(c.outputs for c in code)
+    last_lines = [c.source.strip().splitlines()[-1] for c in code[1:]]
+    assert not [line for line in last_lines if line.isidentifier()], last_lines  # no bare variable printed whole
     ledger = json.loads((tmp_path / "data" / "claims" / "demo.json").read_text())
     assert {e["source"] for e in ledger} == {"sources/demo.txt"}
     assert all(e["id"].startswith("demo.") for e in ledger)
+    assert [e["id"] for e in ledger if e.get("bug")] == ["demo.compiled_matches_eager"]
+
+
+def test_a_failed_new_leaves_nothing(tmp_path: Path) -> None:
+    (tmp_path / "notebooks").write_text("a file where the notebooks folder should be")
+    with pytest.raises(OSError):
+        scaffold.new("demo", root=tmp_path)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["notebooks"]
+    (tmp_path / "notebooks").unlink()
+    assert len(scaffold.new("demo", root=tmp_path)) == 9  # the name is free again
+
+
+def test_the_scaffolded_conclusion_speaks_of_its_own_claims(tmp_path: Path) -> None:
+    scaffold.new("demo", root=tmp_path)
+    spec = importlib.util.spec_from_file_location("yolo26kit.investigations.demo.conclude",
+                                                  tmp_path / "yolo26kit" / "investigations" / "demo" / "conclude.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    claims = [{"id": "demo.compiled_matches_eager", "verdict": "confirmed", "data": {"held": 2, "sizes": 2}},
+              {"id": "demo.compiles_once", "verdict": "partly", "data": {"once": 1, "sizes": 2}},
+              {"id": "demo.compiled_faster", "verdict": "refuted", "data": {"ratios": [1.1, 1.2, 1.0]}}]
+    by_q, figure = module.conclude(conclusion.View({"investigation": "demo", "claims": claims}))
+    assert by_q["bites"] == "Compiled and eager agree at 2 of 2 sizes: the claim holds."
+    assert by_q["cost"].startswith("Cost: 1 of 2 sizes compiled one graph for repeated calls; the compiled subject "
+                                   "runs at 1–1.2× eager's speed")
+    assert figure == {"value": "1.1×", "label": "compiled vs eager speed, median round", "claim": "demo.compiled_faster"}
+    assert module.conclude(conclusion.View({"investigation": "demo", "claims": []})) == ({"bites": ""}, None)
 
 
 def test_new_refuses_bad_or_taken_names(tmp_path: Path) -> None:
@@ -50,7 +81,7 @@ def test_a_new_investigation_runs_and_is_judged_in_a_clean_copy(tmp_path: Path) 
     files = subprocess.run(["git", "ls-files", "yolo26kit", "notebooks", "data", "tests/judge_cases", "tests/test_judges.py",
                             "tests/test_contract.py"], cwd=REPO,
                            capture_output=True, text=True, check=True).stdout.split()
-    for f in [*files, "yolo26kit/scaffold.py"]:
+    for f in files:
         target = tmp_path / f
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes((REPO / f).read_bytes())
@@ -63,7 +94,7 @@ def test_a_new_investigation_runs_and_is_judged_in_a_clean_copy(tmp_path: Path) 
     (results,) = (tmp_path / "out").glob("*/demo.results.json")
     claims = json.loads(results.read_text())["claims"]
     assert json.loads(results.read_text())["tables"]["rows"][0]["size"] == 16
-    assert [c["id"] for c in claims] == ["demo.compiled_matches_eager", "demo.compiled_faster"]
+    assert [c["id"] for c in claims] == ["demo.compiled_matches_eager", "demo.compiles_once", "demo.compiled_faster"]
     assert all(c["verdict"] != "error" and c["basis"] == "measured" and "conditions" in c for c in claims)
     cases = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                             "tests/test_judges.py", "tests/test_contract.py", "-k", "demo"],

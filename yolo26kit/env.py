@@ -28,7 +28,7 @@ def package_version(dist: str) -> str | None:
 
 
 STAMP = Path(__file__).resolve().parent / "_revision.txt"  # ignored by git; written by `yolo26kit stamp`/`bundle`
-# Uncommitted changes to tracked files here make the revision `.dirty` (they change what a run computes).
+# Uncommitted changes and untracked files here make the revision `.dirty` (they change what a run computes).
 WATCHED = ("yolo26kit", "notebooks", "data")
 
 
@@ -42,13 +42,15 @@ def _git(*args: str) -> str | None:
 
 
 def git_revision() -> str | None:
-    """`<version>+g<sha7>` plus `.dirty` when tracked files under WATCHED have uncommitted changes; None without git."""
+    """`<version>+g<sha7>` plus `.dirty` when files under WATCHED have uncommitted changes or are untracked; None
+    without git."""
     if not (ROOT / ".git").exists():
         return None
     sha = _git("rev-parse", "--short=7", "HEAD")
     if not sha:
         return None
-    changes = _git("status", "--porcelain", "--untracked-files=no", "--", *WATCHED)
+    # untracked files count too: a new investigation that exists only as untracked files changes what a run computes
+    changes = _git("status", "--porcelain", "--untracked-files=normal", "--", *WATCHED)
     return f"{__version__}+g{sha}" + (".dirty" if changes else "")
 
 

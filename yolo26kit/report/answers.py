@@ -86,6 +86,12 @@ class Run:
         return [r["investigation"] for r in self.results]
 
     @property
+    def planned(self) -> list[str]:
+        """The investigations the run set out to run (run.json's notebooks), else those that left results."""
+        names = [n.get("name") for n in self.meta.get("notebooks") or [] if isinstance(n, dict) and n.get("name")]
+        return list(dict.fromkeys([*names, *self.investigations]))
+
+    @property
     def seconds(self) -> float:
         return float(self.meta.get("wall_seconds") or sum(r.get("seconds") or 0 for r in self.results))
 
@@ -260,10 +266,13 @@ def untestable_entries(book: dict[str, list[dict[str, Any]]]) -> list[dict[str, 
 
 
 def coverage(run: Run, book: dict[str, list[dict[str, Any]]]) -> Coverage:
-    """Coverage of the ledger by one run; `not reached` = a judged claim with no verdict in the run."""
-    ran = set(run.investigations)
+    """Coverage of the ledger by one run, over the investigations it set out to run; `not reached` = a claim of
+    theirs with no verdict in the run."""
+    ran, planned = set(run.investigations), set(run.planned)
     judged, missing = [], []
     for inv, entries in book.items():
+        if inv not in planned:
+            continue
         for e in entries:
             if e.get("untestable") or inv == UNTESTABLE_LEDGER:
                 continue

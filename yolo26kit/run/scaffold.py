@@ -23,7 +23,7 @@ INIT = '''"""$title
 
 Scaffolded by `yolo26kit new`: measure.py measures, judge.py turns the measurements into verdicts (one judge
 per claim of data/claims/$name.json), show.py makes the tables (TABLES); the notebook calls all three.
-See docs/authoring.md.
+conclude.py writes the conclusion the pages open with. See docs/authoring.md.
 """
 
 from __future__ import annotations
@@ -60,6 +60,8 @@ import torch
 
 from ...bench import isolate, timing
 
+CALLS = 3  # calls of the compiled subject per size, each with a fresh input of the same shape
+
 
 def subject(x: torch.Tensor) -> torch.Tensor:
     """The code under test: replace it with the snippet from the bug report."""
@@ -76,19 +78,26 @@ class Row:
     max_abs_diff: float | None = None
     eager_ms: tuple[float, ...] = ()
     compiled_ms: tuple[float, ...] = ()
+    graphs: int | None = None  # graphs compiled over CALLS calls of this size: 1 means every call reused the first
     error: str = ""
 
 
 def _compare(size: int, device: str, seed: int, min_run_time: float) -> dict[str, Any]:
-    """Child step: compile, compare with eager, time both in turn over rounds."""
+    """Child step: compile, compare with eager, count the graphs CALLS fresh inputs compile, time both in turn."""
+    from torch._dynamo.utils import counters
+
     torch.manual_seed(seed)
     x = torch.randn(8, size, device=device)
     compiled = torch.compile(subject, fullgraph=True)
+    before = counters["stats"]["unique_graphs"]
     diff = (compiled(x) - subject(x)).abs().max().item()
+    for _ in range(CALLS - 1):
+        compiled(torch.randn(8, size, device=device))
+    graphs = counters["stats"]["unique_graphs"] - before
     times = timing.measure_rounds({"eager": lambda: subject(x), "compiled": lambda: compiled(x)}, device,
                                   min_run_time=min_run_time)
     return {"max_abs_diff": diff, "eager_ms": times["eager"].round_medians_ms,
-            "compiled_ms": times["compiled"].round_medians_ms}
+            "compiled_ms": times["compiled"].round_medians_ms, "graphs": graphs}
 
 
 def measure(sizes: list[int], device: str = "cpu", seed: int = 0, min_run_time: float = 0.05,
@@ -113,7 +122,7 @@ import pandas as pd
 
 from ... import findings
 from ...verdicts import Judgement, all_none_some, band
-from .measure import Row
+from .measure import CALLS, Row
 
 ATOL = 1e-5  # |compiled − eager| that still counts as the same result (float32, fused kernels reorder sums)
 
@@ -128,7 +137,21 @@ def judge_compiled_matches_eager(rows: list[Row]) -> Judgement:
     worst = max(r.max_abs_diff for r in ran)
     evidence = (f"{len(held)} of {len(ran)} sizes match eager within {ATOL:g} (worst max |Δ| {worst:.2g})"
                 + (f"; did not run: {'; '.join(failed)}" if failed else ""))
-    return Judgement(all_none_some(len(held), len(ran)), evidence, {"max_abs_diff": worst},
+    return Judgement(all_none_some(len(held), len(ran)), evidence,
+                     {"held": len(held), "sizes": len(ran), "max_abs_diff": worst},
+                     run={"device": sorted({r.device for r in ran})})
+
+
+def judge_compiles_once(rows: list[Row]) -> Judgement:
+    """The claim: repeated calls of one size reuse the first compiled graph (a count: sizes that compiled once)."""
+    ran = [r for r in rows if r.status == "ok" and r.graphs is not None]
+    if not ran:
+        return Judgement("error", "no size compiled", basis="none")
+    once = [r for r in ran if r.graphs == 1]
+    evidence = (f"{len(once)} of {len(ran)} sizes compiled one graph for {CALLS} calls"
+                + "".join(f"; size {r.size}: {r.graphs} graphs" for r in ran if r.graphs != 1))
+    return Judgement(all_none_some(len(once), len(ran)), evidence,
+                     {"once": len(once), "sizes": len(ran), "graphs": [r.graphs for r in ran]},
                      run={"device": sorted({r.device for r in ran})})
 
 
@@ -149,6 +172,7 @@ def judge_compiled_faster(rows: list[Row]) -> Judgement:
 
 JUDGES = {
     "$name.compiled_matches_eager": judge_compiled_matches_eager,
+    "$name.compiles_once": judge_compiles_once,
     "$name.compiled_faster": judge_compiled_faster,
 }
 
@@ -184,10 +208,50 @@ def record_tables(found: Any, rows: list[Row]) -> dict[str, pd.DataFrame]:
     return findings.record_tables(found, TABLES, rows)
 '''
 
+CONCLUDE = '''"""The conclusion of $name: what a run found, in 2–4 sentences and a headline figure (see yolo26kit/conclusion.py).
+
+Imported without torch (the pages render without it): only the kit's conclusion helpers.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from ...conclusion import PLAIN, View, num, numbers, plain, span
+
+# The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
+DEVICE = "any"
+MATCH, ONCE, FASTER = "$name.compiled_matches_eager", "$name.compiles_once", "$name.compiled_faster"
+
+
+def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
+    """Sentences by question and the headline figure of one $name run; each needs its claim's verdict."""
+    out: dict[str, str] = {}
+    held, sizes = r.data(MATCH, "held"), r.data(MATCH, "sizes")
+    if r.v(MATCH) and sizes:
+        out["bites"] = f"Compiled and eager agree at {held} of {sizes} sizes: the claim {PLAIN.get(r.v(MATCH), r.v(MATCH))}."
+    else:
+        out["bites"] = plain(r, MATCH, "torch.compile matches eager")
+    once, tried = r.data(ONCE, "once"), r.data(ONCE, "sizes")
+    costs = [f"{once} of {tried} sizes compiled one graph for repeated calls" if r.v(ONCE) and tried else ""]
+    ratios = numbers(r.data(FASTER, "ratios"))
+    figure = None
+    if r.v(FASTER) and ratios:
+        costs.append(f"the compiled subject runs at {span(ratios, '×')} eager's speed, round by round "
+                     f"(the claim {PLAIN.get(r.v(FASTER), r.v(FASTER))})")
+        figure = {"value": f"{num(statistics.median(ratios))}×", "label": "compiled vs eager speed, median round",
+                  "claim": FASTER}
+    if any(costs):
+        out["cost"] = "Cost: " + "; ".join(c for c in costs if c) + "."
+    return out, figure
+'''
+
 LEDGER = [
-    {"id": "$name.compiled_matches_eager", "source": "$source", "question": "bites",
+    {"id": "$name.compiled_matches_eager", "bug": True, "source": "$source", "question": "bites",
      "claim": "torch.compile of the subject gives the same result as eager at every size.",
      "conditions": {"device": ["cpu", "cuda"]}},
+    {"id": "$name.compiles_once", "source": "$source", "question": "cost",
+     "claim": "Repeated calls of one size reuse the first compiled graph (no recompiles)."},
     {"id": "$name.compiled_faster", "source": "$source", "question": "cost",
      "claim": "The compiled subject is 1.5–10× faster than eager.",
      "band": {"lo": 1.5, "hi": 10.0, "unit": "×", "words": "1.5–10× faster"}},
@@ -203,7 +267,7 @@ NOTEBOOK_CELLS = [
     ("code", "from yolo26kit import findings\nfrom yolo26kit.investigations import $name as inv\n\n"
              "found = findings.start(\"$name\", globals())"),
     ("markdown", "## Measure\n\nOne isolated step per size: compiled vs eager, both timed in turn over rounds."),
-    ("code", "rows = inv.measure(sizes, device=device, seed=seed, min_run_time=min_run_time)\nrows"),
+    ("code", "rows = inv.measure(sizes, device=device, seed=seed, min_run_time=min_run_time)"),
     ("markdown", "## Verdicts"),
     ("code", "inv.record_tables(found, rows)[\"rows\"]"),
     ("code", "inv.judge(found, rows)"),
@@ -239,6 +303,11 @@ CASES = {
         "confirmed": lambda: [Row(16, "cpu", "ok", 0.0, (1.0,), (0.5,))],
         "refuted": lambda: [Row(16, "cpu", "ok", 0.5, (1.0,), (0.5,))],
         "partly": lambda: [Row(16, "cpu", "ok", 0.0), Row(32, "cpu", "ok", 0.5)],
+    },
+    "$name.compiles_once": {
+        "confirmed": lambda: [Row(16, "cpu", "ok", 0.0, graphs=1)],
+        "refuted": lambda: [Row(16, "cpu", "ok", 0.0, graphs=3)],
+        "partly": lambda: [Row(16, "cpu", "ok", 0.0, graphs=1), Row(32, "cpu", "ok", 0.0, graphs=2)],
     },
     "$name.compiled_faster": {
         "confirmed": lambda: [Row(16, "cpu", "ok", 0.0, (2.0, 2.2, 2.1), (1.0, 1.0, 1.0))],
@@ -281,34 +350,46 @@ def source_of(source: str, name: str, root: Path) -> tuple[str, Path | None]:
 
 
 def new(name: str, title: str = "", source: str = "kit", root: Path = ROOT) -> list[Path]:
-    """Write the investigation's package, notebook, ledger, tests and judge cases; returns the files written."""
+    """Write the investigation's package, notebook, ledger, tests and judge cases; returns the files written.
+
+    All or nothing: every file is rendered before the first is written, and a failed write removes what was
+    written (a half-made investigation would be hidden by the catalog and refused by the next `new`)."""
     if not NAME.match(name) or keyword.iskeyword(name):
         raise BadParameter(f"{name!r}: a name is lower-case letters, digits and _, starting with a letter")
     ledger_source, copy_to = source_of(source, name, root)
-    files = {
-        root / "yolo26kit" / "investigations" / name / "__init__.py": INIT,
-        root / "yolo26kit" / "investigations" / name / "measure.py": MEASURE,
-        root / "yolo26kit" / "investigations" / name / "judge.py": JUDGE,
-        root / "yolo26kit" / "investigations" / name / "show.py": SHOW,
-        root / "tests" / f"test_{name}.py": TEST,
-        root / "tests" / "judge_cases" / f"{name}.py": CASES,
-    }
-    ledger = root / "data" / "claims" / f"{name}.json"
+    package = root / "yolo26kit" / "investigations" / name
+    templates = {package / "__init__.py": INIT, package / "measure.py": MEASURE, package / "judge.py": JUDGE,
+                 package / "show.py": SHOW, package / "conclude.py": CONCLUDE,
+                 root / "tests" / f"test_{name}.py": TEST, root / "tests" / "judge_cases" / f"{name}.py": CASES,
+                 root / "data" / "claims" / f"{name}.json": json.dumps(LEDGER, indent=1, ensure_ascii=False) + "\n"}
     notebook = root / "notebooks" / f"{name}.ipynb"
-    taken = [p for p in [*files, ledger, notebook] if p.exists()]
+    taken = [p for p in [package, *templates, notebook, *([copy_to] if copy_to else [])] if p.exists()]
     if taken:
         raise BadParameter(f"{name!r} exists already ({taken[0].relative_to(root)}); pick another name")
     values = {"name": name, "title": title or name.replace("_", " ").capitalize(), "source": ledger_source}
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(Template(text).substitute(values))
-    ledger.parent.mkdir(parents=True, exist_ok=True)
-    ledger.write_text(Template(json.dumps(LEDGER, indent=1, ensure_ascii=False)).substitute(values) + "\n")
-    notebook.parent.mkdir(parents=True, exist_ok=True)
-    notebook.write_text(_notebook(values))
-    written = [*files, ledger, notebook]
+    contents: dict[Path, bytes] = {path: Template(text).substitute(values).encode() for path, text in templates.items()}
+    contents[notebook] = _notebook(values).encode()
     if copy_to is not None:
-        copy_to.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, copy_to)
-        written.append(copy_to)
-    return written
+        contents[copy_to] = Path(source).read_bytes()
+    write_all(contents)
+    return list(contents)
+
+
+def write_all(contents: dict[Path, bytes]) -> None:
+    """Write every file, making folders as needed; on any failure remove the files and folders made here."""
+    made: list[Path] = []
+    try:
+        for path, data in contents.items():
+            missing = [d for d in [path.parent, *path.parent.parents] if not d.exists()]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made += reversed(missing)
+            with open(path, "xb") as f:  # x: never overwrite a file that appeared meanwhile
+                made.append(path)
+                f.write(data)
+    except BaseException:
+        for made_path in reversed(made):
+            if made_path.is_dir():
+                shutil.rmtree(made_path, ignore_errors=True)
+            else:
+                made_path.unlink(missing_ok=True)
+        raise
