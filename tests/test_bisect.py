@@ -177,3 +177,21 @@ def test_an_unknown_claim_or_an_empty_range_writes_nothing(tmp_path):
     with pytest.raises(bisect.BisectError, match="no ultralytics release"):
         bisect.run_bisect("aoti.load_crash_cause", "ultralytics", "9.0", None, tmp_path, registry=registry)
     assert not list(Path(tmp_path).iterdir())
+
+
+def test_the_index_and_the_matrix_page_link_the_bisects_beside_them(tmp_path, monkeypatch):
+    from yolo26kit.report import matrix_page, pages
+
+    monkeypatch.setattr(bisect, "probe_release", lambda ctx, release: judged(
+        release, "confirmed" if release >= "8.4.2" else "not_reproduced", "measured", "counted"))
+    folder = bisect.run_bisect("index_dtype.gather_upstreamed", "ultralytics", None, None, tmp_path, workers=1,
+                               registry=StubRegistry({"ultralytics": {f"8.4.{i}": T0 for i in range(4)}}),
+                               log=lambda s: None)
+    index = pages.index_page(tmp_path)
+    assert f'href="{folder.name}/bisect.html"' in index and "confirmed from ultralytics 8.4.2" in index
+    (tmp_path / "matrix-x").mkdir()
+    matrix = {"run": {"matrix_id": "x", "executor": "local", "wall_seconds": 1}, "stacks": [], "claims": {},
+              "changes": {}, "series": {}, "cells": [], "not_judged": {},
+              "parameters": {"investigations": [], "device": "cpu", "profile": "quick", "params": []}}
+    page = matrix_page.render(tmp_path / "matrix-x", matrix).read_text()
+    assert f'href="../{folder.name}/bisect.html"' in page

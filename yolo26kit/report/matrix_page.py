@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import bisect_page
+
 
 def _page_of(record: dict[str, Any]) -> str:
     if not record.get("run"):
@@ -55,7 +57,8 @@ def render(matrix_dir: Path, matrix: dict[str, Any]) -> Path:
     order = first + [cid for cid in matrix.get("claims", {}) if cid not in first]
     page = templates.get_template("matrix.html.j2").render(
         m=matrix, links=links, owner=owner, gib=lambda b: f"{b / 2**30:.1f} GiB" if b else "—", changed=changed,
-        order=order, changed_ids=set(first), version=lambda stack, package: _version(matrix, stack, package))
+        order=order, changed_ids=set(first), version=lambda stack, package: _version(matrix, stack, package),
+        bisects=bisect_page.listing(Path(matrix_dir).parent))  # bisects beside the matrix, linked with ../
     target = matrix_dir / "matrix.html"
     target.write_text(page, encoding="utf-8")
     return target

@@ -23,7 +23,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import display, grid, matrix_page
+from . import bisect_page, display, grid, matrix_page
 from .. import findings
 from ..conclusion import conclude
 from .answers import (DECISIVE, HEADLINES, POLARITY, QUESTION_LABELS, QUESTIONS, SENTENCE_LIMIT, UNDECIDED,
@@ -465,5 +465,5 @@ def index_page(root: Path, title: str = "") -> str:
         columns=columns, grid_rows=grid_rows, run_hrefs={run.name: f"{run.rel}/index.html" for run in runs},
         coverages={run.name: coverage(run, book) for run in runs}, untestable=untestable_entries(book),
         question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
-        matrices=matrix_page.listing(root), **_common())
+        matrices=matrix_page.listing(root), bisects=bisect_page.listing(root), **_common())
     return page
