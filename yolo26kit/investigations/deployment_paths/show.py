@@ -125,31 +125,49 @@ def seed_frame(rows: list[Row]) -> pd.DataFrame:
 
 
 def plot_latency(rows: list[Row]) -> Any:
-    """Latency (median, IQR bars) vs model size, one panel per device, one line per back-end and dtype."""
+    """Latency (median, IQR bars) vs model size, one panel per device, one line per back-end and dtype; the sizes
+    tried on that device only, a grey × at the foot of the panel for each case that did not run, and the reasons
+    under the panel; the log axis labelled in plain milliseconds."""
     import matplotlib.pyplot as plt
+    from matplotlib import ticker
 
-    timed = [r for r in rows if r.case.timed and r.case.task == "detect" and r.median_ms is not None
-             and r.case.export_path == KIT_EXPORT]
-    devices = sorted({r.case.device for r in timed}) or ["(none)"]
-    fig, axes = plt.subplots(1, len(devices), figsize=(6.5 * len(devices), 4.2), squeeze=False)
+    tried = [r for r in rows if r.case.timed and r.case.task == "detect" and r.case.export_path == KIT_EXPORT]
+    timed = [r for r in tried if r.median_ms is not None]
+    devices = sorted({r.case.device for r in tried}) or ["(none)"]
+    fig, axes = plt.subplots(1, len(devices), figsize=(6.5 * len(devices), 4.8), squeeze=False)
     for ax, device in zip(axes[0], devices):
+        sizes = sorted({yolo.scale_of(r.case.model) for r in tried if r.case.device == device}, key=yolo.SCALES.index)
         mine = [r for r in timed if r.case.device == device]
         for name in sorted({label(r) for r in mine}):
-            line = sorted((r for r in mine if label(r) == name), key=lambda r: yolo.SCALES.index(yolo.scale_of(r.case.model)))
-            xs = [yolo.SCALES.index(yolo.scale_of(r.case.model)) for r in line]
+            line = sorted((r for r in mine if label(r) == name), key=lambda r: sizes.index(yolo.scale_of(r.case.model)))
+            xs = [sizes.index(yolo.scale_of(r.case.model)) for r in line]
             ys = [r.median_ms for r in line]
             iqr = [r.run.value.get("iqr_ms") or 0.0 for r in line]
             style = "-" if all(r.correct for r in line) else ":"
             ax.errorbar(xs, ys, yerr=[[i / 2 for i in iqr], [i / 2 for i in iqr]], marker="o", linestyle=style,
                         capsize=3, label=name + ("" if style == "-" else " (not matching eager)"))
+        missed = [r for r in tried if r.case.device == device and r.median_ms is None]
+        foot = ax.get_xaxis_transform()  # x in data, y in axes fraction
+        for i, r in enumerate(missed):
+            ax.plot(sizes.index(yolo.scale_of(r.case.model)), 0.03, marker="x", color="grey", transform=foot,
+                    clip_on=False, linestyle="none", label="did not run (reasons below)" if i == 0 else None)
+        if missed:
+            reasons = [f"× {label(r)} {r.case.model}: {r.final.status}" + (f" ({r.final.error[:50]})" if r.final.error
+                                                                           else "") for r in missed]
+            ax.text(0, -0.16, "did not run: " + "; ".join(reasons[:4]) + (" …" if len(reasons) > 4 else ""),
+                    transform=ax.transAxes, fontsize=7, va="top", wrap=True)
         if not mine:
             ax.text(0.5, 0.5, "no timed rows", ha="center", va="center", transform=ax.transAxes)
-        ax.set_xticks(range(len(yolo.SCALES)), [f"yolo26{s}" for s in yolo.SCALES])
+        ax.set_xticks(range(len(sizes)), [f"yolo26{s}" for s in sizes])
+        ax.set_xlim(-0.5, len(sizes) - 0.5)
         ax.set_yscale("log")
-        sizes = sorted({r.case.imgsz for r in mine})
+        ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+        px = sorted({r.case.imgsz for r in mine})
         name = env.fingerprint()["device"] if device.startswith("cuda") else env.cpu_name()
-        ax.set_title(f"{device}: {name} ({', '.join(map(str, sizes))} px)", fontsize=9)
-        ax.set_ylabel("latency, ms (median, IQR)")
+        ax.set_title(f"{device}: {name} ({', '.join(map(str, px))} px)", fontsize=9)
+        ax.set_ylabel("latency (ms), median and IQR")
         ax.legend(fontsize=7)
     fig.tight_layout()
     plt.close(fig)
