@@ -23,7 +23,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is miss
 import nbformat  # noqa: E402
 
 from yolo26kit import findings  # noqa: E402
-from yolo26kit.report import pages as report, single_file
+from yolo26kit.report import grid, pages as report, single_file
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -504,4 +504,106 @@ def test_single_file_of_a_committed_run_opens_offline(page, rendered_runs, tmp_p
             break
         page.wait_for_timeout(100)
     assert row.evaluate(in_view)
+    assert page.requests.external() == []
+
+
+# ---------------------------------------------------------------- the answer on one screen (committed reports)
+
+SNAKE_HEADER = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$")
+PYTHON_REPR = re.compile(r"\[(?:'[^']*'|\"[^\"]*\"|-?\d[\d.e+-]*)(?:, (?:'[^']*'|\"[^\"]*\"|-?\d[\d.e+-]*))*\]"
+                         r"|PosixPath\(|\{'[\w ]+': ")
+VISIBLE_TEXT = """() => { const c = document.body.cloneNode(true);
+  c.querySelectorAll('details.kit-full, details.kit-log, details.evidence, script, style').forEach(d => d.remove());
+  return c.innerText; }"""
+VISIBLE_HEADERS = """() => [...document.querySelectorAll('th')].filter(th => !th.closest('details.kit-full')
+  && th.offsetParent !== null).map(th => th.innerText.trim())"""
+
+
+def _current_runs() -> list[Path]:
+    """The committed runs the grid shows (runs of an older kit are superseded)."""
+    runs = [report.load_run(d, REPO / "reports") for d in _committed_runs()]
+    old = grid.superseded(runs)
+    return [run.dir for run in runs if run.name not in old]
+
+
+def _assert_grid_on_first_screen(page: Any, expect: set[str]) -> Any:
+    """The grid ends within the first 900 px, names torch and executorch in every stack's header and has a row
+    (with a word and a link in each answered cell) for each investigation expected; returns the grid's locator."""
+    table = page.locator("section#grid table.grid")
+    assert table.count() == 1 and table.is_visible()
+    box = table.bounding_box()
+    assert box["y"] + box["height"] <= 900, f"the grid ends at {box['y'] + box['height']:.0f} px"
+    heads = table.locator("th.stack")
+    assert heads.count() >= 1
+    for i in range(heads.count()):
+        text = heads.nth(i).inner_text()
+        assert re.search(r"torch \d", text) and re.search(r"executorch \d", text), text
+        assert "profile " in text, text
+    rows = table.locator("tbody tr")
+    assert {rows.nth(i).get_attribute("data-investigation") for i in range(rows.count())} == expect
+    words = table.locator("td.cell .word")
+    assert words.count() > 0 and all(w.strip() for w in words.all_inner_texts())
+    assert table.locator("td.cell a[href*='#claim-']").count() > 0
+    return table
+
+
+def test_committed_reports_open_with_the_grid(page, tmp_path):
+    """reports/index.html and every current run page open with the grid, inside the first 900 px."""
+    runs = _current_runs()
+    if not runs or not (REPO / "reports" / "index.html").exists():
+        pytest.skip("reports/ holds no committed run with an index.html yet")
+    _open(page, REPO / "reports" / "index.html")
+    expected = set(report.ledger()) - {report.UNTESTABLE_LEDGER}
+    table = _assert_grid_on_first_screen(page, expected)
+    assert table.locator("th.stack").count() == len(grid.stacks([report.load_run(d) for d in runs]))
+    page.screenshot(path=str(tmp_path / "index-first-screen.png"))
+    table.screenshot(path=str(tmp_path / "grid.png"))
+    assert (tmp_path / "grid.png").stat().st_size > 10_000
+    print("grid screenshot:", tmp_path / "grid.png")
+    for run_dir in runs:
+        _open(page, run_dir / "index.html")
+        ran = {r["investigation"] for r in report.load_run(run_dir).results}
+        _assert_grid_on_first_screen(page, ran)
+        page.screenshot(path=str(tmp_path / f"{run_dir.name}.png"))
+    assert page.requests.external() == []
+
+
+def test_committed_nocode_pages_stand_alone(page, tmp_path):
+    """Each outputs-only page of a current run: header (investigation, stack, device, profile, run, link to the
+    index), conclusion and answers on the first screen; no Python repr and no snake_case header outside the
+    whole-table view."""
+    pages = [p for d in _current_runs() for p in sorted(d.glob("*.nocode.html"))]
+    if not pages:
+        pytest.skip("reports/ holds no committed outputs-only page yet")
+    for path in pages:
+        name = f"{path.parent.name}/{path.name}"
+        _open(page, path)
+        head = page.locator(".kit-head")
+        assert head.count() == 1, name
+        text = head.inner_text()
+        for word in (path.name.removesuffix(".nocode.html"), "torch ", "executorch ", "profile ", path.parent.name):
+            assert word in text, (name, word)
+        assert head.locator("a[href='../index.html']").count() == 1, name
+        for selector in (".kit-head", ".kit-conclusion", "table.kit-answers"):
+            box = page.locator(selector).first.bounding_box()
+            assert box and box["y"] < 900, (name, selector)
+        visible = page.evaluate(VISIBLE_TEXT)
+        assert not PYTHON_REPR.search(visible), (name, PYTHON_REPR.search(visible).group(0))
+        snake = [h for h in page.evaluate(VISIBLE_HEADERS) if SNAKE_HEADER.match(h)]
+        assert not snake, (name, snake[:5])
+        page.screenshot(path=str(tmp_path / (name.replace("/", "__") + ".png")))
+    print("screenshots:", tmp_path)
+    assert page.requests.external() == []
+
+
+def test_committed_single_files_open_offline(page):
+    """The committed single files (the newest batch of each stack) open offline with the grid first."""
+    files = sorted((REPO / "reports").glob("*/*.single.html"))
+    if not files:
+        pytest.skip("reports/ holds no committed single file yet")
+    for path in files:
+        _open(page, path)
+        frame = page.frame_locator("#kit-frame")
+        frame.locator("section#grid table.grid").wait_for()
+        assert page.locator("nav a").count() >= 2, path.name
     assert page.requests.external() == []

@@ -139,3 +139,12 @@ def test_headers_read_as_words_with_units_lists_as_text_and_results_first():
     assert "<th title='median_ms'>median (ms)</th>" in shown and "median_ms<" not in shown
     assert ">a, b</td>" in shown and "['a'" not in shown
     assert "whole table: 2 rows × 7 columns as recorded" in page  # the full frame, one click away
+
+
+def test_tables_curated_by_an_older_kit_read_with_todays_rules():
+    today = display.curated(["index_dtypes", "median_ms"], [["['int64', 'int64']", "1.5"], ["['a']", "2"]],
+                            full_html="<table><tr><th>index_dtypes</th></tr></table>")
+    older = today.replace("<th title='index_dtypes'>index dtypes</th>", "<th>index_dtypes</th>").replace(
+        ">int64, int64<", ">['int64', 'int64']<")
+    assert older != today and display.curate_table_html(older) == today
+    assert "<th>index_dtypes</th>" in display.curate_table_html(older)  # the whole frame stays as recorded

@@ -253,9 +253,27 @@ class _Table(HTMLParser):
             self.cell.append(data)
 
 
+_KIT_HEAD = re.compile(r"<th>([^<]*)</th>")
+_KIT_TEXT = re.compile(r"(<td[^>]*>|<div class='full'>|<summary>)([^<]*)(</td>|</div>|</summary>)")
+
+
+def refresh_kit_table(output_html: str) -> str:
+    """A table the kit curated in an older release, read with today's rules: headers as words with units, lists
+    joined as text (the whole frame under it stays as recorded)."""
+    shown, sep, full = output_html.partition("<details class='kit-full'>")
+    shown = _KIT_HEAD.sub(lambda m: f"<th title='{html.escape(html.unescape(m.group(1)))}'>"
+                                    f"{html.escape(human_header(html.unescape(m.group(1))))}</th>", shown)
+    shown = _KIT_TEXT.sub(lambda m: m.group(1) + html.escape(lists_in_text(list_text(html.unescape(m.group(2)))),
+                                                             quote=False) + m.group(3), shown)
+    return shown + sep + full
+
+
 def curate_table_html(output_html: str) -> str:
-    """A notebook's text/html output with every pandas table in it curated; other HTML is left alone."""
-    if "kit-table" in output_html or "dataframe" not in output_html:
+    """A notebook's text/html output with every pandas table in it curated (one the kit curated already is
+    refreshed: refresh_kit_table); other HTML is left alone."""
+    if "kit-table" in output_html:
+        return refresh_kit_table(output_html)
+    if "dataframe" not in output_html:
         return output_html
 
     def one(match: re.Match[str]) -> str:
