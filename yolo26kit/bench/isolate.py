@@ -47,6 +47,8 @@ _COMPILE_WORDS = re.compile(r"compile|lower|export|package|build", re.I)
 # in an earlier call are read back instead of run again, so a notebook longer than one call still finishes.
 # Crashes, timeouts, OOM kills and interrupts are not kept (they may come from the stop itself; crashes are re-diagnosed).
 JOURNAL_ENV = "YOLO26KIT_STEP_JOURNAL"
+# The cores a notebook's processes run on ("0-23"): the runner keeps the others for CPU timings (timing.cpu_lock).
+CORES_ENV = "YOLO26KIT_NOTEBOOK_CORES"
 JOURNAL_STOPPING = "stopping"  # written into the journal before the runner stops its steps: nothing is kept after it
 JOURNAL_REUSED = "reused.jsonl"  # one line per step read back: {"step", "seconds"} (seconds it took when it ran)
 _JOURNALED = ("ok", "error")
@@ -111,6 +113,7 @@ def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kw
     os.environ.pop(SLOTS_ENV, None)
     os.environ.pop(JOURNAL_ENV, None)  # a step started inside a step is part of it: only the outer one is kept
     os.environ.update(env)
+    _run_on_notebook_cores()
     if log_path:
         log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         os.dup2(log, 1)
@@ -138,6 +141,16 @@ def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kw
     sys.stdout.flush()
     sys.stderr.flush()
     conn.close()
+
+
+def _run_on_notebook_cores() -> None:
+    """Keep this process (and what it starts) on the notebook's cores, when the runner gave some (CORES_ENV)."""
+    from . import timing
+
+    cores = timing.parse_cores(os.environ.get(CORES_ENV, ""))
+    if cores:
+        with contextlib.suppress(OSError):  # cores outside this process's allowed set: leave it where it is
+            os.sched_setaffinity(0, cores)
 
 
 def _record_cache_counts() -> None:
@@ -324,6 +337,10 @@ def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: 
     Under JOURNAL_ENV, a call that finished in an earlier call of the run is read back, not run (details["reused"]).
     """
     step = step or getattr(fn, "__name__", "step")
+    if getattr(fn, "__module__", "") == "__main__" and not _main_file():
+        return Outcome(step, "error", error=f"{getattr(fn, '__qualname__', fn)!r} is defined in __main__ without a "
+                       "file (a notebook, or code read from stdin): the step's process cannot import it; define it "
+                       "in a module")
     journal = os.environ.get(JOURNAL_ENV, "")
     key = journal_key(fn, args, kwargs, step, env, preload_global) if journal else None
     kept = read_journal(journal, key) if key else None
@@ -447,6 +464,32 @@ def remake_artifacts(journal: str, args: tuple, kwargs: dict) -> list[str]:
     return remade
 
 
+_MAIN_LOCK = threading.Lock()
+
+
+def _main_file() -> str | None:
+    """__main__'s file when it is one on disk; None for a notebook, `python -` (`<stdin>`) or `python -c`."""
+    path = getattr(sys.modules.get("__main__"), "__file__", None)
+    return path if path and os.path.isfile(path) else None
+
+
+@contextlib.contextmanager
+def _main_file_hidden() -> Iterator[None]:
+    """multiprocessing re-runs __main__'s file in every child: a `__file__` that is no file (`<stdin>`) would make
+    each child fail before the step, so it is hidden while a child starts."""
+    main = sys.modules.get("__main__")
+    if main is None or _main_file():
+        yield
+        return
+    with _MAIN_LOCK:  # threads starting steps at once: one hides and restores while the others wait
+        path = main.__dict__.pop("__file__", None)
+        try:
+            yield
+        finally:
+            if path is not None:
+                main.__file__ = path
+
+
 def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str, capture: bool,
               env: dict[str, str] | None, phase: str, preload_global: list[str] | tuple) -> Outcome:
     from . import timing
@@ -461,8 +504,9 @@ def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str
     lifeline_child, lifeline_parent = ctx.Pipe(duplex=False)  # we never write: EOF there means we died
     proc = ctx.Process(target=_child, args=(child_end, lifeline_child, fn, args, kwargs, log_path, dict(env or {}),
                                             list(preload_global)), daemon=False)
-    t0 = time.perf_counter()
-    proc.start()
+    t0, started = time.perf_counter(), time.time()
+    with _main_file_hidden():
+        proc.start()
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
     if _STOPPED.is_set():  # stopped while this step was starting: end it like terminate_all would have
@@ -510,6 +554,7 @@ def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str
     for name, secs in child_phases.items():
         timing.add_phase_seconds(name, secs)
     timing.add_phase_seconds(phase, max(0.0, seconds - sum(child_phases.values())))
+    timing.log_interval(phase, started, time.time(), step=step)
     print(f"[step] {step}: {'timeout' if timed_out else 'done'} after {seconds:.1f} s", file=sys.stderr, flush=True)
     if timed_out:
         out = Outcome(step, "timeout", seconds, error=f"no result after {timeout:g} s; killed", log=log)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import statistics
 import time
@@ -16,15 +17,22 @@ import torch
 from torch.utils import benchmark
 
 
-# The runner points this at one lock file for all notebooks of a run: measuring phases take it exclusively,
-# so notebooks running side by side compile concurrently but never time beside each other.
+# The runner points this at one lock file per GPU, shared by the notebooks on that GPU: measuring phases take it
+# exclusively, so notebooks running side by side compile concurrently but never time beside each other.
 DEVICE_LOCK_ENV = "YOLO26KIT_DEVICE_LOCK"
-PHASES = ("compile", "measure", "other")
+# CPU timings take the machine's CPU lock instead and, where the runner kept cores for them (MEASURING_CORES_ENV,
+# e.g. "24-31"), move onto those cores while they hold it: every notebook runs on the other cores, so a CPU timing
+# and a GPU timing can overlap without sharing a core.
+CPU_LOCK_ENV = "YOLO26KIT_CPU_LOCK"
+MEASURING_CORES_ENV = "YOLO26KIT_MEASURING_CORES"
+# Every process of a notebook appends its phase intervals here (one JSON line each): the runner's time accounts.
+PHASE_LOG_ENV = "YOLO26KIT_PHASE_LOG"
+PHASES = ("compile", "measure", "lock_wait", "other")
 _PHASE_SECONDS: defaultdict[str, float] = defaultdict(float)
 
 
 def add_phase_seconds(phase: str, seconds: float) -> None:
-    """Account `seconds` to a phase (compile / measure / other) of this process."""
+    """Account `seconds` to a phase (compile / measure / lock_wait / other) of this process."""
     _PHASE_SECONDS[phase if phase in PHASES else "other"] += seconds
 
 
@@ -33,24 +41,96 @@ def phase_seconds() -> dict[str, float]:
     return {p: round(_PHASE_SECONDS[p], 3) for p in PHASES}
 
 
-@contextlib.contextmanager
-def device_lock() -> Iterator[float]:
-    """Hold the run's device lock (a no-op without one); yields the seconds spent waiting for it.
+def log_interval(phase: str, t0: float, t1: float, **extra: Any) -> None:
+    """Append a phase interval (epoch seconds) to the notebook's phase log; nothing outside a run."""
+    path = os.environ.get(PHASE_LOG_ENV, "")
+    if not path:
+        return
+    line = json.dumps({"phase": phase, "t0": round(t0, 3), "t1": round(t1, 3), "pid": os.getpid(), **extra})
+    try:
+        with open(path, "a") as f:  # one short line per write: appends of concurrent processes do not mix
+            f.write(line + "\n")
+    except OSError:
+        pass
 
-    Time inside counts as the `measure` phase.
+
+def parse_cores(text: str) -> list[int]:
+    """"0-3,8" as [0, 1, 2, 3, 8]; '' as []."""
+    cores: list[int] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        lo, _, hi = part.partition("-")
+        cores += range(int(lo), int(hi or lo) + 1)
+    return cores
+
+
+def _threads_to(cores: list[int]) -> dict[int, set[int]]:
+    """Move every thread of this process onto `cores`; returns each moved thread's previous cores."""
+    before: dict[int, set[int]] = {}
+    for tid in (int(t) for t in os.listdir("/proc/self/task")):
+        try:
+            before[tid] = os.sched_getaffinity(tid)
+            os.sched_setaffinity(tid, cores)
+        except OSError:  # a thread that ended meanwhile
+            before.pop(tid, None)
+    return before
+
+
+def _threads_back(before: dict[int, set[int]]) -> None:
+    for tid, cores in before.items():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(tid, cores)
+
+
+@contextlib.contextmanager
+def _measuring_lock(path: str, cores: list[int] | None = None) -> Iterator[float]:
+    """Hold the lock file at `path` (no lock when empty), on `cores` when given; yields the seconds waited.
+
+    Time inside counts as `measure`, the wait as `lock_wait`; both go to the phase log with the lock's name.
     """
-    path = os.environ.get(DEVICE_LOCK_ENV, "")
-    t0 = time.perf_counter()
+    name = os.path.splitext(os.path.basename(path))[0] if path else ""
+    t0, w0 = time.perf_counter(), time.time()
     with contextlib.ExitStack() as stack:
         if path:
             f = stack.enter_context(open(path, "a"))
             fcntl.flock(f, fcntl.LOCK_EX)
             stack.callback(fcntl.flock, f, fcntl.LOCK_UN)
-        t1 = time.perf_counter()
+        t1, w1 = time.perf_counter(), time.time()
+        add_phase_seconds("lock_wait", t1 - t0)
+        if name and t1 - t0 > 0.01:
+            log_interval("lock_wait", w0, w1, lock=name)
+        moved = _threads_to(cores) if cores else {}
+        extra: dict[str, Any] = {"cores": cores} if cores else {}
         try:
-            yield t1 - t0
+            with others_busy(cores or None) as load:
+                yield t1 - t0
         finally:
+            _threads_back(moved)
             add_phase_seconds("measure", time.perf_counter() - t1)
+            log_interval("measure", w1, time.time(), lock=name or "none", **extra, **load)
+
+
+@contextlib.contextmanager
+def device_lock() -> Iterator[float]:
+    """Hold the measuring lock of this notebook's GPU (a no-op without one); yields the seconds spent waiting for it.
+
+    Time inside counts as the `measure` phase.
+    """
+    with _measuring_lock(os.environ.get(DEVICE_LOCK_ENV, "")) as waited:
+        yield waited
+
+
+@contextlib.contextmanager
+def cpu_lock() -> Iterator[float]:
+    """Hold the machine's CPU measuring lock (else the device lock, as before the CPU had its own), on the cores kept
+    for CPU timings; yields the seconds waited."""
+    path = os.environ.get(CPU_LOCK_ENV, "") or os.environ.get(DEVICE_LOCK_ENV, "")
+    with _measuring_lock(path, parse_cores(os.environ.get(MEASURING_CORES_ENV, ""))) as waited:
+        yield waited
+
+
+def measuring_lock(device: str | torch.device) -> contextlib.AbstractContextManager[float]:
+    """The lock a timing on `device` holds: the GPU's for CUDA, the CPU's for CPU."""
+    return device_lock() if torch.device(device).type == "cuda" else cpu_lock()
 
 
 @dataclass(frozen=True)
@@ -96,7 +176,7 @@ def measure(fn: Callable[[], Any], label: str = "", device: str | torch.device =
     # slow (~30 µs) in isolate's children and makes blocked_autorange choose one huge block.
     clock = {} if torch.device(device).type == "cuda" else {"timer": timeit.default_timer}
     timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, label=label, num_threads=torch.get_num_threads(), **clock)
-    with device_lock():
+    with measuring_lock(device):
         for _ in range(warmup):
             fn()
         sync(device)
@@ -133,15 +213,23 @@ def measure_rounds(fns: dict[str, Callable[[], Any]], device: str | torch.device
 OTHERS_BUSY_LIMIT = 0.5
 
 
-def _busy_cpu_seconds() -> float | None:
-    """CPU seconds the whole machine has spent busy since boot (/proc/stat; None where there is none)."""
+def _busy_cpu_seconds(cores: list[int] | None = None) -> float | None:
+    """CPU seconds the whole machine (or only `cores`) has spent busy since boot (/proc/stat; None where there is
+    none)."""
+    wanted = {f"cpu{c}" for c in cores} if cores else {"cpu"}
+    busy = 0.0
     try:
         with open("/proc/stat") as f:
-            fields = [int(v) for v in f.readline().split()[1:]]
+            for line in f:
+                name, *values = line.split()
+                if name not in wanted:
+                    continue
+                fields = [int(v) for v in values]
+                idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+                busy += (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")  # guest time is already inside user
     except (OSError, ValueError):
         return None
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")  # guest time is already inside user
+    return busy
 
 
 def _own_cpu_seconds() -> float:
@@ -150,15 +238,15 @@ def _own_cpu_seconds() -> float:
 
 
 @contextlib.contextmanager
-def others_busy() -> Iterator[dict[str, float | None]]:
-    """Measure how many CPU cores other processes kept busy, on average, while the block ran: the yielded dict gets
-    `others_busy_cores` (None where the machine's CPU time cannot be read)."""
+def others_busy(cores: list[int] | None = None) -> Iterator[dict[str, float | None]]:
+    """Measure how many CPU cores (of `cores`, default all) other processes kept busy, on average, while the block
+    ran: the yielded dict gets `others_busy_cores` (None where the machine's CPU time cannot be read)."""
     out: dict[str, float | None] = {"others_busy_cores": None}
-    busy0, own0, t0 = _busy_cpu_seconds(), _own_cpu_seconds(), time.perf_counter()
+    busy0, own0, t0 = _busy_cpu_seconds(cores), _own_cpu_seconds(), time.perf_counter()
     try:
         yield out
     finally:
-        busy1, wall = _busy_cpu_seconds(), time.perf_counter() - t0
+        busy1, wall = _busy_cpu_seconds(cores), time.perf_counter() - t0
         if busy0 is not None and busy1 is not None and wall > 0:
             others = (busy1 - busy0) - (_own_cpu_seconds() - own0)
             out["others_busy_cores"] = round(max(0.0, others) / wall, 2)

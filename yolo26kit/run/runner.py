@@ -4,10 +4,17 @@ compile cache the kit owns, run.json kept current so a stopped run can be resume
 Decisions:
 
 - Concurrency (`jobs`): on CUDA every notebook of the batch runs at once by default. Their compile phases
-  overlap (the GPU runner has 16 cores, compiles dominate there) while every measuring phase takes the
-  run's device lock (`timing.device_lock`), so no two notebooks ever time side by side. On CPU the default
-  is one notebook at a time: on a 2-core machine a neighbour's compile would slow the measured code itself.
+  overlap (the GPU runner has 16 cores, compiles dominate there) while every measuring phase takes its GPU's
+  measuring lock (`timing.device_lock`), so no two notebooks ever time side by side on one GPU. On CPU the
+  default is one notebook at a time: on a 2-core machine a neighbour's compile would slow the measured code itself.
   Each notebook child gets TORCHINDUCTOR_COMPILE_THREADS = cores // jobs (at least 1) unless already set.
+- GPUs: a CUDA batch uses every visible GPU (`gpus` to choose): the plan (run/plan.py, in run.json) puts each
+  notebook on one, pinned with CUDA_VISIBLE_DEVICES, with one measuring lock per GPU. CPU timings take the
+  machine's CPU lock and, on a large machine, cores kept for them (timing.cpu_lock). Executors (run/executors.py):
+  `local` threads or Ray tasks, with the same run folder and run.json.
+- Accounts: every process of a notebook logs its phase intervals (timing.PHASE_LOG_ENV); each notebook's
+  `accounts` (start-up, lock wait, compile, measure, rest) add up to its seconds, and each call records the
+  critical path (the notebook that ended it) and the lower bound (the longest time one measuring lock was held).
 - The compile cache (Inductor's FX-graph/AOTAutograd caches, Triton's, and the kit's AOTI packages under
   `$YOLO26KIT_CACHE/aoti`) lives outside the repository, by default `$XDG_CACHE_HOME/yolo26kit` or
   `~/.cache/yolo26kit`. `run.json` says whether it was `cold` (empty at the start), `warm` or `off`
@@ -39,6 +46,7 @@ from typing import Any, Callable
 
 from ..bench import artifacts, isolate
 from .. import catalog, env, findings
+from . import executors, plan as batch_plan, timeline
 from ..catalog import Investigation
 from ..errors import KitError
 from ..paths import CACHE_ENV, DEFAULT_OUT, REPORTS, default_cache_dir
@@ -56,6 +64,8 @@ TAG_ENV = "YOLO26KIT_NOTEBOOK_TAG"
 # In a run folder: one step journal per notebook (isolate.JOURNAL_ENV), kept while the notebook is unfinished so
 # that --resume reads back the steps an earlier call finished; removed when the notebook ends.
 STEP_JOURNALS = ".steps"
+# In a run folder, while its notebooks run: each notebook's phase log (timing.PHASE_LOG_ENV), read into its accounts.
+PHASE_LOGS = ".phases"
 # Notebook states in run.json; `done` and `failed` are finished (a resume leaves them alone).
 FINISHED = ("done", "failed")
 # A notebook whose kernel never started (or died before its first cell) is started again this many times; then it
@@ -85,6 +95,14 @@ class NotebookRun:
     state: str = "done"
     retries: list[dict[str, Any]] = field(default_factory=list)  # start-ups that failed before the first cell
     reused: list[dict[str, Any]] = field(default_factory=list)  # steps read back from earlier calls (step journal)
+    started_at: float = 0.0  # epoch seconds
+    ended_at: float = 0.0
+    accounts: dict[str, float] | None = None  # timeline.accounts
+    measuring: dict[str, dict[str, Any]] = field(default_factory=dict)  # timeline.measuring
+    lock_spans: list[tuple[str, float, float]] = field(default_factory=list)  # (lock, t0, t1) of each hold
+    last_phase: str = ""
+    gpu: str | None = None
+    node: str = ""
 
 
 @dataclass
@@ -129,12 +147,17 @@ def compile_threads(jobs: int, cores: int | None = None) -> int:
     return max(1, (cores or os.cpu_count() or 1) // max(1, jobs))
 
 
-def child_env(cache: CompileCache, run_dir: Path, jobs: int) -> dict[str, str]:
-    """The environment every notebook child of a run gets: caches, the device lock, compile threads, traces."""
+def child_env(cache: CompileCache, run_dir: Path, jobs: int,
+              cores: tuple[list[int], list[int]] | None = None) -> dict[str, str]:
+    """The environment every notebook child of a run gets: caches, the measuring locks, compile threads, traces;
+    with `cores` (measuring, notebook), CPU timings on the first and the notebooks on the second."""
     from ..bench import timing  # lazy: imports torch
 
     values = {**cache.child_env(), timing.DEVICE_LOCK_ENV: str(cache.root / "device.lock"),
-              isolate.FORENSICS_DIR_ENV: str(run_dir)}
+              timing.CPU_LOCK_ENV: str(cache.root / "cpu.lock"), isolate.FORENSICS_DIR_ENV: str(run_dir)}
+    if cores and cores[0]:  # cores kept for CPU timings; the notebooks on the others
+        values[timing.MEASURING_CORES_ENV] = ",".join(map(str, cores[0]))
+        values[isolate.CORES_ENV] = ",".join(map(str, cores[1]))
     if "TORCHINDUCTOR_COMPILE_THREADS" not in os.environ:
         values["TORCHINDUCTOR_COMPILE_THREADS"] = str(compile_threads(jobs))
     if jobs > 1:  # notebooks side by side: bound the isolated steps of the whole run, and their threads
@@ -217,18 +240,43 @@ def notebook_tag(run_id: str, name: str) -> str:
 
 def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_id: str,
             timeout: float = DEFAULT_TIMEOUT, log_output: bool = False, *, env: dict[str, str] | None = None,
-            progress: bool = True, stopping: Callable[[], bool] = lambda: False) -> NotebookRun:
-    """Run one notebook into run_dir; if it fails, keep the verdicts it saved and give the rest `error`.
+            progress: bool = True, stopping: Callable[[], bool] = lambda: False, tag: str = "") -> NotebookRun:
+    """Run one notebook into run_dir; if it fails, keep the verdicts it saved and give the rest `error`. Its time
+    accounts come from the phase intervals its processes logged.
 
     When `stopping()` is true after the notebook ended without results, it was stopped by the run: it is
     `interrupted`, and its results file is left for the caller.
     """
+    from ..bench import timing  # lazy: imports torch
+
     run_dir = run_dir.resolve()  # the notebook runs with run_dir as its cwd: paths given to it must be absolute
+    phase_log = run_dir / PHASE_LOGS / f"{inv.name}.jsonl"
+    phase_log.parent.mkdir(exist_ok=True)
+    phase_log.unlink(missing_ok=True)
+    started_at = time.time()
+    result = _execute(inv, parameters, run_dir, run_id, timeout, log_output, progress, stopping,
+                      {**(env or {}), timing.PHASE_LOG_ENV: str(phase_log)}, tag or notebook_tag(run_id, inv.name))
+    result.started_at, result.ended_at = started_at, time.time()
+    rows = timeline.read_intervals(phase_log)
+    phase_log.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        phase_log.parent.rmdir()  # the last notebook to finish takes the folder with it
+    if result.state != "not_started":
+        result.accounts = timeline.accounts(started_at, result.ended_at, timeline.startup_end(result.notebook), rows)
+        result.measuring = timeline.measuring(rows)
+        result.lock_spans = [(r["lock"], r["t0"], r["t1"]) for r in rows if r["phase"] == "measure" and r.get("lock")]
+        result.last_phase = timeline.last_phase(rows, result.ended_at)
+    return result
+
+
+def _execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_id: str, timeout: float,
+             log_output: bool, progress: bool, stopping: Callable[[], bool], env: dict[str, str],
+             tag: str) -> NotebookRun:
+    """execute()'s body: the notebook in a child, started again once when its kernel never started."""
     notebook = run_dir / f"{inv.name}.ipynb"
     results = run_dir / f"{inv.name}.results.json"
     results.unlink(missing_ok=True)  # a resumed notebook starts clean
     injected = {**parameters, "results_path": str(results), "run_id": run_id}
-    tag = notebook_tag(run_id, inv.name)
     journal = step_journal(run_dir, inv.name)
     retries: list[dict[str, Any]] = []
     t0 = time.perf_counter()
@@ -427,8 +475,12 @@ def _entry(inv: Investigation, params: dict[str, Any]) -> dict[str, Any]:
 def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OUT,
         timeout: float = DEFAULT_TIMEOUT, log_output: bool = False, *, jobs: int = 0,
         cache: str | Path | None = None, use_cache: bool = True, render: bool = True,
-        t0: float | None = None, stop_after: float | None = None) -> RunResult:
+        t0: float | None = None, stop_after: float | None = None, gpus: list[str] | None = None,
+        executor: str = "local") -> RunResult:
     """Execute a validated plan into a new run directory (`jobs` 0: default_jobs); SIGINT/SIGTERM stop it cleanly.
+
+    `gpus`: the GPU ids a CUDA batch spreads its notebooks over (None: every visible one; given on a CPU machine,
+    they are placed as if they were GPUs). `executor`: local or ray (run/executors.py).
 
     `t0` (a time.perf_counter() value) is when the call began, for wall_seconds and `stop_after`; default: now.
     `stop_after` (seconds): the call ends by then (see stop_margin); what did not finish is left for resume().
@@ -441,7 +493,8 @@ def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OU
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "wall_seconds": 0.0,
             "compile_cache": "", "timeout": timeout, "log_output": log_output,
             "notebooks": [_entry(inv, params) for inv, params in plan], "seconds": 0.0, "invocations": []}
-    return _drive(Batch(run_dir, meta), [inv.name for inv, _ in plan], t0, jobs, cache, use_cache, render, stop_after)
+    return _drive(Batch(run_dir, meta), [inv.name for inv, _ in plan], t0, jobs, cache, use_cache, render, stop_after,
+                  Placing(gpus, executor))
 
 
 def load(run_dir: str | Path) -> Batch:
@@ -465,7 +518,8 @@ def environment_differences(recorded: dict[str, Any], current: dict[str, Any]) -
 
 
 def resume(run_dir: str | Path, *, jobs: int = 0, cache: str | Path | None = None, use_cache: bool = True,
-           render: bool = True, t0: float | None = None, stop_after: float | None = None) -> RunResult:
+           render: bool = True, t0: float | None = None, stop_after: float | None = None,
+           gpus: list[str] | None = None, executor: str = "local") -> RunResult:
     """Run, into the same folder, only the notebooks of a run that did not finish, with their recorded parameters.
 
     Refused (ResumeRefused) when the run is complete, lacks recorded parameters, or this environment's
@@ -484,7 +538,7 @@ def resume(run_dir: str | Path, *, jobs: int = 0, cache: str | Path | None = Non
         raise ResumeRefused(f"{batch.run_dir.name}: run.json has no recorded parameters; start a new run instead")
     for name in names:
         catalog.get(name)  # an investigation that no longer exists is bad input, before anything is written
-    return _drive(batch, names, t0, jobs, cache, use_cache, render, stop_after)
+    return _drive(batch, names, t0, jobs, cache, use_cache, render, stop_after, Placing(gpus, executor))
 
 
 def stop_margin(stop_after: float) -> float:
@@ -493,28 +547,51 @@ def stop_margin(stop_after: float) -> float:
     return min(STOP_MARGIN, stop_after / 4)
 
 
+@dataclass
+class Placing:
+    """Where a call's notebooks run: the GPUs asked for (None: every visible one on CUDA) and the executor."""
+
+    gpus: list[str] | None = None
+    executor: str = "local"
+
+
+def make_plan(batch: Batch, names: list[str], jobs: int, placing: Placing) -> batch_plan.Plan:
+    """This call's plan: GPUs (on CUDA, or given), longest first from the last run of this device type beside it."""
+    device_type = batch.meta["environment"].get("device_type", "cpu")
+    gpus = placing.gpus if placing.gpus is not None else (batch_plan.visible_gpus() if device_type == "cuda" else [])
+    if gpus:
+        device_type = "cuda"  # GPUs given on a CPU machine (Ray's fake GPUs in tests) are placed all the same
+    from_run, times = batch_plan.last_times(batch.run_dir.parent, device_type, names, exclude=batch.run_dir)
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    return batch_plan.make_plan(names, gpus, jobs, cores, device_type, times, from_run)
+
+
 def _drive(batch: Batch, names: list[str], t0: float, jobs: int, cache_path: str | Path | None, use_cache: bool,
-           render: bool, stop_after: float | None = None) -> RunResult:
+           render: bool, stop_after: float | None = None, placing: Placing | None = None) -> RunResult:
     """Run `names` of the batch concurrently, stop cleanly on SIGINT/SIGTERM or at the --stop-after deadline,
     write run.json and the pages."""
     stop = _Stop(stop_after)
     previous = _install(stop)
     try:
-        return _drive_caught(batch, names, t0, jobs, cache_path, use_cache, render, stop)
+        return _drive_caught(batch, names, t0, jobs, cache_path, use_cache, render, stop, placing or Placing())
     finally:
         _restore(previous)
 
 
 def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_path: str | Path | None,
-                  use_cache: bool, render: bool, stop: _Stop) -> RunResult:
+                  use_cache: bool, render: bool, stop: _Stop, placing: Placing) -> RunResult:
     meta = batch.meta
     deadline = None
     if stop.stop_after:  # on perf_counter's clock, like t0
         deadline = t0 + stop.stop_after - stop_margin(stop.stop_after)
     jobs = jobs or default_jobs(meta["environment"].get("device_type", "cpu"), len(names))
+    planned = make_plan(batch, names, jobs, placing)
+    engine = executors.make(placing.executor, jobs, planned.gpus, log=lambda s: print(s, file=sys.stderr, flush=True))
     cache = open_cache(cache_path, use_cache)
+    started_at = time.time()
     invocation: dict[str, Any] = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                                   "notebooks": names, "jobs": jobs, "compile_cache": cache.state,
+                                  "executor": engine.describe(), "plan": planned.to_json(),
                                   "pid": os.getpid(), "state": "running",
                                   **({"stop_after": stop.stop_after} if stop.stop_after else {})}
     meta["invocations"].append(invocation)
@@ -522,10 +599,14 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
     for name in names:
         batch.entry(name).update(state="pending", ok=False, error="", seconds=0.0)
     meta.pop("reason", None)
+    meta["plan"] = planned.to_json()
     batch.update(state="running")
+    cores = (planned.measuring_cores, planned.notebook_cores) if planned.measuring_cores else None
     try:
-        runs = _execute_all(batch, names, jobs, child_env(cache, batch.run_dir, jobs), stop, deadline)
+        runs = _execute_all(batch, planned, engine, child_env(cache, batch.run_dir, jobs, cores), stop, deadline,
+                            cache.root)
     finally:
+        engine.close()
         cache.close()
         # Notes shared by concurrent notebooks while they ran; every trace file keeps what they held.
         shutil.rmtree(batch.run_dir / isolate.CRASH_SITES, ignore_errors=True)
@@ -534,6 +615,9 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
     signum = stop.signum  # a signal during the pages below comes too late to stop anything
     state = "complete" if not signum and not batch.unfinished() else "interrupted"
     reason = "" if state == "complete" else stop.reason or "kernel_not_started"  # else: a kernel never started, twice
+
+    invocation.update(batch_times(batch, runs, started_at))
+    meta.update({k: invocation[k] for k in ("critical_path", "measuring_locks", "lower_bound_s")})
 
     def finish() -> None:
         invocation.update(state=state, wall_seconds=round(time.perf_counter() - t0, 2))
@@ -565,25 +649,57 @@ def _restore(previous: dict[int, Any]) -> None:
 _RENDER_LOCK = threading.Lock()  # nbconvert renders one notebook at a time
 
 
-def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str], stop: _Stop,
-                 deadline: float | None = None) -> list[NotebookRun]:
-    """Run the notebooks `jobs` at a time; on a stop signal, or at `deadline` (perf_counter), end every step tree
-    and mark what did not finish."""
+def batch_times(batch: Batch, runs: list[NotebookRun], started_at: float) -> dict[str, Any]:
+    """A call's critical path (the notebook that ended it), the seconds each measuring lock was held and the lower
+    bound they give (the longest of them: no plan ends the batch sooner)."""
+    mine = {r.name for r in runs}
+    spans = {r.name: [{"phase": "measure", "lock": lock, "t0": a, "t1": b} for lock, a, b in r.lock_spans] for r in runs}
+    held = timeline.lock_seconds(spans)
+    return {"critical_path": timeline.critical_path([n for n in batch.meta["notebooks"] if n["name"] in mine],
+                                                    started_at),
+            "measuring_locks": held, "lower_bound_s": max(held.values(), default=0.0)}
+
+
+def notebook_task(batch: Batch, placement: batch_plan.Placement, child: dict[str, str], lock_dir: Path,
+                  planned: batch_plan.Plan, progress: bool) -> executors.NotebookTask:
+    """What the executor needs to run one notebook of the batch where the plan puts it."""
+    meta, entry = batch.meta, batch.entry(placement.name)
+    per_gpu = max((planned.per_gpu(g) for g in planned.gpus), default=1)
+    return executors.NotebookTask(
+        placement.name, str(catalog.get(placement.name).notebook), entry["parameters"], str(batch.run_dir),
+        meta["run_id"], notebook_tag(meta["run_id"], placement.name), meta.get("timeout", DEFAULT_TIMEOUT),
+        meta.get("log_output", False), progress, child, placement.gpu, placement.cpus, round(1 / per_gpu, 4),
+        str(lock_dir))
+
+
+def _execute_all(batch: Batch, planned: batch_plan.Plan, engine: Any, child: dict[str, str], stop: _Stop,
+                 deadline: float | None = None, lock_dir: Path | None = None) -> list[NotebookRun]:
+    """Run the notebooks of the plan on the executor (longest first); on a stop signal, or at `deadline`
+    (perf_counter), end every step tree and mark what did not finish."""
     meta = batch.meta
+    names = planned.order
+    jobs = engine.threads(len(names))
     cache_state = meta["invocations"][-1]["compile_cache"] if meta.get("invocations") else ""
     total = len(names)
     done_count = [0]
-    invs = {name: catalog.get(name) for name in names}  # here, not in the threads: discovery imports modules
+    # here, not in the threads: discovery imports modules
+    tasks = {p.name: notebook_task(batch, p, child, lock_dir or batch.run_dir, planned, jobs == 1)
+             for p in planned.placements}
 
     def work(name: str) -> NotebookRun | None:
         if stop.event.is_set():
             return None
         entry = batch.entry(name)
-        inv = invs[name]
-        batch.update(name, state="running")
-        print(f"[start] {name} {entry['parameters']}", file=sys.stderr, flush=True)
-        result = execute(inv, entry["parameters"], batch.run_dir, meta["run_id"], meta.get("timeout", DEFAULT_TIMEOUT),
-                         meta.get("log_output", False), env=child, progress=jobs == 1, stopping=stop.event.is_set)
+        task = tasks[name]
+        batch.update(name, state="running", gpu=task.gpu)
+        where = f" on GPU {task.gpu}" if task.gpu is not None else ""
+        print(f"[start] {name}{where} {entry['parameters']}", file=sys.stderr, flush=True)
+        try:
+            result = engine.execute(task, stop.event.is_set)
+        except executors.StoppedTask:
+            return NotebookRun(name, False, 0.0, batch.run_dir / f"{name}.ipynb", batch.run_dir / f"{name}.results.json",
+                               "interrupted", "interrupted")
+        batch.update(name, gpu=result.gpu, **({"node": result.node} if result.node else {}))
         if result.retries:
             batch.update(name, retries=result.retries)
         if result.reused:
@@ -597,7 +713,9 @@ def _execute_all(batch: Batch, names: list[str], jobs: int, child: dict[str, str
             return result
         batch.update(name, state=result.state, ok=result.ok, seconds=round(result.seconds, 2), error=result.error,
                      time_split=_time_split(result.results), cache=cache_report(batch.run_dir, name, result.results,
-                                                                               cache_state))
+                                                                               cache_state),
+                     accounts=result.accounts, measuring=result.measuring, last_phase=result.last_phase,
+                     ended_at=round(result.ended_at, 3))
         done_count[0] += 1
         said = "ok" if result.ok else f"FAILED ({result.error})"
         print(f"[{done_count[0]}/{total}] {name}: {said} in {result.seconds:.1f} s", file=sys.stderr, flush=True)
@@ -760,4 +878,17 @@ def summary(result: RunResult) -> str:
         if result.signum:
             stopped = f"interrupted by {signal.Signals(result.signum).name}"
         return f"{stopped}: {said}; partial run in {result.run_dir}; resume with: yolo26kit run --resume {result.run_dir}"
-    return f"complete: {said}; run in {result.run_dir}"
+    return f"complete: {said}; {wall_and_bound(load(result.run_dir).meta)}; run in {result.run_dir}"
+
+
+def wall_and_bound(meta: dict[str, Any]) -> str:
+    """`wall N s, lower bound M s (measuring on LOCK), ended by NOTEBOOK in PHASE` from run.json."""
+    said = f"wall {meta.get('wall_seconds', 0):.0f} s"
+    held = meta.get("measuring_locks") or {}
+    if held:
+        longest = max(held, key=held.get)
+        said += f", lower bound {meta.get('lower_bound_s', 0):.0f} s (measuring on {longest})"
+    path = meta.get("critical_path")
+    if path:
+        said += f", ended by {path['notebook']} ({path['last_phase']})"
+    return said

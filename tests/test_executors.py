@@ -1,0 +1,127 @@
+"""The batch's executors: the same tiny batch through the local executor and through a local Ray on CPU told it has
+2 GPUs (a fake resource), so GPU placement, per-GPU measuring locks, the plan and the time accounts are exercised
+without a GPU; both give the same run.json notebooks and verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from yolo26kit import catalog, findings
+from yolo26kit.run import executors, runner
+
+# A notebook that measures twice under the kit's locks and says which GPU and lock it was given.
+BODY = """\
+import json, os, time
+from yolo26kit.bench import timing  # the start-up ends with this cell, as with findings.start(
+"""
+MEASURE = """\
+with timing.device_lock():
+    time.sleep(0.5)
+with timing.cpu_lock():
+    time.sleep(0.2)
+claims = [{"id": NAME + ".ran", "verdict": "supported", "evidence": "it ran"},
+          {"id": NAME + ".pinned", "verdict": "supported" if os.environ.get("CUDA_VISIBLE_DEVICES") else "refuted",
+           "evidence": os.environ.get("CUDA_VISIBLE_DEVICES", "")}]
+with open(results_path, "w") as f:
+    json.dump({"schema": SCHEMA, "investigation": NAME, "claims": claims, "tables": {},
+               "gpu": os.environ.get("CUDA_VISIBLE_DEVICES"), "lock": os.environ.get(timing.DEVICE_LOCK_ENV)}, f)
+"""
+NAMES = [f"fake{i}" for i in range(4)]
+
+
+def fake(root: Path, name: str) -> catalog.Investigation:
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell('results_path = ""\nrun_id = ""', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(BODY),
+        nbformat.v4.new_code_cell(f"NAME = {name!r}\nSCHEMA = {findings.SCHEMA!r}\n" + MEASURE),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, root / f"{name}.ipynb")
+    return catalog.Investigation(name, "fake", (), {"quick": {}})
+
+
+@pytest.fixture
+def fake_kit(tmp_path, monkeypatch):
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    monkeypatch.setattr(catalog, "NOTEBOOKS", root)
+    invs = {name: fake(root, name) for name in NAMES}
+    monkeypatch.setattr(catalog, "get", lambda name: invs[name])
+    return invs
+
+
+def batch(kit: dict, tmp_path: Path, executor: str) -> tuple[runner.RunResult, dict]:
+    result = runner.run([(inv, {}) for inv in kit.values()], out=tmp_path / executor, jobs=4,
+                        cache=tmp_path / "cache", render=False, gpus=["0", "1"], executor=executor)
+    assert result.state == "complete" and result.exit_code == 0, runner.summary(result)
+    return result, json.loads((result.run_dir / "run.json").read_text())
+
+
+def verdicts(run_dir: Path) -> dict[str, str]:
+    found = {}
+    for name in NAMES:
+        found |= {c["id"]: c["verdict"] for c in json.loads((run_dir / f"{name}.results.json").read_text())["claims"]}
+    return found
+
+
+def check_placement(run_dir: Path, meta: dict) -> None:
+    """Every notebook ran pinned to the GPU run.json names, under that GPU's lock; both GPUs were used; the
+    accounts add up to each notebook's seconds; the call has a plan, a critical path and a lower bound."""
+    for entry in meta["notebooks"]:
+        saw = json.loads((run_dir / f"{entry['name']}.results.json").read_text())
+        assert saw["gpu"] == entry["gpu"] and saw["lock"].endswith(f"gpu{entry['gpu']}.lock"), (saw, entry)
+        acc = entry["accounts"]
+        assert sum(acc[k] for k in ("startup", "lock_wait", "compile", "measure", "rest")) == pytest.approx(
+            acc["wall"], abs=0.05)
+        assert acc["wall"] == pytest.approx(entry["seconds"], abs=1.0)
+        assert acc["measure"] >= 0.6 and acc["startup"] > 0  # two lock holds of 0.5 + 0.2 s
+        assert entry["measuring"][f"gpu{entry['gpu']}"]["holds"] == 1 and entry["measuring"]["cpu"]["holds"] == 1
+    assert {e["gpu"] for e in meta["notebooks"]} == {"0", "1"}
+    assert [p["name"] for p in meta["plan"]["notebooks"]] == NAMES and meta["plan"]["gpus"] == ["0", "1"]
+    assert meta["critical_path"]["notebook"] in NAMES
+    assert meta["lower_bound_s"] >= 2 * 0.5 and set(meta["measuring_locks"]) == {"gpu0", "gpu1", "cpu"}
+
+
+@pytest.mark.notebook
+def test_a_batch_through_ray_with_two_fake_gpus_matches_the_local_executor(fake_kit, tmp_path):
+    pytest.importorskip("ray")
+    local, local_meta = batch(fake_kit, tmp_path, "local")
+    check_placement(local.run_dir, local_meta)
+    ray_run, ray_meta = batch(fake_kit, tmp_path, "ray")
+    check_placement(ray_run.run_dir, ray_meta)
+    assert ray_meta["invocations"][0]["executor"]["name"] == "ray"
+    assert [(n["name"], n["state"]) for n in ray_meta["notebooks"]] == [(n["name"], n["state"])
+                                                                       for n in local_meta["notebooks"]]
+    assert verdicts(ray_run.run_dir) == verdicts(local.run_dir)
+    assert set(verdicts(local.run_dir).values()) == {"supported"}
+
+
+def task(tmp_path: Path, gpu: str | None) -> executors.NotebookTask:
+    return executors.NotebookTask("x", "x.ipynb", {}, str(tmp_path), "run", "run/x/1", 10.0,
+                                  env={"A": "1"}, gpu=gpu, lock_dir=str(tmp_path / "locks"))
+
+
+def test_a_task_is_pinned_to_its_gpu_and_that_gpus_lock():
+    from yolo26kit.bench import timing
+
+    pinned = executors.gpu_env(task(Path("/r"), "1"), "1")
+    assert pinned["CUDA_VISIBLE_DEVICES"] == "1" and pinned[timing.DEVICE_LOCK_ENV] == "/r/locks/gpu1.lock"
+    assert pinned["A"] == "1"
+    assert executors.gpu_env(task(Path("/r"), None), None) == {"A": "1"}
+
+
+def test_pack_and_unpack_keep_a_folder(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.results.json").write_text("{}")
+    executors.unpack(executors.pack(tmp_path / "a"), tmp_path / "b")
+    assert (tmp_path / "b" / "x.results.json").read_text() == "{}"
+
+
+def test_executors_by_name():
+    assert executors.make("local", 3, []).threads(7) == 3
+    assert executors.make("ray", 0, ["0", "1"]).threads(7) == 7
+    with pytest.raises(Exception, match="unknown executor"):
+        executors.make("slurm", 1, [])
