@@ -165,12 +165,15 @@ def test_whole_model_cuda_lowering_is_a_skipped_row_when_not_asked_for():
     cell = inv.run_path(inv.Spec("gather", scope="full", device="cuda"), "et_cuda", 10.0, whole_model_cuda=False)
     assert cell.final.status == "skipped" and cell.final.error == inv.WHOLE_MODEL_SKIP
     assert cell.row()["backend options"] == "defaults"
-    res = inv.Results(_cuda_run([], [cell]), pd.DataFrame())
-    res.run.full_cells.append(cell)
-    for judge in (inv.judge_et_cuda_full_model, inv.judge_triton_worker_gpu):
-        judged = judge(res)
+    for gpu_ok in (True, False):
+        res = inv.Results(_cuda_run([], [cell], gpu_ok), pd.DataFrame())
+        res.run.full_cells.append(cell)
+        judged = inv.judge_et_cuda_full_model(res)  # no part of the model lowered either
         assert judged.verdict == "inconclusive" and "--profile full runs it" in judged.evidence
         assert judged.basis == "none"  # a skipped lowering measured nothing
+        worker = inv.judge_triton_worker_gpu(res)  # the cause the claim names is measured apart from the lowering
+        assert worker.verdict == ("not_reproduced" if gpu_ok else "inconclusive")
+        assert "--profile full runs it" in worker.evidence
 
 
 def test_every_ledger_claim_has_one_judge():
@@ -478,3 +481,37 @@ def test_plain_aoti_measured_with_the_cuda_lowering_skipped_stays_measured():
     assert judged.basis == "measured"  # plain AOTI ran; only the ExecuTorch side is missing
     alone = inv.judge_et_cuda_float_index(inv.Results(_cuda_run([aoti, skipped], []), pd.DataFrame()))
     assert alone.verdict == "inconclusive" and alone.basis == "none"
+
+
+def test_the_view_pass_decides_which_view_copies_stay_fallbacks_and_the_record_matches_the_installed_release():
+    """`chunk` becomes split_copy: a fallback kernel before the view pass; after it, one only where the installed
+    release does not map it; the committed record of this release says what its pass maps."""
+    from yolo26kit.backends import executorch_cuda
+    from yolo26kit.investigations.index_dtype import releases
+
+    class Chunk(torch.nn.Module):
+        def forward(self, x):
+            first, second = x.chunk(2, 1)
+            return first * second
+
+    program = torch.export.export(Chunk(), (torch.ones(1, 4, 2),))
+    edge, _ = executorch_cuda.preprocess_input(program)
+    assert executorch_cuda.unlowered_view_copies(edge.graph_module) == {"aten.split_copy.Tensor": 1}
+    found = executorch_cuda.view_copy_fallbacks(program)
+    maps = executorch_cuda.view_pass_targets()
+    assert found["view_copies"] == {"aten.split_copy.Tensor": 1}
+    assert found["left"] == ({} if "split_copy.Tensor" in maps else {"aten.split_copy.Tensor": 1})
+    record = next((r for r in releases.records() if r["executorch"] == found["executorch"]), None)
+    assert record is None or record["maps"] == maps
+
+
+def test_a_later_release_fixes_only_the_view_copies_its_pass_maps():
+    from yolo26kit.investigations.index_dtype import releases
+
+    later = {"executorch": "1.5.1", "maps": ["split_copy.Tensor"], "left": {}}
+    leaves = {"executorch": "1.6.0", "maps": ["split_copy.Tensor"], "left": {"aten.unbind_copy.int": 2}}
+    assert releases.later_fix(["aten::split_copy.Tensor"], "1.2.0", [later]) == later
+    assert releases.later_fix(["aten::split_copy.Tensor"], "1.5.1", [later]) is None  # not later than the run's
+    assert releases.later_fix(["aten::split_copy.Tensor"], "1.2.0", [leaves]) is None  # its graph keeps a fallback
+    assert releases.later_fix(["at::_ops::topk::call"], "1.2.0", [later]) is None  # no view pass fixes topk
+    assert releases.later_fix([], "1.2.0", [later]) is None

@@ -50,13 +50,15 @@ def _failed(error: str, status: str = "error") -> isolate.Outcome:
 
 
 def _res(cells=(), full=(), probes=(), base: inv.Spec = CUDA, gpu_ok: bool = True, equiv=None,
-         shims: tuple[str, ...] = ("aoti_torch_cuda_convolution",)) -> inv.Results:
+         shims: tuple[str, ...] = ("aoti_torch_cuda_convolution",), graph: isolate.Outcome | None = None,
+         known: tuple[dict[str, Any], ...] = ()) -> inv.Results:
     on_cuda = base.device == "cuda"
     gpu = _o("gpu", value={"available": gpu_ok, "matmul_sum": 64.0 ** 3 if gpu_ok else None}) if on_cuda else None
     options = _o("opts", value={"max_autotune": True, "max_autotune_conv_backends": "TRITON",
                                 "max_autotune_gemm_backends": "TRITON", "aot_inductor.link_libtorch": False})
     runtime = _o("shims", value={"data/lib/libaoti_cuda_shims.so": list(shims)}) if on_cuda else None
-    run = inv.Run(base, list(cells), list(full), "", list(probes), gpu, options, runtime)
+    run = inv.Run(base, list(cells), list(full), "", list(probes), gpu, options, runtime, backbone_graph=graph,
+                  known_releases=list(known))
     return inv.Results(run, equiv if equiv is not None else pd.DataFrame())
 
 
@@ -242,6 +244,19 @@ def full_kit():
     return _res(full=[_full(_failed(NO_CHOICES), **KIT)])
 
 
+def _gather_post(outcome: isolate.Outcome) -> inv.Cell:
+    return _cell(inv.replace(CUDA, variant="gather"), "et_cuda", outcome)
+
+
+def full_partly_from_parts():
+    """Quick profile: the whole model is not lowered; its gather postprocess alone fails in its Triton kernel."""
+    return _res([_gather_post(_failed(FLOAT_POINTER))], full=[_full(SKIPPED)], probes=[_backbone(SKIPPED)])
+
+
+def full_confirmed_from_parts():
+    return _res([_gather_post(_failed(ALL_FAILED))], full=[_full(SKIPPED)], probes=[_backbone(SKIPPED)])
+
+
 def full_not_run():
     return _res(full=[_full(isolate.skipped("lower", inv.WHOLE_MODEL_SKIP))])
 
@@ -270,6 +285,15 @@ def worker_not_reproduced():
     return _res(full=[_full(_lowered())])
 
 
+def worker_cause_absent_quick():
+    """Quick profile: nothing whole lowered, but a subprocess of a step reaches the GPU."""
+    return _res(full=[_full(SKIPPED)], probes=[_backbone(SKIPPED), _split(_failed(MISSING_SPLIT))])
+
+
+def worker_quick_gpu_unseen():
+    return _res(full=[_full(SKIPPED)], probes=[_backbone(SKIPPED)], gpu_ok=False)
+
+
 def backbone_confirmed():
     return _res(probes=[_backbone(_lowered(), _o("run", value={"output": None}), delta={"exact": True})])
 
@@ -280,6 +304,48 @@ def backbone_refuted():
 
 def backbone_partly():
     return _res(probes=[_backbone(_lowered(), _o("run", value={"output": None}), delta={"max_abs": 3.0})])
+
+
+MISSING_SPLIT = "RuntimeError: Method forward missing fallback kernels (1 total):\n  - aten::split_copy.Tensor\n"
+SKIPPED = isolate.skipped("lower", inv.WHOLE_MODEL_SKIP)
+# a later release's view pass, measured on the CPU (index_dtype.releases records), maps split_copy
+LATER = {"executorch": "9.9.0", "torch": "9.9.0", "view_pass": "ReplaceViewCopyWithViewPass", "model": "yolo26n",
+         "imgsz": 640, "maps": ["select_copy.int", "slice_copy.Tensor", "split_copy.Tensor"], "left": {},
+         "view_copies": {"aten.split_copy.Tensor": 9}}
+
+
+def _graph(release: str = "1.2.0", left: dict[str, int] | None = None) -> isolate.Outcome:
+    """The backbone-graph step: the release it ran and the view-copy ops that release's view pass leaves."""
+    left = {"aten.split_copy.Tensor": 9} if left is None else left
+    return _o("graph", value={"executorch": release, "torch": "2.11.0", "left": left, "view_copies": left})
+
+
+def _split(outcome: isolate.Outcome) -> inv.Cell:
+    return _cell(inv.replace(CUDA, scope="op_split"), "et_cuda", outcome, group="probe")
+
+
+def backbone_release():
+    """Refused on this release for split_copy, which a later release's view pass maps: a release's failure."""
+    return _res(probes=[_backbone(_failed(MISSING_SPLIT))], graph=_graph(), known=(LATER,))
+
+
+def backbone_refused_no_later_release():
+    return _res(probes=[_backbone(_failed(MISSING_SPLIT))], graph=_graph())
+
+
+def backbone_release_from_parts():
+    """Quick profile: the backbone is not lowered; its graph keeps split_copy and `chunk` alone is refused."""
+    return _res(probes=[_backbone(SKIPPED), _split(_failed(MISSING_SPLIT))], graph=_graph(), known=(LATER,))
+
+
+def backbone_refuted_from_parts():
+    """The same parts on the newest release: no recorded release maps split_copy."""
+    return _res(probes=[_backbone(SKIPPED), _split(_failed(MISSING_SPLIT))], graph=_graph("99.0.0"), known=(LATER,))
+
+
+def backbone_unknown_from_parts():
+    """Quick profile, but the release's view pass leaves nothing for a fallback: only the lowering would tell."""
+    return _res(probes=[_backbone(SKIPPED), _split(_lowered())], graph=_graph(left={}), known=(LATER,))
 
 
 def backbone_kit_320():
@@ -302,6 +368,16 @@ def aten_partly():
     topk = _cell(inv.replace(CUDA, scope="op_topk"), "et_cuda", _failed("RuntimeError: Method forward missing fallback "
                                                                            "kernels (1 total)"), group="probe")
     return _res(probes=[_aten(_lowered(shim_calls=["aoti_torch_cuda_convolution"])), topk])
+
+
+def aten_confirmed_elsewhere():
+    """Quick profile: the ATen-convolution backbone is not lowered, but topk alone is refused its ATen kernel."""
+    topk = _cell(inv.replace(CUDA, scope="op_topk"), "et_cuda", _failed(MISSING), group="probe")
+    return _res(probes=[_aten(SKIPPED), topk])
+
+
+def aten_not_run():
+    return _res(probes=[_aten(SKIPPED)])
 
 
 def aten_crash():
@@ -384,6 +460,17 @@ CASES = {
 # tests/test_index_dtype.py (test_extra_judge_cases).
 EXTRA = [
     (P + "gather_removes_index", "refuted", removes_refuted_graph_on_cpu),
+    (P + "backbone_static_cuda", "partly", backbone_release),
+    (P + "backbone_static_cuda", "partly", backbone_release_from_parts),
+    (P + "backbone_static_cuda", "refuted", backbone_refuted_from_parts),
+    (P + "backbone_static_cuda", "refuted", backbone_refused_no_later_release),
+    (P + "backbone_static_cuda", "inconclusive", backbone_unknown_from_parts),
+    (P + "et_cuda_full_model", "partly", full_partly_from_parts),
+    (P + "et_cuda_full_model", "confirmed", full_confirmed_from_parts),
+    (P + "triton_worker_gpu", "not_reproduced", worker_cause_absent_quick),
+    (P + "triton_worker_gpu", "inconclusive", worker_quick_gpu_unseen),
+    (P + "no_aten_fallback", "confirmed", aten_confirmed_elsewhere),
+    (P + "no_aten_fallback", "inconclusive", aten_not_run),
     (P + "et_cuda_full_model", "inconclusive", full_not_run),
     (P + "et_cuda_full_model", "inconclusive", full_timeout),
     (P + "triton_worker_gpu", "refuted", worker_refuted_no_candidates),

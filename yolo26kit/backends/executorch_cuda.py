@@ -273,6 +273,52 @@ def view_pass_targets() -> list[str]:
     return sorted({name.removeprefix("aten.") for name in view_pass()["mapping"]})
 
 
+VIEW_COPY_OP = re.compile(r"aten\.\w+_copy(\.\w+)?")
+
+
+def unlowered_view_copies(graph_module: Any, extra_decompositions: dict[Any, Any] | None = None) -> dict[str, int]:
+    """The view-copy ops (`aten.*_copy`) of a graph that Inductor can neither lower nor decompose, with their counts:
+    AOT Inductor hands each to an ATen fallback kernel, which this back-end refuses unless it has a C shim."""
+    from torch._inductor.decomposition import select_decomp_table
+    from torch._inductor.lowering import lowerings
+
+    known = set(lowerings) | set(select_decomp_table()) | set(extra_decompositions or {})
+    left: dict[str, int] = {}
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = op_name(node.target)
+        aten = getattr(node.target, "_op", node.target)  # an edge op wraps its ATen overload
+        if VIEW_COPY_OP.fullmatch(name) and aten not in known:
+            left[name] = left.get(name, 0) + 1
+    return dict(sorted(left.items()))
+
+
+def view_copy_fallbacks(program: Any) -> dict[str, Any]:
+    """Run the installed release's view pass on the edge graph the back-end's preprocess receives (on any device):
+    the view-copy ops before it, and those it leaves that would become ATen fallback kernels."""
+    import torch
+
+    edge, source = preprocess_input(program)
+    graph = edge.graph_module
+    before = {}
+    for node in graph.graph.nodes:
+        name = op_name(node.target) if node.op == "call_function" else ""
+        if VIEW_COPY_OP.fullmatch(name):
+            before[name] = before.get(name, 0) + 1
+    passes = [p for p in preprocess_passes() if type(p).__name__ == view_pass()["name"]]
+    for one in passes:
+        result = one(graph)
+        graph = result.graph_module if result is not None else graph
+    try:
+        extra = decomposition_table()
+    except ImportError:
+        extra = {}
+    return {"executorch": env.package_version("executorch"), "torch": torch.__version__.split("+")[0],
+            "view_pass": view_pass()["name"], "view_copies": dict(sorted(before.items())),
+            "left": unlowered_view_copies(graph, extra), "source": source}
+
+
 def decomposition_table() -> dict[Any, Any]:
     """The decompositions the CUDA back-end applies before AOT Inductor compiles ({} when it has none);
     ImportError without the back-end."""

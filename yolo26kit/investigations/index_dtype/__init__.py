@@ -38,6 +38,7 @@ from .measure import (ATEN_CONV, CPU_PATHS, CUDA_ONLY_PATHS, CUDA_OPTION_KEYS, E
                       et_cuda_options, expected_seconds, export, investigate, probe_plan, run_path, runtime_backends,
                       runtime_shims, status_matrix, step_aoti_compile, step_aoti_run, step_compile, step_eager,
                       step_et_cuda_lower, step_et_run, step_et_xnnpack_lower, step_export, step_subprocess_gpu)
+from . import releases
 from .measure_root import lowering_error_details, pipeline_stages, root_cause, stages_frame
 from .judge import (FLOAT_POINTER_ERROR, JUDGES, MISSING_FALLBACK, NOT_IMPLEMENTED, SEED_INDEX_ERROR, UNFINISHED,
                     SUBPROCESS_FAILURE, VIEW_COPY_KERNEL,
@@ -68,17 +69,19 @@ __all__ = ["OPS", "SCOPES", "STRIDES", "VARIANTS", "OpProbe", "PostprocessOnly",
            "probe_frame", "scan_frame", "upstream_pattern", "replace", "MIN_MATCH_RATE", "agrees", "compare",
            "QUICK_PROBES"]
 
-QUICK_PROBES = ["cast", "ops", "backbone", "backbone_aten", "subprocess_gpu"]
+QUICK_PROBES = ["cast", "ops", "split", "backbone", "backbone_aten", "subprocess_gpu", "backbone_graph"]
 
 catalog.register(catalog.Investigation(
     name="index_dtype",
     title="YOLO26 top-k: advanced indexing vs torch.gather across export back-ends",
     seeds=("000_60ebd1ee51d51957.txt", "001_fda80f2472077657.txt"),
     profiles={
-        # quick: the matrix on the postprocess alone, ExecuTorch CUDA with the back-end's defaults (no convolution or
-        # matmul there, so max-autotune has nothing to tune: seconds); the whole-model / backbone CUDA lowerings are
-        # skipped rows (WHOLE_MODEL_SKIP) and the claims resting on them inconclusive.
-        "quick": {"scope": "postprocess", "imgsz": 320, "full_model_paths": ["et_xnnpack", "et_cuda"],
+        # quick: the matrix on the postprocess alone at the seed's 640 px, ExecuTorch CUDA with the back-end's defaults
+        # (no convolution or matmul there, so max-autotune has nothing to tune: seconds); the whole-model / backbone
+        # CUDA lowerings are skipped rows (WHOLE_MODEL_SKIP, minutes of autotuning each) and the claims resting on
+        # them are judged from their parts: the postprocess and split probes lowered here, the backbone's graph
+        # through the view pass (judge.py says how, basis `both`).
+        "quick": {"scope": "postprocess", "imgsz": 640, "full_model_paths": ["et_xnnpack", "et_cuda"],
                   "equivalence_cases": 200, "autotune": True, "whole_model_cuda": False, "step_timeout": 300.0,
                   "probes": QUICK_PROBES},
         # full: every path on the whole model at the seed's 640 px, ExecuTorch CUDA with the back-end's defaults

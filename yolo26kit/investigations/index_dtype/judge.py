@@ -20,7 +20,8 @@ from ...backends import executorch_cuda
 from ...backends.executorch_cuda import SUBPROCESS_FAILURE, subprocess_error
 from ...bench.detections import agrees
 from ...verdicts import Judgement
-from .measure import ATEN_CONV, Cell, Results, Run, _text
+from . import releases
+from .measure import ATEN_CONV, WHOLE_MODEL_SKIP, Cell, Results, Run, _text
 from .measure_root import lowering_error_details
 from .model import OPS
 
@@ -45,9 +46,10 @@ def _lowering(cell: Cell | None) -> isolate.Outcome | None:
 
 
 def _et_run(res: Results, cell: Cell, **more: Any) -> dict[str, Any]:
-    """The run's conditions of an ExecuTorch CUDA cell: back-end, its options, device, input size, top-k variant."""
+    """The run's conditions of an ExecuTorch CUDA cell: back-end, its options, device, input size, top-k variant, and
+    the releases it ran on (executorch, torch)."""
     return {"backend": "executorch-cuda", "backend_options": cell.spec.backend_options, "device": res.device,
-            "imgsz": cell.spec.imgsz, "topk": cell.variant, **more}
+            "imgsz": cell.spec.imgsz, "topk": cell.variant, **stack_of(res), **more}
 
 
 def _where(cell: Cell) -> str:
@@ -335,6 +337,8 @@ def judge_et_cuda_full_model(res: Results) -> Judgement:
     lower = full_cuda.outcomes[0]
     run = _et_run(res, full_cuda)
     what = f"full {full_cuda.variant} YOLO26 ({_where(full_cuda)})"
+    if lower.status == "skipped":
+        return _full_model_from_parts(res, full_cuda, what, run)
     undecided = _undecided(lower, what, run)
     if undecided is not None:
         return undecided
@@ -351,6 +355,38 @@ def judge_et_cuda_full_model(res: Results) -> Judgement:
             "gather postprocess alone" if moved else "")
     return Judgement("partly", f"{what}: lowering failed, but not with Triton's 'No choices to select': "
                      f"{_failure(lower)}{also}", {}, run=run)
+
+
+def _full_model_from_parts(res: Results, full_cuda: Cell, what: str, run: dict[str, Any]) -> Judgement:
+    """The whole model was not lowered in this profile: it fails when one of its parts, lowered alone here with the
+    same options and size, fails (a lowering compiles every kernel of its graph), so its parts decide (basis both):
+    the top-k postprocess of the same variant, and the backbone (backbone_half)."""
+    post = _cell(res.run.cells, full_cuda.variant, "et_cuda")
+    post_lower = _lowering(post)
+    stack = stack_of(res)
+    state, backbone, _ = backbone_half(_lowering(res.probe("backbone")), res.run.backbone_graph,
+                                       _lowering(res.probe("op_split")), stack["executorch"], res.run.known_releases)
+    failed_post = post_lower is not None and not post_lower.ok and post_lower.status not in ("skipped", *UNFINISHED)
+    if not failed_post and state not in ("release", "refused"):
+        post_text = "not lowered" if post_lower is None else (
+            "lowered" if post_lower.ok else f"{post_lower.status}: {post_lower.error[:120]}")
+        return Judgement("inconclusive", f"{what}: not lowered in this run ({WHOLE_MODEL_SKIP}); its postprocess alone: "
+                         f"{post_text}; its backbone: {backbone}", {}, basis="none", run=run)
+    parts = []
+    if failed_post:
+        parts.append(f"its {full_cuda.variant} postprocess alone ({_where(post)}) fails: {_failure(post_lower)}")
+    if state in ("release", "refused"):
+        parts.append(f"its backbone alone is {backbone}")
+    text = (f"{what}: not lowered in this profile ({WHOLE_MODEL_SKIP}), decided from its parts, each lowered here "
+            f"with the same options: {'; '.join(parts)} — a lowering compiles every kernel of its graph, so the "
+            "whole model fails too")
+    post_text = _text(post_lower) if failed_post else ""
+    if "No choices to select" in post_text:
+        return Judgement("confirmed", text, {"from": "parts"}, basis="both", run=run)
+    moved = FLOAT_POINTER_ERROR.search(post_text)
+    also = (f"; the float32 index reaches a Triton kernel as a pointer offset ('{moved.group(0)}')" if moved else "")
+    return Judgement("partly", f"{text}, but not with Triton's 'No choices to select'{also}", {"from": "parts"},
+                     basis="both", run=run)
 
 
 def _backbone_aten(res: Results) -> Cell | None:
@@ -383,6 +419,8 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
                 return Judgement("error", "neither the full-model nor the backbone ExecuTorch CUDA lowering was planned",
                                  basis="none")
             label, cell, lower = first
+            if lower.status == "skipped" and _subprocess_sees_gpu(res.run.gpu_subprocess):
+                return _worker_cause_absent(res, label, cell)
             return _undecided(lower, f"{label} ({_where(cell)})", _et_run(res, cell))
         label, cell, lower = done[0]
         state = "lowered" if lower.ok else f"failed otherwise ({_failure(lower, 120)})"
@@ -413,6 +451,21 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
                      data, run=run)
 
 
+def _worker_cause_absent(res: Results, label: str, cell: Cell) -> Judgement:
+    """No whole-model lowering in this profile, but the cause the claim names is measured: a subprocess of a step
+    reaches the GPU, and none of the run's ExecuTorch CUDA lowerings raised NoValidChoicesError."""
+    lowered = [c for c in res.et_cuda_cells() if _lowering(c) is not None
+               and _lowering(c).status not in ("skipped", *UNFINISHED)]
+    seen = sum("No choices" in _text(_lowering(c)) for c in lowered)
+    gpu = res.run.gpu_subprocess
+    return Judgement("not_reproduced", (
+        f"{seen} NoValidChoicesError in the {len(lowered)} ExecuTorch CUDA lowerings of this run (the {label}, "
+        f"{_where(cell)}, is not lowered in this profile: {WHOLE_MODEL_SKIP}); the cause the claim names is absent: "
+        f"a Python subprocess started from a step ran a matmul on the GPU (sum {gpu.value.get('matmul_sum')}), as "
+        "Inductor's compile and autotune workers are started"), {"lowerings": len(lowered), "no_choices": seen},
+        run=_et_run(res, cell))
+
+
 def judge_no_aten_fallback(res: Results) -> Judgement:
     """With ATen allowed among the conv back-ends (the change the 'No choices' error suggests), does ExecuTorch's CUDA
     back-end take the ATen convolutions? Confirmed only on its own refusal ('missing fallback kernels') or a runtime
@@ -430,6 +483,8 @@ def judge_no_aten_fallback(res: Results) -> Judgement:
     run = _et_run(res, cell)
     what = f"with max_autotune_conv_backends={ATEN_CONV!r} the {_where(cell)}"
     undecided = _undecided(lower, what, run)
+    if undecided is not None and lower.status == "skipped" and elsewhere:
+        return _refused_elsewhere(res, what, elsewhere)
     if undecided is not None:
         undecided.evidence += also
         return undecided
@@ -462,6 +517,21 @@ def judge_no_aten_fallback(res: Results) -> Judgement:
                          f"ATen kernels do not{also}", data, run=run)
     return Judgement("refuted", f"{base}, {', '.join(conv_calls)} among them: the ATen convolution fallback exists",
                      data, run=run)
+
+
+def _refused_elsewhere(res: Results, what: str, elsewhere: list[str]) -> Judgement:
+    """The ATen-convolution lowering was not run in this profile, but the back-end refused ATen fallback kernels of
+    other lowerings of this run (its defaults): the conv back-end option does not choose those kernels."""
+    options = sorted({c.spec.backend_options for c in res.et_cuda_cells()
+                      if _lowering(c) is not None and MISSING_FALLBACK in _text(_lowering(c)) and not c.spec.conv_backends})
+    why = ("the refused kernels are no convolution, so max_autotune_conv_backends does not choose them: the back-end "
+           "refuses an ATen fallback kernel whatever that option says")
+    return Judgement("confirmed", f"{what}: not lowered in this run ({WHOLE_MODEL_SKIP}); the back-end refused the ATen "
+                     f"fallback kernels of other lowerings of this run: {'; '.join(elsewhere)} — {why}",
+                     {"elsewhere": elsewhere},
+                     run={"backend": "executorch-cuda", "backend_options": options[0] if len(options) == 1 else options,
+                          "device": res.device, **stack_of(res)},
+                     irrelevant={"backend_options": why})
 
 
 def judge_postprocess_ops(res: Results) -> Judgement:
@@ -519,25 +589,81 @@ def _unviewed_copies(missing: list[str]) -> str:
             "a kernel this back-end does not have")
 
 
+def stack_of(res: Results) -> dict[str, str]:
+    """The releases the run's ExecuTorch CUDA steps ran on (executorch, torch), as its backbone-graph step recorded
+    them; the run's own environment otherwise."""
+    graph = res.run.backbone_graph
+    if graph is not None and graph.ok and graph.value.get("executorch"):
+        return {"executorch": graph.value["executorch"], "torch": graph.value["torch"]}
+    import torch
+
+    return {"executorch": env.package_version("executorch"), "torch": torch.__version__.split("+")[0]}
+
+
+def backbone_half(lowering: isolate.Outcome | None, graph: isolate.Outcome | None, split: isolate.Outcome | None,
+                  release: str, known: list[dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
+    """Does the static backbone lower through ExecuTorch CUDA with its defaults, on this release? Read from its own
+    lowering where one ran, else from its parts: the view-copy ops the release's view pass leaves in its graph
+    (`graph`) and `chunk` alone lowered (`split`). Returns (state, sentence, data); state: lowers | release (refused
+    for view-copy kernels the pass of a later release among `known` maps) | refused | unknown."""
+    if lowering is not None and lowering.status not in ("skipped", *UNFINISHED):
+        if lowering.ok:
+            return "lowers", f"lowered in {lowering.seconds:.0f} s", {}
+        missing = missing_kernels(_text(lowering))
+        measured = f"refused: {_failure(lowering)}"
+    else:
+        left = graph.value.get("left", {}) if graph is not None and graph.ok else None
+        split_lower = split
+        if not left or split_lower is None or split_lower.ok or split_lower.status in ("skipped", *UNFINISHED):
+            why = ("its graph was not read" if left is None else "the view pass leaves no view-copy op in its graph"
+                   if not left else "`chunk` alone was not lowered" if split_lower is None
+                   or split_lower.status in ("skipped", *UNFINISHED) else "`chunk` alone lowered")
+            return "unknown", f"not lowered in this run ({WHOLE_MODEL_SKIP}); {why}", {"left": left}
+        missing = [k for k in missing_kernels(_text(split_lower)) if releases.kernel_op(k) in left]
+        if not missing:
+            return "unknown", (f"not lowered in this run ({WHOLE_MODEL_SKIP}); `chunk` alone failed otherwise "
+                               f"({_failure(split_lower, 120)})"), {"left": left}
+        copies = ", ".join(f"{op.removeprefix('aten.')}×{n}" for op, n in left.items())
+        measured = (f"refused, from its parts (the whole backbone is not lowered in this profile: {WHOLE_MODEL_SKIP}): "
+                    f"executorch {release}'s view pass leaves {copies} in its graph, and `chunk` alone through the "
+                    f"back-end's defaults is refused: {_failure(split_lower, 160)}")
+    fix = releases.later_fix(missing, release, known)
+    data = {"missing": missing, "release": release, "fixed_from": fix["executorch"] if fix else None}
+    if fix is not None:
+        return "release", f"{measured} — {releases.fix_text(fix, missing, release)}", data
+    return "refused", measured + _unviewed_copies(missing), data
+
+
 def judge_backbone_static(res: Results) -> Judgement:
     """The backbone alone (raw outputs, static size) exports (lowers) through the ExecuTorch CUDA back-end with its
-    default options; it runs and matches eager where the runtime has the back-end."""
+    default options; it runs and matches eager where the runtime has the back-end. A refusal for view-copy kernels
+    that a later release's view pass maps is reported as a failure of this release (`partly`), not of the claim."""
+    graph = res.run.backbone_graph
     if not res.on_cuda:
-        return _no_cuda(f"{_options_text(res)}; the backbone is convolutions")
+        seen = (f"; executorch {graph.value['executorch']}'s view pass leaves "
+                f"{graph.value.get('left') or 'no view-copy op without an Inductor lowering'} in the backbone's graph"
+                if graph is not None and graph.ok else "")
+        return _no_cuda(f"{_options_text(res)}; the backbone is convolutions{seen}")
     cell = res.probe("backbone")
     if cell is None:
         return Judgement("error", "the `backbone` probe was not run", basis="none")
     lower = cell.outcomes[0]
+    stack = stack_of(res)
     run = _et_run(res, cell)
     size = f"{cell.spec.imgsz}x{cell.spec.imgsz}"
     what = f"the static {size} backbone (raw outputs; backend_options {cell.spec.backend_options})"
-    undecided = _undecided(lower, what, run)
-    if undecided is not None:
-        return undecided
-    if not lower.ok:
-        missing = missing_kernels(_text(lower))
-        return Judgement("refuted", f"0 of 1: {what} fails the ExecuTorch CUDA lowering: {_failure(lower)}"
-                         f"{_unviewed_copies(missing)}", {"missing": missing}, run=run)
+    if lower.status in UNFINISHED:
+        return _undecided(lower, what, run)
+    state, sentence, data = backbone_half(lower, graph, _lowering(res.probe("op_split")), stack["executorch"],
+                                          res.run.known_releases)
+    basis = "measured" if lower.status != "skipped" else "both"
+    if state == "unknown":
+        return Judgement("inconclusive", f"{what}: {sentence}", data, basis="none", run=run)
+    if state == "release":
+        return Judgement("partly", f"{what}: {sentence}", data, basis="both", run=run)
+    if state == "refused":
+        return Judgement("refuted", f"0 of 1: {what} fails the ExecuTorch CUDA lowering: {sentence}", data,
+                         basis=basis, run=run)
     after = cell.outcomes[-1]
     if after is not lower and after.ok and not agrees(cell.delta):
         return Judgement("partly", f"1 of 1: {what} lowered in {lower.seconds:.0f} s and ran, but differs from eager "

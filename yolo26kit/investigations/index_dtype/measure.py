@@ -18,6 +18,7 @@ from ...bench import aoti_package as aoti, graphs, isolate, yolo
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_cuda, executorch_xnnpack
 from ...bench.detections import agrees, compare
+from . import releases
 from .model import OPS, PostprocessOnly, Spec, build_inputs, build_module, random_preds
 
 PATHS = ("eager", "export", "aoti", "compile", "et_xnnpack", "et_cuda")
@@ -351,6 +352,8 @@ class Run:
     cuda_options: isolate.Outcome | None = None
     runtime_shims: isolate.Outcome | None = None
     whole_model_cuda: bool = True  # False: whole-model ExecuTorch CUDA lowerings were skipped (WHOLE_MODEL_SKIP)
+    backbone_graph: isolate.Outcome | None = None  # releases.backbone_view_copies: what the view pass leaves
+    known_releases: list[dict[str, Any]] = field(default_factory=releases.records)  # later releases, measured on CPU
 
     @property
     def on_cuda(self) -> bool:
@@ -371,11 +374,12 @@ def autotune_note(autotune: bool, whole_model_cuda: bool = True) -> str:
                 "lowering records `backend_options = kit: ...` and comes out inconclusive.")
     if not whole_model_cuda:
         text += (" **Not run in this profile:** the whole-model and backbone ExecuTorch CUDA lowerings (" + WHOLE_MODEL_SKIP
-                 + "); the claims that rest on them are inconclusive.")
+                 + "); the claims that rest on them are judged from their parts, lowered here: the postprocess, "
+                 "`chunk` alone, and the backbone's graph through the release's view pass (basis `both`).")
     return text + " AOTI and torch.compile paths use Inductor's defaults (no max-autotune)."
 
 
-PROBES = ("cast", "ops", "backbone", "backbone_aten", "full_aten", "subprocess_gpu")
+PROBES = ("cast", "ops", "split", "backbone", "backbone_aten", "full_aten", "subprocess_gpu", "backbone_graph")
 ATEN_CONV = "ATEN,TRITON"  # ATen allowed among the convolution back-ends, next to ExecuTorch's TRITON
 
 
@@ -391,6 +395,8 @@ def probe_plan(base: Spec, probes: list[str], full_model_variant: str) -> list[t
         return plan
     if "ops" in probes:
         plan += [(replace(base, scope=f"op_{op}"), cuda) for op in OPS]
+    if "split" in probes:  # the backbone's view-copy op alone: seconds, where the backbone takes minutes
+        plan.append((replace(base, scope="op_split"), cuda))
     if "backbone" in probes:
         plan.append((backbone, cuda))
     if "backbone_aten" in probes:
@@ -420,7 +426,10 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
         plan.append((replace(base, variant=full_model_variant, scope="full"), list(full_model_paths), "full"))
     plan += [(s, p, "probe") for s, p in probe_plan(base, list(probes), full_model_variant)]
     on_cuda = device.startswith("cuda")
-    with ThreadPoolExecutor(max_workers=2) as side:  # two quick side steps next to the matrix
+    with ThreadPoolExecutor(max_workers=3) as side:  # quick side steps next to the matrix
+        graph = side.submit(isolate.run_step, releases.backbone_view_copies, replace(base, variant=full_model_variant),
+                            timeout=600, step="backbone graph through the view pass") \
+            if "backbone_graph" in probes else None
         gpu = side.submit(isolate.run_step, step_subprocess_gpu, timeout=300, step="subprocess sees the GPU") \
             if on_cuda and "subprocess_gpu" in probes else None
         options = side.submit(isolate.run_step, et_cuda_options, timeout=120, step="ExecuTorch CUDA options")
@@ -431,7 +440,8 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
     full_cells = [c for c in cells if c.group == "full"]
     cells = [c for c in cells if c.group == "matrix"]
     return Run(base, cells, full_cells, autotune_note(autotune, whole_model_cuda), probe_cells,
-               gpu.result() if gpu else None, options.result(), shims.result() if shims else None, whole_model_cuda)
+               gpu.result() if gpu else None, options.result(), shims.result() if shims else None, whole_model_cuda,
+               graph.result() if graph else None)
 
 
 # --- what the judges read --------------------------------------------------------------------------------------

@@ -101,12 +101,13 @@ class PostprocessOnly(torch.nn.Module):
 
 
 class OpProbe(torch.nn.Module):
-    """One post-processing operator alone (seed 001's list): topk, index (aten.index.Tensor) or index_put."""
+    """One operator alone: a post-processing one (seed 001's list: topk, index (aten.index.Tensor), index_put), or
+    `split`, the `chunk` YOLO26's blocks call (a view-copy op in the Edge dialect: `split_copy`)."""
 
     def __init__(self, op: str, k: int = 300) -> None:
         super().__init__()
-        if op not in OPS:
-            raise ValueError(f"unknown op {op!r}; choose from {OPS}")
+        if op not in (*OPS, *VIEW_OPS):
+            raise ValueError(f"unknown op {op!r}; choose from {OPS + VIEW_OPS}")
         self.op, self.k = op, k
 
     def forward(self, scores: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -116,11 +117,15 @@ class OpProbe(torch.nn.Module):
             return torch.stack([values, where.float()], dim=-1)
         if self.op == "index":
             return scores[batch, index]  # aten.index.Tensor with two int64 index tensors
+        if self.op == "split":
+            first, second = scores.chunk(2, dim=-1)  # as C3k2 splits its channels
+            return first * second + 1
         return scores.index_put((batch, index), torch.zeros((), device=scores.device))  # aten.index_put
 
 
 OPS = ("topk", "index", "index_put")
-SCOPES = ("postprocess", "full", "backbone", *(f"op_{op}" for op in OPS))
+VIEW_OPS = ("split",)  # probed for the backbone: not a post-processing op
+SCOPES = ("postprocess", "full", "backbone", *(f"op_{op}" for op in OPS + VIEW_OPS))
 
 
 @dataclass(frozen=True)
