@@ -2,6 +2,8 @@
 
 import ctypes
 import os
+import subprocess
+import sys
 import time
 
 from yolo26kit.bench import isolate
@@ -33,6 +35,19 @@ def test_ok_returns_value_and_log():
     assert out.status == "ok" and out.ok
     assert out.value["x"] == 7 and out.value["pid"] != os.getpid()
     assert "from the child" in out.log
+
+
+def test_a_step_runs_when_called_from_code_read_from_stdin():
+    """`python -` has a __main__ whose file is `<stdin>`: a step of an importable function still runs, and one
+    defined in __main__ itself is an error that says why (its process cannot import it)."""
+    code = ("import operator\nfrom yolo26kit.bench import isolate\n"
+            "def here():\n    return 1\n"
+            "out = isolate.run_step(operator.add, 40, 2, timeout=120, step='add')\n"
+            "print('value', out.value, out.status)\n"
+            "print('main', isolate.run_step(here, timeout=120).error)\n")
+    done = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, timeout=300)
+    assert "value 42 ok" in done.stdout, done.stdout + done.stderr[-2000:]
+    assert "is defined in __main__ without a file" in done.stdout
 
 
 def test_exception_is_error_with_first_line():
