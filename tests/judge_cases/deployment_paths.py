@@ -56,13 +56,15 @@ I7, XEON = "Intel(R) Core(TM) i7-12700K", "Intel(R) Xeon(R) Processor"  # the se
 
 def run(rows: list[inv.Row], device: str = "cpu", models: tuple[str, ...] = ("yolo26n",), task_rows=(),
         dynamic: isolate.Outcome | None = None, imgsz: int = 640, rounds: dict[str, list[float]] | None = None,
-        gpu: str = "", cpu: str = I7, others_busy: float | None = 0.1) -> inv.Run:
+        gpu: str = "", cpu: str = I7, others_busy: float | None = 0.1,
+        backbone: dict[str, isolate.Outcome] | None = None) -> inv.Run:
     """A run; `rounds` are the side-by-side step's medians per case tag, timed on `cpu` beside `others_busy` cores
-    of other processes' work."""
+    of other processes' work; `backbone` the backbone's parts (measure.backbone_parts)."""
     side = (isolate.Outcome("CPU rows side by side", "ok", 3.0, value={"medians": rounds, "cpu": cpu, "threads": 8,
                                                                        "others_busy_cores": others_busy})
             if rounds is not None else None)
-    return inv.Run(device, rows, list(task_rows), dynamic, list(models), imgsz, side, gpu)
+    return inv.Run(device, rows, list(task_rows), dynamic, list(models), imgsz, side, gpu, dict(backbone or {}),
+                   [LATER])
 
 
 # --- ExecuTorch CUDA ---------------------------------------------------------------------------------
@@ -71,6 +73,31 @@ def _et(prepare: str = "error", status: str = "ok", options: str = "defaults", i
         output: torch.Tensor | None = None, error: str = "NoValidChoicesError: All choices failed to compile") -> inv.Row:
     return row(backend="et_cuda", device="cuda", prepare=prepare, status=status, options=options, imgsz=imgsz,
                output=output, error=error, ms=3.0)
+
+
+SPLIT_REFUSED = "RuntimeError: Method forward missing fallback kernels (1 total):\n  - aten::split_copy.Tensor\n"
+# a later executorch whose view pass maps split_copy (index_dtype.releases records such measurements)
+LATER = {"executorch": "9.9.0", "torch": "9.9.0", "view_pass": "ReplaceViewCopyWithViewPass", "model": "yolo26n",
+         "imgsz": 640, "maps": ["split_copy.Tensor"], "left": {}, "view_copies": {"aten.split_copy.Tensor": 9}}
+
+
+def _parts(lowering: str | None = None, release: str = "1.2.0", left: dict[str, int] | None = None,
+           split_ok: bool = False) -> dict[str, isolate.Outcome]:
+    """The backbone's parts: its graph through `release`'s view pass, `chunk` alone, and its own lowering."""
+    left = {"aten.split_copy.Tensor": 9} if left is None else left
+    parts = {"graph": isolate.Outcome("graph", "ok", 9.0, value={"executorch": release, "torch": "2.11.0",
+                                                                  "left": left, "view_copies": left}),
+             "split": (isolate.Outcome("split", "ok", 3.0, value={"pte": "x"}) if split_ok
+                       else isolate.Outcome("split", "error", 3.0, error=SPLIT_REFUSED))}
+    if lowering is not None:
+        parts["lowering"] = (isolate.Outcome("lower", "ok", 139.0, value={"pte": "x"}) if lowering == "ok"
+                             else isolate.Outcome("lower", "error", 139.0, error=SPLIT_REFUSED))
+    return parts
+
+
+def _et_skipped() -> inv.Row:
+    """The whole-model ExecuTorch CUDA row of the quick profile: not lowered (skip_reason)."""
+    return row(backend="et_cuda", device="cuda", status="skipped", error=inv.measure.ET_CUDA_SKIPPED)
 
 
 def _cuda_rows(et: inv.Row, xnn_ok: bool = True) -> list[inv.Row]:
@@ -132,9 +159,22 @@ def _trt(gpu: str, ms: float, spread: tuple[float, float]) -> inv.Run:
 
 CASES: dict[str, dict[str, Callable[[], Any]]] = {
     "deployment_paths.cuda_aoti_backbone_only": {
-        "confirmed": lambda: run(_cuda_rows(_et("error")), device="cuda", gpu=H100),
+        # both halves: the whole model fails and the backbone alone lowers
+        "confirmed": lambda: run(_cuda_rows(_et("error")), device="cuda", gpu=H100, backbone=_parts("ok", left={})),
         "refuted": lambda: run(_cuda_rows(_et("ok")), device="cuda", gpu=H100),
-        "partly": lambda: run(_cuda_rows(_et("ok", output=WRONG)), device="cuda", gpu=H100),
+        # the backbone is refused for split_copy on this release; a later release's view pass maps it
+        "partly": lambda: run(_cuda_rows(_et("error")), device="cuda", gpu=H100, backbone=_parts("error")),
+        "partly (the whole model runs, not right)": lambda: run(_cuda_rows(_et("ok", output=WRONG)), device="cuda",
+                                                                gpu=H100),
+        # quick profile: the whole model is not lowered; the backbone's refusal it contains decides that half
+        "partly (from the backbone's parts)": lambda: run(_cuda_rows(_et_skipped()), device="cuda", gpu=H100,
+                                                          backbone=_parts()),
+        "partly (nothing lowers, no later release)": lambda: run(_cuda_rows(_et("error")), device="cuda", gpu=H100,
+                                                                 backbone=_parts("error", release="99.0.0")),
+        # the whole model fails, but the backbone alone was not tried: one half is not enough
+        "inconclusive (backbone not tried)": lambda: run(_cuda_rows(_et("error")), device="cuda", gpu=H100),
+        "inconclusive (quick, the backbone's graph keeps nothing to refuse)": lambda: run(
+            _cuda_rows(_et_skipped()), device="cuda", gpu=H100, backbone=_parts(left={}, split_ok=True)),
         # the kit's own options (e.g. max-autotune off): their failure decides nothing
         "inconclusive": lambda: run(_cuda_rows(_et("error", options="kit: max_autotune=False",
                                                    error="NoValidChoicesError: No choices exist for backend")),
@@ -143,6 +183,8 @@ CASES: dict[str, dict[str, Callable[[], Any]]] = {
     },
     "deployment_paths.recommend_xnnpack": {
         "confirmed": lambda: run(_cuda_rows(_et("error")), device="cuda", gpu=H100),
+        "confirmed (quick: the whole model refused through its backbone)": lambda: run(
+            _cuda_rows(_et_skipped()), device="cuda", gpu=H100, backbone=_parts()),
         "refuted": lambda: run(_cuda_rows(_et("error"), xnn_ok=False), device="cuda", gpu=H100),
         "partly": lambda: run(_cuda_rows(_et("ok")), device="cuda", gpu=H100),
         # defaults, but lowered at 320 px (not the seed's 640): the conditions rule makes it inconclusive
@@ -181,14 +223,14 @@ CASES: dict[str, dict[str, Callable[[], Any]]] = {
     "deployment_paths.xnnpack_vs_eager": {
         "confirmed": lambda: _xnn_vs_eager([0.5, 0.6, 0.55]),
         "refuted": lambda: _xnn_vs_eager([1.3, 1.5, 1.4]),
-        "inconclusive": lambda: _xnn_vs_eager([0.8, 1.1, 0.9]),  # rounds on both sides of 1×
+        "inconclusive": lambda: _xnn_vs_eager([0.8, 1.1, 0.9, 1.2]),  # half the rounds on each side of 1×
         # clear rounds, but timed while other processes kept 3 cores busy (a GPU runner's compiles beside the step)
         "inconclusive (busy machine)": lambda: _xnn_vs_eager([1.3, 1.5, 1.4], others_busy=3.0),
     },
     "deployment_paths.xnnpack_scaling": {
         "confirmed": lambda: _scaling([2.0, 2.1, 1.9]),
         "refuted": lambda: _scaling([3.2, 3.5, 3.0]),
-        "inconclusive": lambda: _scaling([2.0, 3.1, 2.5]),  # rounds on both sides of 2.67
+        "inconclusive": lambda: _scaling([2.0, 3.1, 2.5, 3.0]),  # half the rounds on each side of 2.67
         "inconclusive (another CPU)": lambda: _scaling([3.2, 3.5, 3.0], cpu=XEON),
         "inconclusive (busy machine)": lambda: _scaling([2.0, 2.1, 1.9], others_busy=3.0),
     },

@@ -24,11 +24,13 @@ from ... import env, findings
 from ...bench import timing, yolo
 from ...backends import executorch_cuda
 from ...verdicts import Judgement, band
-from .measure import (KIT_EXPORT, MATCH_RATE_MIN, TASKS, TORCH_NATIVE_CUDA, ULTRALYTICS_EXPORTER, Case, Row, Run,
-                      label, timed_ms)
+from ..index_dtype.judge import backbone_half
+from .measure import (ET_CUDA_SKIPPED, KIT_EXPORT, MATCH_RATE_MIN, TASKS, TORCH_NATIVE_CUDA, ULTRALYTICS_EXPORTER,
+                      Case, Row, Run, label, timed_ms)
 
 ALL_VARIANTS = len(TASKS) * len(yolo.SCALES)  # seed 000's "all 25 variants": 5 tasks × 5 sizes
 SEED_IMGSZ = 640  # every figure and lowering in seeds 000/001 is 640x640
+WHY_SKIPPED = ET_CUDA_SKIPPED.split(";")[0]  # the whole-model lowering's cost, without the parameter advice
 LEDGER_BACKEND = {"eager": "eager", "compile": "torch.compile", "compile_cudagraphs": "torch.compile",
                   "aoti": "aoti", "et_xnnpack": "executorch-xnnpack", "et_cuda": "executorch-cuda",
                   "onnxruntime": "onnxruntime", "tensorrt": "tensorrt"}  # the ledger's words for the kit's back-ends
@@ -135,9 +137,34 @@ def _et_cuda(run: Run, model: str) -> tuple[str, str, Row | None, dict[str, Any]
 
 # --- judges ---------------------------------------------------------------------------------------
 
+def _stack(run: Run) -> dict[str, str]:
+    """The releases the run's ExecuTorch CUDA steps ran on, as its backbone-graph step recorded them."""
+    graph = run.backbone.get("graph")
+    if graph is not None and graph.ok and isinstance(graph.value, dict) and graph.value.get("executorch"):
+        return {"executorch": graph.value["executorch"], "torch": graph.value["torch"]}
+    return {"executorch": env.package_version("executorch"), "torch": env.package_version("torch").split("+")[0]}
+
+
+def _backbone(run: Run) -> tuple[str, str, dict[str, Any]]:
+    """The backbone half (index_dtype.backbone_half, one rule for both notebooks): state, sentence, data."""
+    if not run.backbone:
+        return "unknown", "the backbone alone was not tried in this run", {}
+    return backbone_half(run.backbone.get("lowering"), run.backbone.get("graph"), run.backbone.get("split"),
+                         _stack(run)["executorch"], run.known_releases)
+
+
+def _whole_from_backbone(state: str, model: str) -> str:
+    """Why the whole model is refused on this release when its backbone is (its graph holds the same ops)."""
+    return (f"ExecuTorch CUDA on the whole {model}: not lowered in this profile ({WHY_SKIPPED}); it holds the backbone's "
+            "view-copy ops, so the back-end refuses it on this release as it refuses the backbone"
+            if state in ("release", "refused") else "")
+
+
 def judge_cuda_aoti_backbone_only(run: Run) -> Judgement:
     """Seed 001's table: CUDA AOTI (ExecuTorch's CUDA back-end) exports only the backbone; the whole model with its
-    postprocess does not export. Decided by ExecuTorch CUDA's whole-model lowering with its default options."""
+    postprocess does not export. Both halves are tested: ExecuTorch CUDA's whole-model lowering with its default
+    options (or, where this profile skips it, the backbone's refusal it contains), and the backbone alone
+    (index_dtype.backbone_half: its graph through the release's view pass and `chunk` alone through the back-end)."""
     model = run.models[0] if run.models else "yolo26n"
     plain = _pick(run, "aoti", model)
     how = plain.run.details.get("aoti_load") if plain is not None and plain.run is not None else None
@@ -147,17 +174,31 @@ def judge_cuda_aoti_backbone_only(run: Run) -> Judgement:
         return Judgement("needs_cuda", f"No CUDA device in this run for ExecuTorch's CUDA back-end; {plain_text}.",
                          {"aoti": _state(plain)}, basis="none")
     kind, text, et, conditions = _et_cuda(run, model)
-    data = {"et_cuda": text, "kind": kind, "aoti": _state(plain)}
-    evidence = f"{text}; beside it, {plain_text} (not the back-end the seed means)"
-    cond = {"device": "cuda", **conditions}
+    state, backbone_text, backbone_data = _backbone(run)
+    derived = _whole_from_backbone(state, model) if kind == "not_lowered" else ""
+    if derived:
+        kind, text = "failed", derived
+        conditions = {**conditions, "backend_options": "defaults", "imgsz": run.imgsz}
+    data = {"et_cuda": text, "kind": kind, "aoti": _state(plain), "backbone": state, **backbone_data}
+    evidence = (f"whole model: {text}; backbone alone: {backbone_text}; beside them, {plain_text} (not the back-end "
+                "the seed means)")
+    cond = {"device": "cuda", **conditions, **_stack(run)}
+    basis = "both" if derived else "measured"
     if kind == "missing":
         return Judgement("error", text, data, basis="none")
     if kind in ("not_lowered", "kit_options", "unfinished"):  # not lowered: nothing measured of the back-end
         return Judgement("inconclusive", evidence, data, basis="none" if kind == "not_lowered" else "measured",
                          run=cond)
     if kind == "failed":
-        return Judgement("confirmed", evidence + " — the whole model does not lower; whether the backbone alone does, "
-                         "this notebook does not try (index_dtype.backbone_static_cuda does)", data, run=cond)
+        if state == "lowers":
+            return Judgement("confirmed", evidence, data, basis=basis, run=cond)
+        if state == "unknown":
+            return Judgement("inconclusive", evidence + " — the whole model does not lower; whether the backbone "
+                             "alone does, this run did not measure", data, run=cond)
+        half = ("fails on this release only (a later release's view pass covers it)" if state == "release"
+                else "does not lower either")
+        return Judgement("partly", f"{evidence} — the whole model does not lower, as the seed says; the backbone alone "
+                         f"{half}", data, basis="both" if state == "release" else basis, run=cond)
     if kind == "ran_differs":
         return Judgement("partly", evidence + " — the whole model exports, but its output is not eager's", data,
                          run=cond)
@@ -189,15 +230,20 @@ def judge_recommend_xnnpack(run: Run) -> Judgement:
         return Judgement("needs_cuda", f"No CUDA device in this run for ExecuTorch's CUDA back-end; on CPU {xnn_text}.",
                          data, basis="none")
     kind, text, et, conditions = _et_cuda(run, model)
+    state, backbone_text, _ = _backbone(run)
+    derived = _whole_from_backbone(state, model) if kind == "not_lowered" else ""
+    if derived:
+        kind, text = "failed", f"{derived} (backbone alone: {backbone_text})"
+        conditions = {**conditions, "backend_options": "defaults", "imgsz": run.imgsz}
     data.update({"et_cuda": text, "kind": kind})
     evidence = f"{xnn_text}; {text}"
-    cond = {k: conditions[k] for k in ("backend", "backend_options", "imgsz") if k in conditions}
+    cond = {**{k: conditions[k] for k in ("backend", "backend_options", "imgsz") if k in conditions}, **_stack(run)}
     if kind == "missing":
         return Judgement("error", evidence, data, basis="none")
     if not ok_models or kind in ("not_lowered", "kit_options", "unfinished", "not_run"):
         return Judgement("inconclusive", evidence, data, run=cond)
     if kind in ("failed", "ran_differs"):
-        return Judgement("confirmed", evidence, data, run=cond)
+        return Judgement("confirmed", evidence, data, basis="both" if derived else "measured", run=cond)
     xnn = _pick(run, "et_xnnpack", et.case.model) if et is not None else None
     faster = et is not None and xnn is not None and et.median_ms and xnn.median_ms and et.median_ms < xnn.median_ms
     return Judgement("partly", evidence + " — XNNPACK works, but ExecuTorch CUDA runs the whole model too"

@@ -21,6 +21,9 @@ from ... import backends as registry
 from ...backends import executorch_cuda, ultralytics_export
 from ...backends import onnxruntime as ort_backend
 from ...backends import installed  # looked up here by skip_reason: tests replace it
+from ..index_dtype import releases as et_releases
+from ..index_dtype.measure import step_et_cuda_lower
+from ..index_dtype.model import Spec as IndexSpec
 
 NAME = "deployment_paths"
 SEEDS = ("000_60ebd1ee51d51957.txt", "001_fda80f2472077657.txt")
@@ -690,6 +693,8 @@ class Run:
     imgsz: int
     side_by_side: isolate.Outcome | None = None  # the CPU rows timed again in one process (step_side_by_side)
     gpu: str = ""  # the CUDA device's name on a CUDA run (env.fingerprint), "" on a CPU run
+    backbone: dict[str, isolate.Outcome] = field(default_factory=dict)  # backbone_parts: graph, split
+    known_releases: list[dict[str, Any]] = field(default_factory=et_releases.records)  # later executorch, on CPU
 
     @property
     def cpu_rounds(self) -> dict[str, Any]:
@@ -700,6 +705,22 @@ class Run:
     @property
     def on_cuda(self) -> bool:
         return self.device.startswith("cuda")
+
+
+def backbone_parts(model: str, imgsz: int, timeout: float, workdir: str, lower: bool = False) -> dict[str, isolate.Outcome]:
+    """The backbone half of seed 001's table (index_dtype's steps): the static backbone's graph through the installed
+    view pass and YOLO26's `chunk` alone through ExecuTorch CUDA with its defaults (seconds), and with `lower` the
+    backbone's own lowering with those defaults (minutes of autotuning: where the whole model is lowered too)."""
+    spec = IndexSpec(variant="upstream", scope="backbone", model=model, imgsz=imgsz, device="cuda", workdir=workdir)
+    graph = isolate.run_step(et_releases.backbone_view_copies, spec, timeout=timeout,
+                             step="backbone graph through the view pass")
+    split = isolate.run_step(step_et_cuda_lower, replace(spec, scope="op_split"), timeout=timeout,
+                             step="op_split:et_cuda:lower", phase="compile")
+    parts = {"graph": graph, "split": split}
+    if lower:
+        parts["lowering"] = isolate.run_step(step_et_cuda_lower, spec, timeout=timeout,
+                                             step=f"backbone-{model}:et_cuda:lower", phase="compile")
+    return parts
 
 
 def investigate(device: str, models: list[str], compile_models: list[str], imgsz: int, backends: list[str],
@@ -722,15 +743,19 @@ def investigate(device: str, models: list[str], compile_models: list[str], imgsz
         and installed("onnxscript")
     dynamic_step = lambda: isolate.run_step(step_onnx_dynamic, models[0], ONNX_DYNAMIC_SIZES, seed,  # noqa: E731
                                             timeout=step_timeout, step="onnxruntime dynamic H/W", phase="compile")
-    if on_cuda:  # the untimed dynamic-shape check beside the cases
-        with ThreadPoolExecutor(max_workers=1) as side:
+    parts: dict[str, isolate.Outcome] = {}
+    if on_cuda:  # the untimed dynamic-shape check and the backbone's parts beside the cases
+        with ThreadPoolExecutor(max_workers=2) as side:
             dynamic = side.submit(dynamic_step) if want_dynamic else None
+            backbone = side.submit(backbone_parts, models[0], imgsz, step_timeout, workdir, models[0] in et_cuda_models) \
+                if "et_cuda" in backends and models else None
             rows = run_all(cases, step_timeout, compile_models, workers, et_cuda_models)
             dynamic_outcome = dynamic.result() if dynamic else None
+            parts = backbone.result() if backbone else {}
     else:  # a busy process beside a timed run would slow it: every build first, one per core, then the runs alone
         built, extra = build_all(cases, step_timeout, compile_models, et_cuda_models, os.cpu_count() or 1,
                                  *([dynamic_step] if want_dynamic else []))
         dynamic_outcome = extra[0] if extra else None
         rows = run_all(cases, step_timeout, compile_models, 1, et_cuda_models, built)
     return Run(device, rows, task_rows(rows, task_models, task_imgsz, tasks), dynamic_outcome, list(models), imgsz,
-               side_by_side(rows, step_timeout), env.fingerprint()["device"] if on_cuda else "")
+               side_by_side(rows, step_timeout), env.fingerprint()["device"] if on_cuda else "", parts)
