@@ -125,3 +125,13 @@ def test_executors_by_name():
     assert executors.make("ray", 0, ["0", "1"]).threads(7) == 7
     with pytest.raises(Exception, match="unknown executor"):
         executors.make("slurm", 1, [])
+
+
+def test_gpus_on_the_command_line():
+    from yolo26kit import cli
+    from yolo26kit.errors import BadParameter
+
+    assert cli._gpus("0,1") == ["0", "1"] and cli._gpus("") is None
+    for bad in ("0,0", "a", ","):
+        with pytest.raises(BadParameter):
+            cli._gpus(bad)

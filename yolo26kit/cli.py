@@ -147,6 +147,18 @@ def process_age() -> float:
         return 0.0
 
 
+def _gpus(text: str) -> list[str] | None:
+    """`--gpus 0,1` as ids; None when not given (a CUDA batch then uses every visible GPU)."""
+    from .run import plan
+
+    if not text:
+        return None
+    gpus = plan.parse_gpus(text)
+    if not gpus or len(set(gpus)) != len(gpus) or not all(g.isdigit() for g in gpus):
+        raise BadParameter(f"--gpus takes distinct GPU numbers, comma-separated (e.g. 0,1), not {text!r}")
+    return gpus
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     # run.json's wall_seconds and the --stop-after deadline count from the start of the process, imports included
     t0 = time.perf_counter() - process_age()
@@ -161,7 +173,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.cache and args.no_cache:
         raise BadParameter("--cache and --no-cache exclude each other")
     options = {"jobs": args.jobs or 0, "cache": args.cache or None, "use_cache": not args.no_cache, "t0": t0,
-               "stop_after": args.stop_after}
+               "stop_after": args.stop_after, "gpus": _gpus(args.gpus), "executor": args.executor}
     if args.resume:
         given = [flag for flag, used in (("NAME", args.names), ("--all", args.all), ("-p", args.param),
                                          ("--profile", args.profile), ("--device", args.device), ("--out", args.out),
@@ -321,6 +333,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--device", default="", help="auto (the default: CUDA if present, else CPU), cpu or cuda")
     run.add_argument("--out", default="", help="parent folder of the run directory (default reports/runs)")
     run.add_argument("--timeout", type=float, default=None, help="seconds per notebook (default 1800)")
+    run.add_argument("--gpus", default="", metavar="IDS",
+                     help="GPUs a CUDA batch spreads its notebooks over, e.g. 0,1 (default: every visible GPU)")
+    run.add_argument("--executor", choices=("local", "ray"), default="local",
+                     help="local (threads of this process) or ray (a Ray task per notebook: a local Ray, or RAY_ADDRESS)")
     run.add_argument("--jobs", type=int, default=None, metavar="N",
                      help="notebooks at once (default: all of them on CUDA, 1 on CPU)")
     run.add_argument("--cache", default="", metavar="DIR",
