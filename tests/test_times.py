@@ -44,3 +44,18 @@ def test_a_resumed_notebook_says_how_many_steps_came_from_earlier_calls(tmp_path
     meta["notebooks"][0].update(reused_steps=12, reused_step_seconds=480.4)
     (folder / "run.json").write_text(json.dumps(meta))
     assert accounts.table([folder]).splitlines()[2] == "| `alpha` | 300 s; 3/1, 2/0; 12 steps (480 s) from earlier calls |"
+
+
+def test_a_planned_run_names_its_gpus_lower_bound_critical_path_and_accounts(tmp_path):
+    folder = _run(tmp_path / "a", 150.2, 90.0)
+    meta = json.loads((folder / "run.json").read_text())
+    acc = {"startup": 20.0, "lock_wait": 5.0, "compile": 40.0, "measure": 20.0, "rest": 5.0, "wall": 90.0}
+    meta["notebooks"][0].update(gpu="1", accounts=acc)
+    meta.update(plan={"gpus": ["0", "1"]}, measuring_locks={"gpu0": 70.0, "gpu1": 20.0}, lower_bound_s=70.0,
+                critical_path={"notebook": "alpha", "last_phase": "measure"})
+    (folder / "run.json").write_text(json.dumps(meta))
+    lines = accounts.table([folder]).splitlines()
+    assert lines[0] == "| notebook | Some GPU ×2, cold (a) |"
+    assert lines[2] == "| `alpha` | 90 s; 3/1, 2/0; GPU 1 |"
+    assert lines[4] == "| whole call, wall | **150 s** (lower bound 70 s; ended by `alpha` in measure) |"
+    assert "| `alpha` | 1 | 90 | 20 | 5 | 40 | 20 | 5 |" in lines

@@ -28,9 +28,21 @@ def _hits(cache: dict[str, Any] | None) -> str:
 
 
 def column_name(meta: dict[str, Any]) -> str:
-    """`<device>, <cold|warm>`: the run's device type and its compile cache's state when it started."""
+    """`<device>[ ×N], <cold|warm>`: the run's device (×N: the GPUs its plan spread it over) and its compile cache's
+    state when it started."""
     device = meta.get("environment", {}).get("device") or meta.get("environment", {}).get("device_type", "?")
-    return f"{device}, {meta.get('compile_cache', '?')}"
+    gpus = len((meta.get("plan") or {}).get("gpus") or [])
+    return f"{device}{f' ×{gpus}' if gpus else ''}, {meta.get('compile_cache', '?')}"
+
+
+def wall_cell(meta: dict[str, Any]) -> str:
+    """A run's wall time, its lower bound (the longest-held measuring lock) and the notebook that ended it."""
+    said = f"**{meta.get('wall_seconds', 0):.0f} s**"
+    if meta.get("measuring_locks"):
+        said += f" (lower bound {meta.get('lower_bound_s', 0):.0f} s"
+        path = meta.get("critical_path")
+        said += f"; ended by `{path['notebook']}` in {path['last_phase']})" if path else ")"
+    return said + (f", {len(meta['retries'])} kernel retries" if meta.get("retries") else "")
 
 
 def table(run_dirs: list[Path]) -> str:
@@ -50,9 +62,30 @@ def table(run_dirs: list[Path]) -> str:
             hits = _hits(entry.get("cache"))
             reused = (f"; {entry['reused_steps']} steps ({entry.get('reused_step_seconds', 0):.0f} s) from earlier calls"
                       if entry.get("reused_steps") else "")
-            cells.append(f"{entry.get('seconds', 0):.0f} s{state}" + (f"; {hits}" if hits else "") + reused)
+            several = len((meta.get("plan") or {}).get("gpus") or []) > 1
+            gpu = f"; GPU {entry['gpu']}" if several and entry.get("gpu") is not None else ""
+            cells.append(f"{entry.get('seconds', 0):.0f} s{state}" + (f"; {hits}" if hits else "") + reused + gpu)
         lines.append("| " + " | ".join(cells) + " |")
-    walls = [f"**{meta.get('wall_seconds', 0):.0f} s**" + (f", {len(meta['retries'])} kernel retries"
-                                                           if meta.get("retries") else "") for _, meta in runs]
-    lines.append("| whole call, wall | " + " | ".join(walls) + " |")
+    lines.append("| whole call, wall | " + " | ".join(wall_cell(meta) for _, meta in runs) + " |")
+    return "\n".join(lines + [split_table(d, meta) for d, meta in runs if _has_accounts(meta)])
+
+
+ACCOUNT_HEADS = {"startup": "start-up", "lock_wait": "lock wait", "compile": "compile", "measure": "measure",
+                 "rest": "rest"}
+
+
+def _has_accounts(meta: dict[str, Any]) -> bool:
+    return any(n.get("accounts") for n in meta.get("notebooks", []))
+
+
+def split_table(run_dir: Path, meta: dict[str, Any]) -> str:
+    """Markdown: where each notebook's seconds went in one run (its accounts, which add up to its seconds)."""
+    head = ["notebook", "GPU", "seconds", *ACCOUNT_HEADS.values()]
+    lines = ["", f"{column_name(meta)} ({run_dir.name}): where each notebook's seconds went", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for entry in sorted(meta.get("notebooks", []), key=lambda n: n["name"]):
+        acc = entry.get("accounts") or {}
+        cells = [f"`{entry['name']}`", str(entry.get("gpu") if entry.get("gpu") is not None else "—"),
+                 f"{entry.get('seconds', 0):.0f}", *(f"{acc[k]:.0f}" if k in acc else "" for k in ACCOUNT_HEADS)]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
