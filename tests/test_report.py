@@ -337,7 +337,7 @@ def test_single_file_holds_every_page_and_asks_no_network(tmp_path, book):
     nbformat.write(nb, run_dir / "alpha.ipynb")
     write_run(tmp_path, "20260102T000000Z-b-cpu", "cpu", {"beta": [_claim("beta.only", "refuted")]})
     out = tmp_path / "send.html"
-    assert cli.main(["report", str(tmp_path), "--single-file", "-o", str(out)]) == 0
+    assert cli.main(["report", str(tmp_path), "--single-file", "--all", "-o", str(out)]) == 0
     page = out.read_text()
     assert not re.search(r"""(src|href)=["']https?://""", page)
     pages = json.loads(re.search(r"<script type='application/json' id='kit-pages'>(.*?)</script>", page).group(1))

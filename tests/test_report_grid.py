@@ -116,3 +116,11 @@ def test_single_files_default_to_each_stacks_newest_batch(runs, tmp_path):
     assert 'data-page="20260102T000000Z-b-cuda"' in text
     assert 'data-page="20260101T000000Z-a-cuda"' not in text  # superseded: listed on the index, not carried
     assert 'data-left-out="20260101T000000Z-a-cuda/index.html"' in text
+
+
+def test_run_page_opens_with_its_grid_and_undecided_answers_show_their_figure(runs):
+    page = pages.run_page(runs[1].dir)  # the current cuda run
+    assert page.index('id="grid"') < page.index('id="answers"')
+    assert "torch 2.11.0 · executorch 1.2.0 · ultralytics 8.4.190" in page
+    cost = page.split('data-question="cost"')[-1]
+    assert "measured: <b>1.9–2.6× over 5 rounds</b>" in cost and "more rounds decide" in cost

@@ -300,6 +300,7 @@ class Block:
     notebook_error: str = ""
     conclusion: Markup = field(default_factory=lambda: Markup(""))
     said: list[str] = field(default_factory=list)  # the conclusion's sentences (an answer does not repeat them)
+    cells: dict[str, Any] = field(default_factory=dict)  # question → grid.GridCell: its figure, what would decide it
 
 
 def _sources(entries: list[dict[str, Any]]) -> list[str]:

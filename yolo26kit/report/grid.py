@@ -260,6 +260,12 @@ def cells(b: Block, entries: list[dict[str, Any]], href: str) -> list[GridCell]:
     return out
 
 
+def with_cells(b: Block, entries: list[dict[str, Any]], href: str = "") -> Block:
+    """The block with its grid cells by question, so that each answer shows its figure and what would decide it."""
+    b.cells = {c.question: c for c in cells(b, entries, href)}
+    return b
+
+
 def grid(investigations: dict[str, list[dict[str, Any]]], columns: list[Stack], href_of: Any) -> list[GridRow]:
     """One row per investigation, per stack its three cells from that stack's answering run.
 

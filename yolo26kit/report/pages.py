@@ -407,7 +407,7 @@ def run_page(run_dir: Path, present: frozenset[str] = frozenset()) -> str:
     book = ledger()
     invs = _investigations(book, [run])
     ran = [inv for inv in invs if inv in run.investigations]
-    blocks = [block(inv, invs[inv], run) for inv in ran]
+    blocks = [grid.with_cells(block(inv, invs[inv], run), invs[inv]) for inv in ran]
     columns = grid.stacks([run])
     grid_rows = grid.grid({inv: invs[inv] for inv in ran}, columns, lambda _run: "")
     claim_rows = []
@@ -448,7 +448,8 @@ def index_page(root: Path, title: str = "") -> str:
     columns = grid.stacks(runs)
     grid_rows = grid.grid(invs, columns, lambda run: f"{run.rel}/index.html")
     groups = [{"investigation": inv, "sources": _sources(entries),
-               "blocks": [block(inv, entries, run) for run in answering_runs(current, inv)]}
+               "blocks": [grid.with_cells(block(inv, entries, run), entries, f"{run.rel}/index.html")
+                          for run in answering_runs(current, inv)]}
               for inv, entries in invs.items()]
     comparison = []
     for inv, entries in invs.items():
