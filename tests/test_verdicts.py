@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yolo26kit import findings
-from yolo26kit.verdicts import Judgement, all_none_some, band, band_decision, differing, rounds_until_decided, settle
+from yolo26kit.verdicts import (Judgement, all_none_some, band, band_decision, combine, differing,
+                                rounds_until_decided, settle)
 
 
 def test_band_decides_by_a_two_thirds_majority_with_the_median() -> None:
@@ -105,3 +106,10 @@ def test_findings_record_basis_and_conditions(monkeypatch: pytest.MonkeyPatch) -
     assert found.verdict("demo.claim", "error", "broke").basis == "none"
     saved = found.to_dict()["claims"][0]
     assert {"basis", "conditions"} <= set(saved)
+
+
+def test_combine_one_verdict_from_its_parts():
+    assert combine(["confirmed", "confirmed"]) == "confirmed" and combine(["refuted"]) == "refuted"
+    assert combine(["confirmed", "refuted"]) == "partly" and combine(["confirmed", "partly"]) == "partly"
+    assert combine([]) == "inconclusive" and combine(["confirmed", "inconclusive"]) == "inconclusive"
+    assert combine(["partly"], expected=2) == "inconclusive"  # a part that gave no verdict leaves it open

@@ -94,6 +94,18 @@ def all_none_some(held: int, tried: int) -> str:
     return "refuted" if held <= 0 else "partly"
 
 
+def combine(parts: list[str], expected: int | None = None) -> str:
+    """One verdict from the verdicts of a claim's parts (per step, per model): all confirmed → confirmed, all
+    refuted → refuted; no part, an inconclusive part or fewer parts than `expected` → inconclusive; else partly."""
+    if parts and all(v == "confirmed" for v in parts):
+        return "confirmed"
+    if parts and all(v == "refuted" for v in parts):
+        return "refuted"
+    if not parts or "inconclusive" in parts or (expected is not None and len(parts) < expected):
+        return "inconclusive"
+    return "partly"
+
+
 def _in_range(limits: Mapping[str, Any], value: Any) -> bool:
     """`{"min": a, "max": b}` (either may be absent): numbers compare as numbers, releases as versions."""
     from packaging.version import InvalidVersion, Version

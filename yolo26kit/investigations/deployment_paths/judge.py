@@ -23,7 +23,7 @@ import pandas as pd
 from ... import env, findings
 from ...bench import timing, yolo
 from ...backends import executorch_cuda
-from ...verdicts import Judgement, band
+from ...verdicts import Judgement, band, combine
 from ..index_dtype.judge import backbone_half
 from .measure import (ET_CUDA_SKIPPED, KIT_EXPORT, MATCH_RATE_MIN, TASKS, TORCH_NATIVE_CUDA, ULTRALYTICS_EXPORTER,
                       Case, Row, Run, label, timed_ms)
@@ -497,14 +497,7 @@ def judge_xnnpack_scaling(run: Run) -> Judgement:
                       "rounds": [round(r, 3) for r in ratios], "rows_ratio": rows_ratio,
                       "verdict": band(ratios, lo, hi) if ratios else "inconclusive"})
     verdicts = [s["verdict"] for s in steps]
-    if all(v == "confirmed" for v in verdicts):
-        verdict = "confirmed"
-    elif all(v == "refuted" for v in verdicts):
-        verdict = "refuted"
-    elif "inconclusive" in verdicts:
-        verdict = "inconclusive"
-    else:
-        verdict = "partly"
+    verdict = combine(verdicts)
     text = "; ".join(f"{s['from']}→{s['to']}: {_rounds_text(s['rounds'])} (seed ×{s['seed_band'][0]}–"
                      f"{s['seed_band'][1]}; the rows' separate timings give "
                      f"{'×' + str(s['rows_ratio']) if s['rows_ratio'] else 'no ratio'}) → {s['verdict']}"

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ... import verdicts
 from ...bench import timing
-from ...verdicts import Judgement, band
+from ...verdicts import Judgement, band, combine
 from .measure import (COMPILE_BACKEND, NAMED_SOURCE, PASS_LOCATIONS, VIEW_COPY_OPS, VIEW_OPS, Case, Results, base_op,
                       equivalence_rows, load_release_coverage)
 
@@ -130,15 +130,6 @@ def _release_run(res: Results, run: dict[str, Any]) -> dict[str, Any]:
     return {**run, "executorch": res.pass_info.get("executorch", "")}
 
 
-def _combine(per_model: list[str], models: int) -> str:
-    """All models confirmed → confirmed, all refuted → refuted, any undecided → inconclusive, else partly."""
-    if per_model and all(v == "confirmed" for v in per_model):
-        return "confirmed"
-    if per_model and all(v == "refuted" for v in per_model):
-        return "refuted"
-    return "inconclusive" if not per_model or "inconclusive" in per_model or len(per_model) < models else "partly"
-
-
 def judge_more_efficient(res: Results) -> Judgement:
     """Seed 004: the slice views are more efficient than the slice_copy they replace (the CUDA back-end's code).
 
@@ -181,7 +172,7 @@ def judge_more_efficient(res: Results) -> Judgement:
     irrelevant = {"backend": why} if why else {}
     if not per_model:
         return Judgement("inconclusive", text + ". No model the pass changed was timed both ways.", data, run=run)
-    return Judgement(_combine(per_model, len(changed)), f"{text}. Rule: {SPEED_RULE}.", data, run=run,
+    return Judgement(combine(per_model, len(changed)), f"{text}. Rule: {SPEED_RULE}.", data, run=run,
                      irrelevant=irrelevant)
 
 
