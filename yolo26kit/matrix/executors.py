@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..bench.artifacts import read_json_object
+from ..run.executors import RAY_EXCLUDES  # what a cluster is not sent of the checkout; matrix re-exports it
 from .stacks import (CHILD_ENV, ROOT, STATES_RUN, MatrixError, Stack, _row, _tail, child_environ, default_envs,
                      prepare)
 
 CELL_TIMEOUT = 3600.0  # one `yolo26kit run` of one notebook, on top of its own per-notebook timeout
-RAY_EXCLUDES = [".git", ".venv", "reports", "wheelhouse", "**/__pycache__", ".pytest_cache", ".hypothesis"]
 
 
 # ---------------------------------------------------------------- cells
@@ -240,9 +240,6 @@ class RayExecutor:
 
     name = "ray"
     max_retries = 1
-    # Ray's raylet gives its agents ~30 s to start; on a 2-core machine under load they sometimes take longer
-    # and the start fails ("The current node timed out during startup"): a fresh start usually succeeds.
-    start_attempts = 3
 
     def __init__(self, log: Callable[[str], None] = print, address: str | None = None,
                  cell_cpus: float | None = None) -> None:
@@ -252,34 +249,14 @@ class RayExecutor:
         self._started = False
 
     def _init(self, kit_root: Path) -> Any:
-        try:
-            import ray
-        except ImportError:
-            raise MatrixError("--executor ray needs Ray: pip install 'yolo26kit[matrix]'") from None
-        if ray.is_initialized():
-            return ray
-        if self.address:  # a real cluster: ship the checkout, with its revision stamped (no .git travels)
-            from .. import env
+        """Ray, started or joined as the run's executor does (run.executors.start_ray)."""
+        from ..run import executors
 
-            if env.git_revision() is not None and kit_root.resolve() == env.ROOT:
-                env.write_stamp()
-            ray.init(address=self.address, runtime_env={"working_dir": str(kit_root), "excludes": RAY_EXCLUDES},
-                     log_to_driver=False)
-            self._remote_kit = None
-        else:  # a local Ray: the workers import this package from where the driver does
-            here = str(ROOT)
-            path = os.pathsep.join([here, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
-            for attempt in range(self.start_attempts):
-                try:
-                    ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                             runtime_env={"env_vars": {"PYTHONPATH": path, **CHILD_ENV}})
-                    break
-                except Exception as exc:  # noqa: BLE001 - Ray's own startup timeout, seen on a loaded 2-core machine
-                    ray.shutdown()
-                    if attempt + 1 == self.start_attempts:
-                        raise MatrixError(f"a local Ray did not start ({self.start_attempts} tries): {exc}") from None
-                    self.log(f"[ray] a local Ray did not start ({str(exc).splitlines()[0]}); trying again")
-            self._remote_kit = str(kit_root)
+        try:
+            ray = executors.start_ray(self.log, self.address, kit_root, env_vars=dict(CHILD_ENV))
+        except executors.ExecutorError as exc:
+            raise MatrixError(str(exc)) from None
+        self._remote_kit = None if self.address else str(kit_root)
         self._started = True
         return ray
 

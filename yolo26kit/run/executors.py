@@ -121,7 +121,7 @@ def start_ray(log: Callable[[str], None], address: str = "", kit_root: Path | No
     try:
         import ray
     except ImportError:
-        raise ExecutorError("--executor ray needs Ray: pip install 'yolo26kit[test]'") from None
+        raise ExecutorError("--executor ray needs Ray: pip install 'yolo26kit[matrix]'") from None
     if ray.is_initialized():
         return ray
     here = Path(__file__).resolve().parents[2]
