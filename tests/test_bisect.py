@@ -195,3 +195,24 @@ def test_the_index_and_the_matrix_page_link_the_bisects_beside_them(tmp_path, mo
               "parameters": {"investigations": [], "device": "cpu", "profile": "quick", "params": []}}
     page = matrix_page.render(tmp_path / "matrix-x", matrix).read_text()
     assert f'href="../{folder.name}/bisect.html"' in page
+
+
+def test_stacks_list_and_clean_show_and_free_the_disk(tmp_path, capsys):
+    import argparse
+    import os
+
+    from yolo26kit.matrix import stack_cache
+
+    for name in ("torch2.9.1", "ultralytics8.4.113"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "own.bin").write_bytes(b"x" * 100_000)
+        (tmp_path / name / "yolo26kit-stack.json").write_text(json.dumps({"stack": {"pins": {"torch": "2.9.1"}}}))
+    os.link(tmp_path / "torch2.9.1" / "own.bin", tmp_path / "shared.bin")  # as uv's cache links a wheel's file
+    rows = {r["id"]: r for r in stack_cache.entries(tmp_path, measure=True)}
+    assert rows["ultralytics8.4.113"]["own"] >= 100_000 and rows["torch2.9.1"]["own"] < 100_000
+    stack_cache.main(argparse.Namespace(action="list", ids=[], envs=str(tmp_path), measure=True))
+    assert "torch==2.9.1" in capsys.readouterr().out
+    removed, freed = stack_cache.remove(tmp_path, ["ultralytics8.4.113"])
+    assert removed == ["ultralytics8.4.113"] and freed >= 100_000 and not (tmp_path / "ultralytics8.4.113").exists()
+    with pytest.raises(SystemExit):
+        stack_cache.remove(tmp_path, ["nope"])

@@ -1,8 +1,8 @@
 """`yolo26kit stacks list | clean`: the stack environments the matrix and bisects share, with the disk they take.
 
-Each environment's size is the one recorded when it was installed (its own files, hard links counted once);
-`--measure` walks them again, and also counts the whole folder once, since uv hard-links the wheels that stacks
-share (the total is less than the sum).
+Each environment's size is the one recorded when it was installed (hard links counted once per environment). uv
+hard-links the wheels from its cache, so most of it is shared: `--measure` walks the folders again and also
+counts what removing each would free (files linked nowhere else) and the whole folder once.
 """
 
 from __future__ import annotations
@@ -17,8 +17,21 @@ from typing import Any
 from .stacks import MARKER, default_envs, disk_bytes
 
 
+def own_bytes(path: Path) -> int:
+    """Bytes of the files under path that are linked nowhere else: what removing it frees."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                st = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            total += st.st_blocks * 512 if st.st_nlink == 1 else 0
+    return total
+
+
 def entries(envs: Path, measure: bool = False) -> list[dict[str, Any]]:
-    """One row per environment folder: id, pins, bytes, created, whether its install finished."""
+    """One row per environment folder: id, pins, bytes, own bytes (measured only), created, install finished."""
     rows = []
     for folder in sorted(p for p in Path(envs).iterdir() if p.is_dir()) if Path(envs).is_dir() else []:
         try:
@@ -27,7 +40,8 @@ def entries(envs: Path, measure: bool = False) -> list[dict[str, Any]]:
             marker = {}
         size = disk_bytes(folder) if measure or not marker.get("disk_bytes") else marker["disk_bytes"]
         rows.append({"id": folder.name, "pins": (marker.get("stack") or {}).get("pins", {}), "bytes": size,
-                     "created": marker.get("created", ""), "complete": bool(marker)})
+                     "own": own_bytes(folder) if measure else None, "created": marker.get("created", ""),
+                     "complete": bool(marker)})
     return rows
 
 
@@ -71,10 +85,12 @@ def main(args: argparse.Namespace) -> int:
     for row in rows:
         pins = " ".join(f"{k}=={v}" for k, v in row["pins"].items())
         state = "" if row["complete"] else "  (unfinished install)"
-        print(f"{row['id']:<28} {_gib(row['bytes']):>9}  {row['created'][:19]:<19}  {pins}{state}")
+        own = f" ({_gib(row['own'])} its own)" if row["own"] is not None else ""
+        print(f"{row['id']:<28} {_gib(row['bytes']):>9}{own}  {row['created'][:19]:<19}  {pins}{state}")
     together = disk_bytes(envs) if args.measure and rows else None
     free = shutil.disk_usage(envs if envs.exists() else Path.home()).free
-    print(f"{len(rows)} environment(s) in {envs}: {_gib(sum(r['bytes'] for r in rows))} counted one by one"
+    print(f"{len(rows)} environment(s) in {envs}: {_gib(sum(r['bytes'] for r in rows))} counted one by one, most of "
+          "it hard links to uv's cache"
           + (f", {_gib(together)} together (shared hard links once)" if together is not None else "")
           + f"; {_gib(free)} free on that disk{'' if os.access(envs.parent, os.W_OK) else ' (not writable)'}")
     return 0
