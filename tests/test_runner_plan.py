@@ -124,3 +124,61 @@ def test_the_critical_path_is_the_notebook_that_ended_last():
                                                        "last_phase": "measure", "accounts": {"measure": 9}}
     assert timeline.critical_path([{"name": "c"}], 0.0) is None
     assert timeline.last_phase([row("compile", 0, 99.5), row("measure", 90, 99.8)], 100.0) == "measure"
+
+
+# ------------------------------------------------------------------ measuring locks
+
+
+def test_the_locks_log_their_wait_and_hold_and_the_cpu_lock_moves_every_thread(tmp_path, monkeypatch):
+    import os
+    import threading
+
+    from yolo26kit.bench import timing
+
+    log = tmp_path / "phases.jsonl"
+    monkeypatch.setenv(timing.PHASE_LOG_ENV, str(log))
+    monkeypatch.setenv(timing.DEVICE_LOCK_ENV, str(tmp_path / "gpu1.lock"))
+    monkeypatch.setenv(timing.CPU_LOCK_ENV, str(tmp_path / "cpu.lock"))
+    mine = sorted(os.sched_getaffinity(0))
+    monkeypatch.setenv(timing.MEASURING_CORES_ENV, str(mine[-1]))
+    seen: dict[str, set[int]] = {}
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)  # a worker thread (like torch's pool) that must move too
+    helper.start()
+    with timing.device_lock():
+        pass
+    with timing.cpu_lock():
+        seen["main"] = os.sched_getaffinity(0)
+        seen["helper"] = os.sched_getaffinity(helper.native_id)
+    stop.set()
+    helper.join()
+    assert seen == {"main": {mine[-1]}, "helper": {mine[-1]}}
+    assert os.sched_getaffinity(0) == set(mine)  # put back
+    rows = timeline.read_intervals(log)
+    assert [(r["phase"], r["lock"]) for r in rows] == [("measure", "gpu1"), ("measure", "cpu")]
+    assert rows[1]["cores"] == [mine[-1]] and rows[1]["others_busy_cores"] is not None
+
+
+def test_a_lock_held_elsewhere_is_waited_for_and_logged(tmp_path, monkeypatch):
+    import fcntl
+    import threading
+
+    from yolo26kit.bench import timing
+
+    log, lock = tmp_path / "phases.jsonl", tmp_path / "gpu0.lock"
+    monkeypatch.setenv(timing.PHASE_LOG_ENV, str(log))
+    monkeypatch.setenv(timing.DEVICE_LOCK_ENV, str(lock))
+    holder = open(lock, "a")
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    threading.Timer(0.3, lambda: fcntl.flock(holder, fcntl.LOCK_UN)).start()
+    with timing.device_lock() as waited:
+        pass
+    holder.close()
+    assert waited >= 0.25
+    assert [r["phase"] for r in timeline.read_intervals(log)] == ["lock_wait", "measure"]
+
+
+def test_parse_cores():
+    from yolo26kit.bench import timing
+
+    assert timing.parse_cores("0-2,8") == [0, 1, 2, 8] and timing.parse_cores("") == []
