@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from yolo26kit import findings
+from yolo26kit.verdicts import Judgement
 
 
 def test_every_claims_file_is_well_formed():
@@ -99,12 +100,13 @@ def test_judge_all_records_each_verdict_and_a_broken_judge_only_breaks_its_claim
         raise ZeroDivisionError("no rows")
 
     found = findings.Findings("index_dtype", {})
-    frame = found.judge_all({"index_dtype.a": lambda m: ("confirmed", f"{m} of {m} matched", {"n": m}),
+    frame = found.judge_all({"index_dtype.a": lambda m: Judgement("confirmed", f"{m} of {m} matched", {"n": m}),
                              "index_dtype.b": broken,
                              "index_dtype.c": lambda m: ("refuted", "slower", {})}, 3)
     assert {c.id: c.verdict for c in found.claims.values()} == {
-        "index_dtype.a": "confirmed", "index_dtype.b": "error", "index_dtype.c": "refuted"}
+        "index_dtype.a": "confirmed", "index_dtype.b": "error", "index_dtype.c": "error"}
     assert "ZeroDivisionError: no rows" in found.claims["index_dtype.b"].evidence
+    assert "the judge returned tuple, not a Judgement" in found.claims["index_dtype.c"].evidence
     assert found.claims["index_dtype.a"].data == {"n": 3} and len(frame) == 3
 
 

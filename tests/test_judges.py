@@ -64,7 +64,8 @@ def test_every_judge_reaches_each_decisive_verdict_or_says_why_not(investigation
                          ids=lambda v: v if isinstance(v, str) else "")
 def test_judge_case(investigation: str, claim_id: str, expected: str, factory: Any) -> None:
     judge = catalog.judges_of(investigation)[claim_id]
-    judged = Judgement.of(judge(factory()))
+    judged = judge(factory())
+    assert isinstance(judged, Judgement), claim_id
     seed = findings.ledger_entry(claim_id).get("conditions", {})
     final, record = settle(judged, seed)
     expected = expected.split(" (", 1)[0]  # "inconclusive (busy machine)": a second case for one verdict

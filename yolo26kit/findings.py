@@ -180,13 +180,14 @@ class Findings:
         self._persist()
         return claim
 
-    def judge_all(self, judges: Mapping[str, Callable[[Any], Judgement | tuple[str, str, dict[str, Any]]]],
-                  measured: Any) -> pd.DataFrame:
+    def judge_all(self, judges: Mapping[str, Callable[[Any], Judgement]], measured: Any) -> pd.DataFrame:
         """Record each claim's verdict from `judges[claim_id](measured)`; a judge that breaks records `error` for its
         claim only (one bug must not hide the other verdicts). Returns the claims frame."""
         for claim_id, judge in judges.items():
             try:
-                judged = Judgement.of(judge(measured))
+                judged = judge(measured)
+                if not isinstance(judged, Judgement):
+                    raise TypeError(f"the judge returned {type(judged).__name__}, not a Judgement")
             except Exception as exc:
                 judged = Judgement("error", f"judging failed: {type(exc).__name__}: {exc}", basis="none")
             self.verdict(claim_id, judged)

@@ -31,14 +31,6 @@ class Judgement:
         if self.basis not in BASES:
             raise ValueError(f"basis {self.basis!r} is not one of {BASES}")
 
-    @classmethod
-    def of(cls, answer: Judgement | tuple[str, str, dict[str, Any]]) -> Judgement:
-        """A judge may still return the older (verdict, evidence, data) tuple: measured, no run conditions."""
-        if isinstance(answer, Judgement):
-            return answer
-        verdict, evidence, data = answer
-        return cls(verdict, evidence, dict(data))
-
 
 # The rounds rule: a timing claim is decided when at least this share of its rounds, and their median, lie on
 # one side of the band (inside it, or outside it); one outlier round among five cannot flip or block a verdict.

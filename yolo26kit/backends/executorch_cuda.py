@@ -43,11 +43,6 @@ def override_options(**overrides: Any) -> None:
     CudaBackend.get_aoti_compile_options = classmethod(overridden)
 
 
-def force_autotune_off() -> None:
-    """Make the CUDA back-end's AOTI options say max_autotune=False (older releases ignore the compile spec)."""
-    override_options(max_autotune=False)
-
-
 def default_options() -> dict[str, Any]:
     """The Inductor options ExecuTorch's CUDA back-end compiles with by default (the ones that decide fallbacks)."""
     from executorch.backends.cuda.cuda_backend import CudaBackend
