@@ -28,8 +28,9 @@ def row(variant: str, mode: str, capture: bool | None = None, partition: bool | 
     return {**base, **kw}
 
 
-def results(rows: list[dict], device: str = "cuda", torch_release: str = "2.11.0", probe: list | None = None):
-    return cg.Results(rows, CFG, device, {"torch": torch_release}, 1e-4, probe or [])
+def results(rows: list[dict], device: str = "cuda", torch_release: str = "2.11.0", probe: list | None = None,
+            toto: list | None = None):
+    return cg.Results(rows, CFG, device, {"torch": torch_release}, 1e-4, probe or [], toto or [])
 
 
 def eager(*variants: str, **kw: Any) -> list[dict]:
@@ -126,11 +127,48 @@ def probe(argument_graphed: bool):
     return results(rows, probe=[buffer, argument])
 
 
-def spread(graph_iqr: list[float], default_iqr: list[float]):
-    rounds = {"graphs": {"median_ms": [2.0] * len(graph_iqr), "iqr_ms": graph_iqr},
-              "default": {"median_ms": [8.0] * len(default_iqr), "iqr_ms": default_iqr}}
+def spread(graph_rel: list[float], default_rel: list[float]):
+    """The kit forecaster's rounds: relative spread of single forecasts per round, graphs and default."""
+    rounds = {"graphs": {"median_ms": [2.0] * len(graph_rel), "iqr_ms": [0.0] * len(graph_rel), "rel_spread": graph_rel},
+              "default": {"median_ms": [8.0] * len(default_rel), "iqr_ms": [0.0] * len(default_rel),
+                          "rel_spread": default_rel}}
     return results(eager("tensor") + [row("tensor", "default", True),
                                       row("tensor", "reduce-overhead", True, True, **FULL, rounds=rounds)])
+
+
+# --------------------------------------------------------------------------- Toto at its real size
+
+MIB = 2 ** 20
+TOTO_ERROR = ("IndexError: only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+              "indices (got SymInt)")
+
+
+def toto_mode(first_s: float = 60.0, peak_mib: float = 300.0, cold: bool = True) -> dict:
+    return {"status": "ok", "error": "", "first_s": first_s, "counts": cold, "fxgraph_cache_hits": 0 if cold else 3,
+            "mem_peak_added": int(peak_mib * MIB), "mem_reserved_added": int(peak_mib * MIB), **FULL,
+            "graph_breaks": 0, "seconds": first_s}
+
+
+def toto_failed() -> dict:
+    return {"status": "error", "error": TOTO_ERROR, "where": 'File "toto/model/util.py", line 165, in __getitem__',
+            "seconds": 20.0}
+
+
+def toto(ro: dict | None = None, default: dict | None = None, speedups: list[float] | None = None,
+         spreads: list[float] | None = None):
+    """Results with the seed's Toto case (seed_int, capture on) beside a kit forecaster whose rounds would say
+    otherwise: the Toto case decides."""
+    speedups = [3.0] * 5 if speedups is None else speedups
+    spreads = [2.0] * 5 if spreads is None else spreads
+    row_ = {"variant": "seed_int", "model": "Toto", "capture_scalar_outputs": True, "status": "ok", "error": "",
+            "parameters": 151_306_080, "model_bytes": 600 * MIB,
+            "run": {"batch": 1, "variates": 1, "context": 512, "steps": 4, "seed": 0},
+            "reduce_overhead": ro or toto_mode(), "default": default or toto_mode(40.0, 100.0, cold=False),
+            "rounds": {"speedups": speedups, "spread_ratios": spreads, "calls_per_round": 20,
+                       "summary": {"graphs": {"median_ms": 10.0, "rel_spread": 0.05},
+                                   "default": {"median_ms": 30.0, "rel_spread": 0.1}}}}
+    toy = spread([0.5, 0.4, 0.6], [0.01, 0.02, 0.01])
+    return results(toy.rows, toto=[row_])
 
 
 def accuracy(delta: float):
@@ -155,9 +193,13 @@ CASES = {
     "cuda_graphs.int_enables": {"confirmed": int_full_item_none, "refuted": int_none_like_item},
     "cuda_graphs.int_no_sync": {"confirmed": lambda: int_syncs(0), "refuted": lambda: int_syncs(1)},
     "cuda_graphs.mutated_inputs_expected": {"confirmed": lambda: probe(True), "partly": lambda: probe(False)},
-    "cuda_graphs.consistent_latency": {"confirmed": lambda: spread([0.01, 0.02, 0.01], [0.5, 0.4, 0.6]),
-                                       "refuted": lambda: spread([0.5, 0.4, 0.6], [0.01, 0.02, 0.01]),
-                                       "inconclusive": lambda: spread([0.01, 0.6, 0.01], [0.5, 0.4, 0.6])},
+    "cuda_graphs.consistent_latency": {"confirmed": lambda: toto(spreads=[2.0, 1.5, 0.9, 3.0, 2.2]),
+                                       "refuted": lambda: toto(spreads=[0.5, 0.6, 0.7, 1.2, 0.4]),
+                                       "inconclusive": lambda: spread([0.01, 0.01, 0.6, 0.6], [0.5, 0.5, 0.01, 0.01])},
+    "cuda_graphs.speedup_2_5x": {"confirmed": lambda: toto(speedups=[2.5, 3.1, 1.2, 2.8, 2.9]),
+                                 "refuted": lambda: toto(ro=toto_failed())},
+    "cuda_graphs.first_inference_60s": {"confirmed": toto, "refuted": lambda: toto(ro=toto_mode(first_s=12.0))},
+    "cuda_graphs.memory_slightly_more": {"confirmed": toto, "refuted": lambda: toto(ro=toto_mode(peak_mib=2000.0))},
     "cuda_graphs.accuracy_unchanged": {"confirmed": lambda: accuracy(0.0), "refuted": lambda: accuracy(0.5),
                                        "partly": lambda: accuracy(1e-6)},
     "cuda_graphs.tensor_position": {"confirmed": lambda: tensor_position(True), "refuted": lambda: tensor_position(False)},

@@ -1,10 +1,12 @@
 """CUDA graphs and a KV cache (seed 003): do `.item()`, `int()` or a tensor position decide what reduce-overhead
-captures?
+captures, and what do CUDA graphs cost and give on the seed's own model, Toto?
 
 A toy decoder-only forecaster (model.py) keeps a preallocated KV cache and finds its write position by `.item()`,
 `int()`, a device tensor or a Python int. Each (variant, compile mode, capture_scalar_outputs, graph_partition) case
 runs in a child process (measure.py: run_cases, mutation_probe; evidence collectors in measure_evidence.py); the
-judges (judge.py) read the rows, the tables and plots (show.py) show them.
+judges (judge.py) read the rows, the tables and plots (show.py) show them. On CUDA, Toto itself (toto.py: toto-ts
+0.2.0 at Toto-Open-Base-1.0's size, its own KVCache and the seed's int() patch of it) runs too (toto_measure.py, the
+measures in measures.py), and the cost claims are judged on it (judge_toto.py).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from .model import (NAME, VARIANTS, Block, CacheOverflow, Config, Forecaster, Ho
                     forecast)
 from .show import (TABLES, accuracy_table, cudagraph_table, eager_agreement, explorer, graph_break_table,
                    latency_chart, latency_table, log_table, probe_table, record_tables, rounds_table, stack_table,
-                   status_table)
+                   status_table, toto_rounds_table, toto_table)
+from .toto import TOTO_OPEN_BASE, TOTO_VARIANTS, TotoRun, TotoUnavailable, build_toto, toto_context, toto_forecast
 
 __all__ = ["JUDGES", "LOCAL_SCALAR", "TRACE_NOT_DEVICE", "TRACE_NOT_MODE", "judge", "judge_accuracy",
            "judge_consistent_latency", "judge_first_inference", "judge_int_enables", "judge_int_no_sync",
@@ -46,7 +49,9 @@ __all__ = ["JUDGES", "LOCAL_SCALAR", "TRACE_NOT_DEVICE", "TRACE_NOT_MODE", "judg
            "example_context", "forecast",
            "TABLES", "accuracy_table", "cudagraph_table", "eager_agreement", "explorer", "graph_break_table", "latency_chart",
            "latency_table", "log_table", "probe_table", "record_tables", "rounds_table", "stack_table",
-           "status_table",
+           "status_table", "toto_rounds_table", "toto_table",
+           "TOTO_OPEN_BASE", "TOTO_VARIANTS", "TotoRun", "TotoUnavailable", "build_toto", "toto_context",
+           "toto_forecast",
            # what the tests patch (env.cuda_available, isolate.run_step, torch.compile), catch or call directly
            "env", "isolate", "torch", "DeviceUnavailable", "_run_group"]
 
@@ -58,10 +63,14 @@ catalog.register(catalog.Investigation(
     profiles={
         "quick": {},
         "full": {"d_model": 256, "n_layers": 6, "n_heads": 8, "patch_len": 32, "max_seq": 128, "batch": 4,
-                 "context_patches": 32, "steps": 64, "min_run_time": 1.0, "graph_partition": [True, False]},
+                 "context_patches": 32, "steps": 64, "min_run_time": 1.0, "graph_partition": [True, False],
+                 "toto_variants": ["seed_int", "stock"], "toto_capture": [True, False]},
     },
     checks={
         "variants": catalog.one_of(*VARIANTS),
+        "toto_variants": catalog.one_of(*TOTO_VARIANTS),
+        "toto_capture": _bools,
+        "toto_context": catalog.positive_multiple_of(64),
         "modes": catalog.one_of(*MODES),
         "capture_scalar_outputs": _bools,
         "graph_partition": _bools,

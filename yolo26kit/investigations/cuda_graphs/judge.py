@@ -11,6 +11,7 @@ import torch
 from ...bench import timing
 from ...findings import band_of
 from ...verdicts import Judgement, all_none_some, band
+from . import judge_toto
 from .measure import Config, Results, _eager_launches, _label, _max_abs, _outputs, _setting, capture_class
 
 
@@ -219,6 +220,12 @@ def judge_item_capture_scalar(res: Results) -> Judgement:
     return Judgement(verdict, text, {"parts": parts}, run=run, irrelevant=irrelevant)
 
 
+def _last_frame(row: dict[str, Any]) -> str:
+    """'torch/_inductor/x.py, line N, in f': the innermost frame of a failed case's traceback ('' without one)."""
+    frames = [line.strip() for line in str(row.get("log_tail") or "").splitlines() if line.strip().startswith("File ")]
+    return frames[-1].split("site-packages/")[-1].replace('"', "") if frames else ""
+
+
 def judge_partition_non_gpu_ops(res: Results) -> Judgement:
     """Before the fix (item, capture on, reduce-overhead with graph partition on): the log line
     'cudagraph partition due to non gpu ops'. A partition around a non-GPU op logged under another message is the
@@ -227,9 +234,11 @@ def judge_partition_non_gpu_ops(res: Results) -> Judgement:
     rows = [r for r in _ro_rows(res, **where) if r.get("graph_partition") in (True, None)]
     if not rows:
         failed = [r for r in _failed(res, mode="reduce-overhead", **where) if r.get("graph_partition") in (True, None)]
-        if failed:
-            return Judgement("inconclusive", "the only cases that can log a graph partition (item, capture on, graph "
-                             f"partition on) did not run to the end: {_ended(failed)}", {}, run=_run(res, failed))
+        if failed:  # the crash is what this torch does with the seed's code: the line is not seen
+            return Judgement("not_reproduced", "the only cases that can log a graph partition (item, capture on, "
+                             f"graph partition on) end before any partition is logged: {_ended(failed)}"
+                             + "".join(f" (raised at {_last_frame(r)})" for r in failed if _last_frame(r)),
+                             {"failed": [r["error"] for r in failed]}, run=_run(res, failed))
         if res.device == "cpu" or any(r["status"] == "skipped" for r in res.rows):
             return _no_graph_rows(res, "graph partitions for CUDA graphs happen on CUDA only", **where)
         return Judgement("error", "no item reduce-overhead case with capture on and graph partition on was run "
@@ -342,6 +351,14 @@ def judge_mutated_inputs(res: Results) -> Judgement:
                      + ", ".join(ungraphed), {"ungraphed": ungraphed}, run=run)
 
 
+def _on_toto(res: Results, judge: Any) -> Judgement | None:
+    """The claim judged on Toto (judge_toto) where this run has the seed's Toto case; None where it has not."""
+    row = judge_toto.seed_row(res)
+    if row is None:
+        return None
+    return judge_toto.unavailable(res, row) or judge(res, row)
+
+
 def _full_graph_rows(res: Results) -> list[dict[str, Any]]:
     """reduce-overhead rows with the seed's capture setting whose decode step is one replayed CUDA graph."""
     return [r for r in _ro_rows(res, capture_scalar_outputs=True) if _captured(res, r) == "full"]
@@ -373,7 +390,9 @@ def _timed_in_turn(res: Results, claim: str) -> tuple[list[dict[str, Any]], Judg
 def judge_speedup(res: Results) -> Judgement:
     """Later forecasts with full CUDA graphs against the default compile of the same variant and settings, round by
     round (timed in turn), against the ledger's band: every round inside confirms, every round outside refutes, rounds
-    on both sides of an edge leave it inconclusive."""
+    on both sides of an edge leave it inconclusive. On Toto where this run has it (judge_toto)."""
+    if on_toto := _on_toto(res, judge_toto.judge_speedup):
+        return on_toto
     timed, why = _timed_in_turn(res, "the speed-up")
     if why:
         return why
@@ -392,7 +411,10 @@ def judge_speedup(res: Results) -> Judgement:
 
 
 def judge_first_inference(res: Results) -> Judgement:
-    """First forecast with full CUDA graphs (compile included) against the ledger's band; cold-process cases preferred."""
+    """First forecast with full CUDA graphs (compile included) against the ledger's band; cold-process cases preferred.
+    On Toto, compiled cold, where this run has it (judge_toto)."""
+    if on_toto := _on_toto(res, judge_toto.judge_first_inference):
+        return on_toto
     if not _ro_rows(res):
         cpu = [r["first_ms"] / 1e3 for r in res.ok(mode="default")]
         return _no_graph_rows(res, f"default-compile first calls {', '.join(f'{s:.1f}' for s in cpu)} s")
@@ -413,7 +435,9 @@ def judge_first_inference(res: Results) -> Judgement:
 
 def judge_memory(res: Results) -> Judgement:
     """Peak CUDA memory with full CUDA graphs against the default compile of the same variant and settings: each
-    pair 'slightly higher' when the ratio is above the band's lo and at most its hi."""
+    pair 'slightly higher' when the ratio is above the band's lo and at most its hi. On Toto where this run has it."""
+    if on_toto := _on_toto(res, judge_toto.judge_memory):
+        return on_toto
     if not _ro_rows(res):
         return _no_graph_rows(res, "peak memory of CUDA graphs needs CUDA")
     rows = [r for r in _full_graph_rows(res) if "peak_mem_bytes" in r]
@@ -440,25 +464,28 @@ def judge_memory(res: Results) -> Judgement:
 
 
 def judge_consistent_latency(res: Results) -> Judgement:
-    """Relative spread (IQR / median) of forecasts with full CUDA graphs against the default compile's, round by round
-    (timed in turn): smaller in every round confirms, in none refutes, some rounds either way is inconclusive."""
+    """Relative spread (p90 − p10) / median of single forecasts, each timed alone, with full CUDA graphs against the
+    default compile's, round by round (timed in turn): the rounds rule on default's over graphs' against [1, ∞).
+    On Toto where this run has it (judge_toto)."""
+    if on_toto := _on_toto(res, judge_toto.judge_consistent_latency):
+        return on_toto
     timed, why = _timed_in_turn(res, "the spread")
     if why:
         return why
     per = {}
     for r in timed:
         rounds = _rounds(r)
-        per[_label(r)] = [(gi / gm, di / dm) for gm, gi, dm, di in zip(rounds["graphs"]["median_ms"],
-                                                                        rounds["graphs"]["iqr_ms"],
-                                                                        rounds["default"]["median_ms"],
-                                                                        rounds["default"]["iqr_ms"]) if gm > 0 and dm > 0]
-    tighter = [g < d for pairs in per.values() for g, d in pairs]
-    verdict = "inconclusive" if not tighter else all_none_some(sum(tighter), len(tighter))
-    verdict = "inconclusive" if verdict == "partly" else verdict  # rounds disagree: noise this run cannot decide
-    text = ("relative spread (IQR/median) with full CUDA graphs vs the default compile, round by round (timed in "
-            "turn): " + "; ".join(f"{k}: " + ", ".join(f"{g:.1%} vs {d:.1%}" for g, d in pairs) for k, pairs in per.items())
-            + f"; smaller in {sum(tighter)}/{len(tighter)} rounds")
-    return Judgement(verdict, text, {"relative_iqr": per}, run=_run(res, timed))
+        per[_label(r)] = [(g, d) for g, d in zip(rounds["graphs"].get("rel_spread") or [],
+                                                 rounds["default"].get("rel_spread") or []) if g > 0]
+    ratios = [d / g for pairs in per.values() for g, d in pairs]
+    if not ratios:
+        return Judgement("inconclusive", "the rounds of " + ", ".join(per) + " have no spread of single forecasts "
+                         "(an older kit timed blocks only)", run=_run(res, timed))
+    text = ("relative spread (p90 − p10)/median of single forecasts with full CUDA graphs vs the default compile, "
+            "round by round (timed in turn): " + "; ".join(f"{k}: " + ", ".join(f"{g:.1%} vs {d:.1%}" for g, d in pairs)
+                                                           for k, pairs in per.items())
+            + "; above 1 (default's over graphs'): steadier with CUDA graphs")
+    return Judgement(band(ratios, 1.0, math.inf), text, {"spread_ratios": ratios}, run=_run(res, timed))
 
 
 def judge_accuracy(res: Results) -> Judgement:

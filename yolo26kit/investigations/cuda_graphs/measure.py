@@ -19,6 +19,7 @@ from ... import env
 from ...bench import isolate, timing
 from ...errors import BadParameter, DeviceUnavailable
 from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call, trace_one_call
+from .measures import call_times_ms, spread
 from .model import NAME, VARIANTS, CacheOverflow, Config, Forecaster, _fresh, build, example_context, forecast
 
 SEED = "003_e3b92752bc4fc25c.txt"
@@ -182,6 +183,7 @@ def run_case(variant: str, mode: str, capture: bool | None, partition: bool | No
 
 
 ROUND_RUN_TIME = 0.1  # seconds of blocked_autorange per callable and round
+SPREAD_CALLS = 20  # forecasts timed one by one per callable and round, for the spread (p10 and p90 of 20)
 
 
 def rounds_in_turn(model: Forecaster, step: Callable, cfg: Config, variant: str, context: torch.Tensor, device: str,
@@ -198,11 +200,15 @@ def rounds_in_turn(model: Forecaster, step: Callable, cfg: Config, variant: str,
     fns = {"graphs": lambda: forecast(model, step, context, cfg.steps),
            "default": lambda: forecast(twin, twin_step, context, cfg.steps)}
     per: dict[str, list[timing.Timing]] = {name: [] for name in fns}
+    spreads: dict[str, list[float]] = {name: [] for name in fns}
     for r in range(rounds):
         for name, fn in fns.items():
             per[name].append(timing.measure(fn, name, device, warmup if r == 0 else 0, ROUND_RUN_TIME))
-    return {"rounds": {name: {"median_ms": [t.median_ms for t in ts], "iqr_ms": [t.iqr_ms for t in ts]}
-                       for name, ts in per.items()},
+            # the spread of single forecasts, each timed alone (a block's median hides the jitter between calls)
+            with timing.device_lock():
+                spreads[name].append(spread(call_times_ms(fn, device, SPREAD_CALLS))["rel_spread"])
+    return {"rounds": {name: {"median_ms": [t.median_ms for t in ts], "iqr_ms": [t.iqr_ms for t in ts],
+                              "rel_spread": spreads[name]} for name, ts in per.items()},
             "twin_first_ms": per["default"][0].first_ms if per["default"] else None}
 
 
@@ -272,6 +278,7 @@ class Results:
     stack: dict[str, Any]
     atol: float
     probe: list[dict[str, Any]] = field(default_factory=list)  # mutation_probe rows (CUDA), or one skipped row
+    toto: list[dict[str, Any]] = field(default_factory=list)  # toto_measure.toto_case rows (CUDA), one per variant
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows)
@@ -379,7 +386,9 @@ def _run_group(group: list[Case], cfg: Config, device: str, case_timeout: float,
 def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: list[Any], graph_partition: list[Any],
                cfg: Config, device: str = "auto", warmup: int = 3, min_run_time: float = 0.3, atol: float = 1e-4,
                compile_cache: bool = True, case_timeout: float = 300.0, isolation: str = "auto",
-               light_cpu: bool = True, workers: int = 4, probe: bool = True, rounds: int = 5) -> Results:
+               light_cpu: bool = True, workers: int = 4, probe: bool = True, rounds: int = 5,
+               toto: list[str] | None = None, toto_capture: list[Any] | None = None,
+               toto_run: dict[str, Any] | None = None) -> Results:
     """Run every planned case in child processes; CUDA-only cases are skipped on CPU.
 
     isolation "case": a fresh child per case; "batch": one child runs all cases with torch._dynamo.reset()
@@ -390,6 +399,9 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
     one case per child, so a crash stays that case's row. light_cpu: see run_cases. `probe`: also run
     mutation_probe (a cache as a graph input), beside the cases. `rounds`: each reduce-overhead case is also timed
     in turn with the default compile of its variant this many times (rounds_in_turn; 0: not at all).
+    `toto`: on CUDA, these Toto cache variants also run at Toto's real size, per `toto_capture` setting
+    (toto_measure.run_toto; `toto_run`: TotoRun's fields), each in its own child after the matrix, so no other case
+    times beside them.
     """
     cfg.check()
     device = resolve(device)
@@ -407,13 +419,25 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
         for got in pool.map(lambda g: _run_group(g, cfg, device, case_timeout, **kwargs), groups):
             done.update(got)
         probe_rows = probed.result().to_dict(orient="records") if probed else []
+    toto_rows = _toto_rows(toto or [], [as_bool(c) for c in toto_capture or [True]], toto_run or {}, device, on_cuda)
     rows = []
     for case in cases:
         base = {"variant": case.variant, "mode": case.mode, "capture_scalar_outputs": case.capture,
                 "graph_partition": case.partition, "device": device}
         got = done.get(id(case), {"status": "skipped", "error": SKIPPED_ON_CPU, "seconds": 0.0})
         rows.append({**base, **got})
-    return Results(rows, cfg, device, stack_info(), atol, probe_rows)
+    return Results(rows, cfg, device, stack_info(), atol, probe_rows, toto_rows)
+
+
+def _toto_rows(variants: list[str], captures: list[bool], run: dict[str, Any], device: str,
+               on_cuda: bool) -> list[dict[str, Any]]:
+    """Toto's rows on CUDA; none off CUDA (CUDA graphs need CUDA, and the full-size model is minutes on a CPU)."""
+    if not variants or not on_cuda:
+        return []
+    from .toto import TotoRun
+    from .toto_measure import run_toto
+
+    return run_toto(variants, TotoRun(**run), device, captures)
 
 
 # --------------------------------------------------------------------------- a cache as a graph input

@@ -1,4 +1,4 @@
-"""CUDA graphs: the notebook's tables (stack, status, CUDA graphs, graph breaks, latency, rounds, agreement,
+"""CUDA graphs: the notebook's tables (stack, status, Toto, CUDA graphs, graph breaks, latency, rounds, agreement,
 accuracy, mutation probe, logs), the latency chart and the per-case message explorer."""
 
 from __future__ import annotations
@@ -216,10 +216,45 @@ def explorer(res: Results):
 
 
 # the tables the notebook shows, by the name results.json keeps them under (in the order they are recorded)
+def _toto_mode(row: dict[str, Any], mode: str) -> dict[str, Any]:
+    """One compiled mode of a Toto row as a table row (its error and where, or its figures)."""
+    sub = row.get(mode) or {}
+    mib = lambda k: round(sub[k] / 2**20, 1) if isinstance(sub.get(k), (int, float)) else None  # noqa: E731
+    return {"variant": row.get("variant"), "capture": row.get("capture_scalar_outputs"),
+            "mode": mode.replace("_", "-"), "status": sub.get("status", row.get("status")),
+            "error": sub.get("error", row.get("error", "")), "raised at": sub.get("where", ""),
+            "first forecast s": sub.get("first_s"), "cold compile": sub.get("counts"),
+            "graph launches/step": sub.get("graph_launches"), "kernel launches/step": sub.get("kernel_launches"),
+            "scalar reads/step": sub.get("scalar_reads"), "cudagraph skips": sub.get("cudagraph_skips"),
+            "graph breaks": sub.get("graph_breaks"), "peak MiB added": mib("mem_peak_added"),
+            "reserved MiB added": mib("mem_reserved_added"), "max |Δ| vs eager": sub.get("max_abs_vs_eager")}
+
+
+def toto_table(res: Results) -> pd.DataFrame:
+    """Toto at its real size: per variant, capture setting and compiled mode, the outcome (or error and where),
+    the cold first forecast, the profiled decode step and the memory added; the rounds in toto_rounds_table."""
+    rows = [_toto_mode(r, mode) for r in res.toto for mode in ("reduce_overhead", "default")]
+    return pd.DataFrame(rows) if rows else pd.DataFrame([{"toto": "not run (CUDA only; see toto_variants)"}])
+
+
+def toto_rounds_table(res: Results) -> pd.DataFrame:
+    """Toto's rounds timed call by call in turn: speed-up and spread ratio per round, and the medians."""
+    rows = []
+    for r in res.toto:
+        rounds = r.get("rounds") or {}
+        summary = rounds.get("summary") or {}
+        for i, (speed, spread_ratio) in enumerate(zip(rounds.get("speedups", []), rounds.get("spread_ratios", []))):
+            rows.append({"variant": r.get("variant"), "capture": r.get("capture_scalar_outputs"), "round": i + 1,
+                         "default / reduce-overhead time": speed, "default / reduce-overhead spread": spread_ratio,
+                         "graphs median ms (all rounds)": (summary.get("graphs") or {}).get("median_ms"),
+                         "default median ms (all rounds)": (summary.get("default") or {}).get("median_ms")})
+    return pd.DataFrame(rows) if rows else pd.DataFrame([{"toto rounds": "none timed"}])
+
+
 TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
     "stack": stack_table, "status": status_table, "cudagraphs": cudagraph_table, "graph_breaks": graph_break_table,
     "latency": latency_table, "eager_agreement": eager_agreement, "accuracy": accuracy_table, "logs": log_table,
-    "mutation_probe": probe_table, "rounds": rounds_table,
+    "mutation_probe": probe_table, "rounds": rounds_table, "toto": toto_table, "toto_rounds": toto_rounds_table,
 }
 
 

@@ -1,0 +1,169 @@
+"""CUDA graphs: the cost claims judged on Toto's own code at its real size (toto_measure rows), the seed's fix
+(`seed_int`) with TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1 as the seed ran it. A compile or run that fails is the
+measured outcome: the judge names the error and where in Toto's code it happened."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from ...findings import band_of
+from ...verdicts import Judgement, all_none_some, band, band_decision
+
+SEED_VARIANT = "seed_int"
+MIB = 2 ** 20
+SEED_WORDS = {"speedup": "×2–5", "first": "~60 s (30–120 s)", "memory": "slightly more (+200–500 MB read as "
+              "'slightly' for a 151 M-parameter model)"}
+
+
+def seed_row(res: Any) -> dict[str, Any] | None:
+    """The Toto row of the seed's fix with the seed's setting (capture_scalar_outputs on), if it ran."""
+    rows = [r for r in res.toto if r.get("variant") == SEED_VARIANT and r.get("capture_scalar_outputs", True)]
+    return rows[0] if rows else None
+
+
+def _run(res: Any, row: dict[str, Any]) -> dict[str, Any]:
+    """The conditions these verdicts rest on: Toto, reduce-overhead, capture on, this device and torch."""
+    return {"device": torch.device(res.device).type, "torch": str(res.stack.get("torch", "unknown")),
+            "backend": "torch.compile", "model": "Toto", "mode": ["reduce-overhead"],
+            "capture_scalar_outputs": [bool(row.get("capture_scalar_outputs", True))]}
+
+
+def _size(row: dict[str, Any]) -> str:
+    r = row.get("run") or {}
+    return (f"Toto (toto-ts 0.2.0, Toto-Open-Base-1.0 configuration, {row.get('parameters', 0) / 1e6:.0f} M "
+            f"parameters, batch {r.get('batch')}, context {r.get('context')}, {r.get('steps')} patches forecast)")
+
+
+def unavailable(res: Any, row: dict[str, Any]) -> Judgement | None:
+    """An `error` verdict where Toto could not be built at all (toto-ts or a module it imports missing): the kit's
+    setup, not Toto, failed."""
+    if row.get("status") == "ok" or "TotoUnavailable" not in str(row.get("error")):
+        return None
+    return Judgement("error", f"Toto was not run: {str(row.get('error'))[:200]}", basis="none", run=_run(res, row))
+
+
+def failure(row: dict[str, Any] | None, mode: str = "reduce_overhead") -> str | None:
+    """Why the seed's case has no figure for `mode`: the child's or the mode's error and where; None if it ran."""
+    if row is None:
+        return None
+    if row.get("status") != "ok":
+        return f"the Toto case ended {row.get('status')} ({str(row.get('error'))[:200]})"
+    sub = row.get(mode) or {}
+    if sub.get("status") == "ok":
+        return None
+    where = f" at {sub['where']}" if sub.get("where") else ""
+    return (f"{mode.replace('_', '-')} compile of {_size(row)} failed after {sub.get('seconds', 0):.0f} s: "
+            f"{str(sub.get('error'))[:220]}{where}")
+
+
+def _graphed(sub: dict[str, Any]) -> str:
+    """How much of Toto's decode step replays as CUDA graphs, from its profile and log."""
+    skips = sub.get("skip_messages") or []
+    return (f"{sub.get('graph_launches')} graph / {sub.get('kernel_launches')} kernel launches and "
+            f"{sub.get('scalar_reads')} scalar reads in a decode step, {sub.get('graph_breaks')} graph breaks"
+            + (f", skip: {skips[0][:120]}" if skips else ""))
+
+
+def judge_speedup(res: Any, row: dict[str, Any]) -> Judgement:
+    """Forecasts with reduce-overhead against the default compile of a twin, rounds timed call by call in turn until
+    the rounds rule decides the seed's band; a failed compile refutes the speed-up the fix was to bring."""
+    lo, hi = band_of("cuda_graphs.speedup_2_5x")
+    why = failure(row)
+    if why:
+        return Judgement("refuted", f"the seed's fix gives no faster inference on its own model here: {why}; the "
+                         f"seed's {SEED_WORDS['speedup']}", {"error": why}, run=_run(res, row))
+    rounds = row.get("rounds") or {}
+    speedups = rounds.get("speedups") or []
+    if not speedups:
+        fail = failure(row, "default") or row.get("rounds_error") or "not timed"
+        return Judgement("error", f"{_size(row)} compiled with reduce-overhead but has no rounds against the default "
+                         f"compile: {fail}", basis="none", run=_run(res, row))
+    verdict = band(speedups, lo, hi)
+    summary = rounds.get("summary") or {}
+    text = (f"default compile / reduce-overhead forecast time of {_size(row)}, {len(speedups)} rounds of "
+            f"{rounds.get('calls_per_round')} forecasts each timed alone, in turn: "
+            + ", ".join(f"{v:.2f}" for v in speedups) + f"× (medians {_ms(summary, 'default')} vs "
+            f"{_ms(summary, 'graphs')}); {_graphed(row['reduce_overhead'])}; the seed's {SEED_WORDS['speedup']}")
+    return Judgement(verdict, text, {"speedups": speedups, "rounds": len(speedups)}, run=_run(res, row))
+
+
+def _ms(summary: dict[str, Any], name: str) -> str:
+    s = summary.get(name) or {}
+    return f"{s['median_ms']:.2f} ms" if "median_ms" in s else "n/a"
+
+
+def judge_first_inference(res: Any, row: dict[str, Any]) -> Judgement:
+    """The first forecast with reduce-overhead, compiled cold (caches off, a fresh cache directory), against the
+    seed's band; a cache hit makes the figure not count; a failed compile refutes a first inference that works."""
+    lo, hi = band_of("cuda_graphs.first_inference_60s")
+    why = failure(row)
+    if why:
+        return Judgement("refuted", f"no first inference completes: {why}; the seed's {SEED_WORDS['first']}",
+                         {"error": why}, run=_run(res, row))
+    sub = row["reduce_overhead"]
+    first = float(sub.get("first_s", math.nan))
+    text = (f"first forecast of {_size(row)} with reduce-overhead: {first:.1f} s, compile included (FX-graph and "
+            f"AOTAutograd caches off, a fresh Inductor cache directory: {sub.get('fxgraph_cache_hits')} cache hits); "
+            f"default compile's first forecast {row.get('default', {}).get('first_s', math.nan):.1f} s (caches on); "
+            f"the seed's {SEED_WORDS['first']}")
+    if not sub.get("counts"):
+        return Judgement("error", text + " — the compile was not cold, so the figure does not count", basis="none",
+                         run=_run(res, row))
+    return Judgement(band_decision([first], lo, hi) or "inconclusive", text, {"first_s": first}, run=_run(res, row))
+
+
+def memory_ratio(row: dict[str, Any]) -> tuple[float, float] | None:
+    """(peak bytes with CUDA graphs / peak bytes of the default compile, MiB the graphs add), the model's own bytes
+    counted on both sides; None without both peaks."""
+    ro, de = row.get("reduce_overhead") or {}, row.get("default") or {}
+    if "mem_peak_added" not in ro or "mem_peak_added" not in de:
+        return None
+    base = float(row.get("model_bytes", 0))
+    return (base + ro["mem_peak_added"]) / max(1.0, base + de["mem_peak_added"]), \
+        (ro["mem_peak_added"] - de["mem_peak_added"]) / MIB
+
+
+def judge_memory(res: Any, row: dict[str, Any]) -> Judgement:
+    """Peak CUDA memory of Toto (weights and KV cache plus what compile and the first forecasts add) with
+    reduce-overhead against the default compile: 'slightly higher' is a ratio above the band's lo, at most its hi."""
+    lo, hi = band_of("cuda_graphs.memory_slightly_more")
+    why = failure(row) or failure(row, "default")
+    if why:
+        return Judgement("refuted", f"no CUDA-graph memory to weigh: {why}; the seed's {SEED_WORDS['memory']}",
+                         {"error": why}, run=_run(res, row))
+    got = memory_ratio(row)
+    if got is None:
+        return Judgement("error", "the Toto case recorded no CUDA memory peaks", basis="none", run=_run(res, row))
+    ratio, added = got
+    ro, de = row["reduce_overhead"], row["default"]
+    text = (f"peak CUDA memory of {_size(row)}: model {row.get('model_bytes', 0) / MIB:.0f} MiB + "
+            f"{ro['mem_peak_added'] / MIB:.0f} MiB with reduce-overhead vs + {de['mem_peak_added'] / MIB:.0f} MiB "
+            f"with the default compile ({ratio:.2f}×, {added:+.0f} MiB; reserved +{ro.get('mem_reserved_added', 0) / MIB:.0f}"
+            f" vs +{de.get('mem_reserved_added', 0) / MIB:.0f} MiB); 'slightly higher': above {lo:g}× and at most "
+            f"{hi:g}×; the seed's {SEED_WORDS['memory']}")
+    verdict = all_none_some(int(lo < ratio <= hi), 1)
+    return Judgement(verdict, text, {"ratio": ratio, "added_mib": added}, run=_run(res, row))
+
+
+def judge_consistent_latency(res: Any, row: dict[str, Any]) -> Judgement:
+    """Relative spread (p90 - p10) / median of single forecasts, default compile over reduce-overhead, round by round
+    (timed in turn): the rounds rule against [1, ∞) (CUDA graphs at least as steady)."""
+    why = failure(row)
+    if why:
+        return Judgement("refuted", f"no CUDA-graph latencies to compare: {why}", {"error": why}, run=_run(res, row))
+    rounds = row.get("rounds") or {}
+    ratios = [v for v in rounds.get("spread_ratios") or [] if not math.isnan(v)]
+    if not ratios:
+        return Judgement("error", f"{_size(row)} has no spread rounds: {row.get('rounds_error') or 'not timed'}",
+                         basis="none", run=_run(res, row))
+    summary = rounds.get("summary") or {}
+    g, d = summary.get("graphs") or {}, summary.get("default") or {}
+    text = (f"relative spread (p90 − p10) / median of single forecasts of {_size(row)}, default compile over "
+            f"reduce-overhead, {len(ratios)} rounds of {rounds.get('calls_per_round')} forecasts each: "
+            + ", ".join(f"{v:.2f}" for v in ratios)
+            + f" (all rounds: {d.get('rel_spread', math.nan):.1%} vs {g.get('rel_spread', math.nan):.1%}); above 1: "
+            "steadier with CUDA graphs")
+    return Judgement(band(ratios, 1.0, math.inf), text, {"spread_ratios": ratios}, run=_run(res, row))

@@ -1,0 +1,163 @@
+"""CUDA graphs: measures that can vary. Latency of individually timed calls (a CUDA event pair per call, perf_counter
+on CPU), a first call with the compile caches off in a fresh cache directory, the memory a callable adds (CUDA
+allocator deltas; process RSS on CPU), and speed/spread rounds of two callables timed call by call in turn until the
+rounds rule (verdicts.rounds_until_decided) decides the speed-up against the seed's band."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import statistics
+import tempfile
+import time
+from typing import Any, Callable, Iterator
+
+import torch
+
+from ...bench import timing
+from ...verdicts import band, rounds_until_decided
+
+
+# --------------------------------------------------------------------------- latency of single calls
+
+
+def call_times_ms(fn: Callable[[], Any], device: str, calls: int) -> list[float]:
+    """Time `calls` calls of fn one by one: a CUDA event pair around each on CUDA, perf_counter on CPU (ms)."""
+    out = []
+    if torch.device(device).type == "cuda":
+        for _ in range(calls):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            out.append(start.elapsed_time(end))
+        return out
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
+
+
+def _quantile(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+def spread(samples_ms: list[float]) -> dict[str, float]:
+    """Median, p10, p90 and the relative spread (p90 - p10) / median of individually timed calls."""
+    if not samples_ms:
+        return {"calls": 0}
+    p10, p50, p90 = (_quantile(samples_ms, q) for q in (0.1, 0.5, 0.9))
+    return {"calls": len(samples_ms), "median_ms": p50, "p10_ms": p10, "p90_ms": p90,
+            "rel_spread": (p90 - p10) / p50 if p50 > 0 else math.nan}
+
+
+# --------------------------------------------------------------------------- the first call, compiled cold
+
+
+@contextlib.contextmanager
+def cold_compile_caches() -> Iterator[str]:
+    """FX-graph and AOTAutograd caches off and a fresh, empty TORCHINDUCTOR_CACHE_DIR (Triton's cache inside it) for
+    the duration; yields that directory. Inductor reads the directory from the environment when it compiles."""
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    saved = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}
+    with tempfile.TemporaryDirectory(prefix="inductor-cold-") as fresh, contextlib.ExitStack() as stack:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = fresh
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(fresh, "triton")
+        stack.enter_context(inductor_config.patch(fx_graph_cache=False))
+        if hasattr(functorch_config, "enable_autograd_cache"):
+            stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
+        try:
+            yield fresh
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+def first_call(fn: Callable[[], Any], device: str, cold: bool) -> dict[str, Any]:
+    """Wall time of fn's first call (its compile included) in seconds, with the cache counters it moved; with `cold`
+    the caches are off and the directory fresh. A figure with a cache hit does not count (`counts` False)."""
+    from torch._dynamo.utils import counters
+
+    before = {k: int(counters["inductor"].get(k, 0)) for k in ("fxgraph_cache_hit", "fxgraph_cache_miss")}
+    with cold_compile_caches() if cold else contextlib.nullcontext() as cache_dir:
+        seconds = timing.first_call_ms(fn, device) / 1e3
+    moved = {k: int(counters["inductor"].get(k, 0)) - v for k, v in before.items()}
+    hits = moved["fxgraph_cache_hit"]
+    return {"first_s": seconds, "cold": cold, "cache_dir_fresh": bool(cache_dir), "fxgraph_cache_hits": hits,
+            "fxgraph_cache_misses": moved["fxgraph_cache_miss"], "counts": cold and hits == 0}
+
+
+# --------------------------------------------------------------------------- memory a callable adds
+
+
+def _rss_bytes() -> int:
+    """This process's resident set size (Linux /proc; 0 where it cannot be read)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def memory_added(fn: Callable[[], Any], device: str) -> tuple[Any, dict[str, int]]:
+    """Run fn and return (its result, the bytes it added). CUDA: allocated, peak allocated and reserved above the
+    start (a CUDA-graph pool counts as allocated and reserved); CPU: resident set size. The result stays alive
+    until measured, as a compiled model keeps its graphs."""
+    if torch.device(device).type != "cuda":
+        start = _rss_bytes()
+        result = fn()
+        return result, {"allocated_added": _rss_bytes() - start, "source": "rss"}  # type: ignore[dict-item]
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    alloc, reserved = torch.cuda.memory_allocated(device), torch.cuda.memory_reserved(device)
+    result = fn()
+    torch.cuda.synchronize(device)
+    return result, {"allocated_added": torch.cuda.memory_allocated(device) - alloc,
+                    "peak_added": torch.cuda.max_memory_allocated(device) - alloc,
+                    "reserved_added": torch.cuda.memory_reserved(device) - reserved,
+                    "source": "cuda"}  # type: ignore[dict-item]
+
+
+# --------------------------------------------------------------------------- rounds timed in turn
+
+
+def rounds_in_turn(fns: dict[str, Callable[[], Any]], device: str, lo: float, hi: float, calls: int = 20,
+                   min_rounds: int = 5, max_rounds: int = 15) -> dict[str, Any]:
+    """Time `graphs` and `default` call by call in turn, `calls` calls each per round, until the speed-up rounds
+    (median default / median graphs) decide the band [lo, hi] by the rounds rule or `max_rounds` is reached.
+
+    Per round also the spread ratio (default's relative spread / graphs'): above 1, CUDA graphs were steadier.
+    """
+    per_call: dict[str, list[list[float]]] = {name: [] for name in fns}
+    spreads: list[float] = []
+
+    def one_round() -> float:
+        got: dict[str, list[float]] = {name: [] for name in fns}
+        with timing.device_lock():
+            for _ in range(calls):
+                for name, fn in fns.items():
+                    got[name] += call_times_ms(fn, device, 1)
+        for name, values in got.items():
+            per_call[name].append(values)
+        g, d = spread(got["graphs"]), spread(got["default"])
+        spreads.append(d["rel_spread"] / g["rel_spread"] if g["rel_spread"] > 0 else math.inf)
+        return d["median_ms"] / g["median_ms"]
+
+    speedups = rounds_until_decided(one_round, lo, hi, min_rounds=min_rounds, max_rounds=max_rounds)
+    return {"speedups": speedups, "spread_ratios": spreads, "calls_per_round": calls,
+            "per_call_ms": per_call, "speed_verdict": band(speedups, lo, hi),
+            "summary": {name: spread([v for r in rounds for v in r]) for name, rounds in per_call.items()}}
+
+
+def median(values: list[float]) -> float:
+    """The median (nan for none)."""
+    return statistics.median(values) if values else math.nan
