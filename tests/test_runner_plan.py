@@ -42,7 +42,7 @@ def test_unknown_notebooks_start_after_the_known_in_catalog_order():
     assert plan.make_plan(["a", "b", "view_copy"], ["0"], 0, [0], "cuda", known).order == ["view_copy", "a", "b"]
 
 
-@pytest.mark.parametrize("cores, device, kept", [(32, "cuda", 8), (16, "cuda", 4), (8, "cuda", 2), (4, "cuda", 0),
+@pytest.mark.parametrize("cores, device, kept", [(32, "cuda", 4), (16, "cuda", 2), (8, "cuda", 2), (4, "cuda", 0),
                                                   (32, "cpu", 0)])
 def test_cores_kept_for_cpu_timings(cores, device, kept):
     measuring, others = plan.split_cores(list(range(cores)), device)
@@ -51,7 +51,7 @@ def test_cores_kept_for_cpu_timings(cores, device, kept):
 
 def test_cpus_per_notebook_share_the_notebook_cores():
     made = plan.make_plan(NAMES, ["0", "1"], 0, list(range(32)), "cuda", times())
-    assert {p.cpus for p in made.placements} == {24 // 7}
+    assert {p.cpus for p in made.placements} == {28 // 7}
     assert plan.make_plan(NAMES, [], 1, [0, 1], "cpu").placements[0].cpus == 2
 
 

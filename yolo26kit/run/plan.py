@@ -8,9 +8,11 @@ Decisions:
 - GPU by measuring: the batch is bound by each GPU's serialised measuring (one lock per GPU), so a notebook goes
   to the GPU with the fewest expected measuring seconds so far (ties: the fewest notebooks), longest first
   (LPT scheduling); unknown notebooks count as the median of the known.
-- Cores: on a machine with at least MIN_CORES_TO_RESERVE cores, a quarter of them (at least 2) is kept for
-  CPU-timed steps, which take the CPU lock and move onto those cores; every notebook runs on the others. Below
-  that the machine is too small to split: CPU timings share it (and run.json says how busy it was).
+- Cores: on a machine with at least MIN_CORES_TO_RESERVE cores, an eighth of them (at least 2) is kept for
+  CPU-timed steps, which take the CPU lock and move onto those cores; every notebook runs on the others. Few:
+  they idle between CPU timings, and a timed step on a GPU runner uses 2 threads (runner.step_slots), while the
+  compiles of a cold batch need every core they can get. Below that the machine is too small to split: CPU
+  timings share it (and run.json says how busy it was).
 """
 
 from __future__ import annotations
@@ -81,11 +83,11 @@ def visible_gpus() -> list[str]:
 
 
 def split_cores(cores: list[int], device_type: str) -> tuple[list[int], list[int]]:
-    """(measuring cores, notebook cores): a quarter (at least 2) of a CUDA machine's cores kept for CPU timings;
+    """(measuring cores, notebook cores): an eighth (at least 2) of a CUDA machine's cores kept for CPU timings;
     on a small machine or a CPU batch nothing is kept (([], cores))."""
     if device_type != "cuda" or len(cores) < MIN_CORES_TO_RESERVE:
         return [], list(cores)
-    keep = max(2, len(cores) // 4)
+    keep = max(2, len(cores) // 8)
     return sorted(cores)[-keep:], sorted(cores)[:-keep]
 
 
