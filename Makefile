@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Installed without their declared dependencies (they pin an older torch, numpy or pandas than the kit's stack);
+# what they import at run time is in pyproject.toml. Same list as yolo26kit/run/bundle.py NO_DEPS.
+NO_DEPS := toto-ts==0.2.0 gluonts==0.16.2 jaxtyping==0.2.29
 
 .PHONY: report test test-notebooks test-all lab venv clean-venv
 
@@ -13,6 +16,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade --quiet pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet --no-deps $(NO_DEPS)
 	touch $(STAMP)
 
 # Writes reports/runs/<run-id>/ and reports/runs/index.html, both ignored by git: the tree stays clean.

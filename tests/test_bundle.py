@@ -247,8 +247,19 @@ def runner_index(big: int) -> FakeIndex:
         "ipykernel": {"7.4.0": ["pyzmq"]},
         "pyzmq": {"27.3.0": []},
         "ipywidgets": {"8.1.9": []},
+        # Toto: its own pins (torch 2.7, lightning) are never followed (bundle.NO_DEPS)
+        "toto-ts": {"0.2.0": ["torch==2.7.0", "lightning==2.3.3"]},
+        "gluonts": {"0.16.2": ["numpy<2.2", "pandas<3"]},
+        "jaxtyping": {"0.2.29": ["typeguard==2.13.3"]},
+        "einops": {"0.7.0": []},
+        "rotary-embedding-torch": {"0.8.6": ["einops>=0.7"]},
+        "pydantic": {"2.12.5": ["pydantic-core==2.41.5"]},
+        "pydantic-core": {"2.41.5": []},
+        "toolz": {"0.12.1": []},
     }
     return FakeIndex(index, sizes={"executorch": big})
+
+TOTO_WHEELS = {"toto-ts", "gluonts", "jaxtyping", "einops", "rotary-embedding-torch", "pydantic", "pydantic-core", "toolz"}
 
 
 def write_have(tmp_path: Path) -> Path:
@@ -272,11 +283,12 @@ def test_build_wheelhouse_writes_the_manifest(tmp_path: Path) -> None:
         "ipykernel",
         "ipywidgets",
         "pyzmq",
-    }
+    } | TOTO_WHEELS
+    assert "lightning" not in wheels and "typeguard" not in wheels  # NO_DEPS: their pins are not followed
     assert wheels["torchao"]["why"] == ["kit", "executorch"] and wheels["executorch"]["version"] == "1.2.0"
     assert manifest["target"]["torch"] == "2.11.0+cu130" and manifest["target"]["python"] == "3.12.0"
-    assert manifest["wheels_bytes"] == 2 * MIB + 8 * 1000
-    assert manifest["total_mib"] == round((3 * MIB + 8000) / MIB, 2)
+    assert manifest["wheels_bytes"] == 2 * MIB + 16 * 1000
+    assert manifest["total_mib"] == round((3 * MIB + 16000) / MIB, 2)
     left = {x["package"]: x["reason"] for x in manifest["left_out"]}
     assert left["torch"].startswith("runner has") and "cv2" in left["opencv-python"]
     assert "tqdm" in left and "pandas" in left  # the runner has them: not shipped

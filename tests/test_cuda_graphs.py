@@ -754,3 +754,14 @@ def test_toto_case_on_cuda_records_every_measure():
     row = toto_measure.toto_case("seed_int", asdict(TOTO_RUN), "cuda", capture=False, calls=5, config=TOTO_TINY)
     ro = row["reduce_overhead"]
     assert ro["status"] == "ok" and ro["counts"] and "mem_peak_added" in ro and row["rounds"]["speedups"]
+
+
+def test_toto_wheels_travel_without_their_pinned_dependencies():
+    from yolo26kit.run import bundle
+
+    toto_wheel = bundle.Wheel("toto_ts", "0.2.0", "toto_ts-0.2.0-py3-none-any.whl", 120_804,
+                              ("torch==2.7.0", "numpy==1.26.4", "lightning==2.3.3"))
+    assert bundle.dependencies(toto_wheel) == []
+    assert {"toto-ts==0.2.0", "gluonts==0.16.2", "jaxtyping==0.2.29"} <= set(bundle.KIT_REQUIREMENTS)
+    plain = bundle.Wheel("rotary_embedding_torch", "0.8.6", "r.whl", 5616, ("einops>=0.7", "torch>=2.0"))
+    assert [r.name for r in bundle.dependencies(plain)] == ["einops", "torch"]

@@ -74,7 +74,20 @@ KIT_REQUIREMENTS: tuple[str, ...] = (
     "pandas",
     "matplotlib",
     "opencv-python-headless",
+    # Toto for cuda_graphs (4.0 MiB of cp312 wheels with pydantic-core); NO_DEPS below
+    "toto-ts==0.2.0",
+    "gluonts==0.16.2",
+    "jaxtyping==0.2.29",
+    "einops==0.7.0",
+    "rotary-embedding-torch==0.8.6",
+    "pydantic==2.12.5",
+    "toolz==0.12.1",
 )
+
+# Shipped without following their Requires-Dist (the Makefile installs them with --no-deps too): toto-ts pins
+# torch 2.7 and a training stack, gluonts numpy < 2.2 and pandas < 3, jaxtyping a typeguard it imports only for
+# its import hook. What their imported modules need is listed in KIT_REQUIREMENTS.
+NO_DEPS: frozenset[str] = frozenset({"toto-ts", "gluonts", "jaxtyping"})
 
 # Never shipped, whatever asks for them (fnmatch patterns over PEP 503 names), with the reason.
 EXCLUDE: dict[str, str] = {
@@ -271,6 +284,8 @@ def applies(req: Requirement, target: Target = TARGET, extras: Iterable[str] = (
 
 def dependencies(wheel: Wheel, target: Target = TARGET, extras: Iterable[str] = ()) -> list[Requirement]:
     """A wheel's Requires-Dist that apply on the target (extras' deps only for the extras asked for)."""
+    if canonicalize_name(wheel.name) in NO_DEPS:
+        return []
     reqs = (Requirement(r) for r in wheel.requires)
     return [r for r in reqs if applies(r, target, tuple(extras))]
 
