@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from yolo26kit import catalog, env, findings
+from yolo26kit import catalog, env, findings, paths
 from yolo26kit.bench import isolate
 from yolo26kit.report import pages as report
 from yolo26kit.run import runner
@@ -19,8 +19,8 @@ from yolo26kit.run import runner
 
 def test_run_dirs_never_overwrite(tmp_path):
     now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
-    first, d1 = runner.new_run_dir(tmp_path, "cpu", now)
-    second, d2 = runner.new_run_dir(tmp_path, "cpu", now)
+    first, d1 = paths.new_run_dir(tmp_path, "cpu", now=now)
+    second, d2 = paths.new_run_dir(tmp_path, "cpu", now=now)
     assert first.startswith("20260102T030405Z-") and first.endswith("-cpu")
     assert d1 != d2 and second == f"{first}-2" and d1.is_dir() and d2.is_dir()
 
@@ -108,7 +108,7 @@ def test_find_runs_ignores_folders_without_results(tmp_path):
 def test_cache_is_cold_then_warm_and_off_is_temporary(tmp_path, monkeypatch):
     monkeypatch.delenv("YOLO26KIT_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert runner.default_cache_dir() == tmp_path / "xdg" / "yolo26kit"
+    assert paths.default_cache_dir() == tmp_path / "xdg" / "yolo26kit"
     cold = runner.open_cache(tmp_path / "c")
     assert cold.state == "cold"
     (tmp_path / "c" / "device.lock").write_text("")  # the lock alone does not make a cache warm
@@ -123,7 +123,7 @@ def test_cache_is_cold_then_warm_and_off_is_temporary(tmp_path, monkeypatch):
     assert off.state == "off" and off.root.is_dir() and off.child_env()["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] == "1"
     off.close()
     assert not off.root.exists()
-    assert not runner.default_cache_dir().is_relative_to(runner.REPORTS.parent)  # outside the repository
+    assert not paths.default_cache_dir().is_relative_to(paths.REPORTS.parent)  # outside the repository
 
 
 def test_jobs_and_compile_threads():
@@ -229,14 +229,14 @@ def test_a_crash_leaves_its_trace_file_and_no_crash_site_notes(tmp_path, monkeyp
 def test_a_local_run_writes_only_ignored_files(tmp_path, monkeypatch):
     """`make report` must leave a clean tree: the run and the index of local runs are ignored by git."""
     inv = _one_notebook(tmp_path, monkeypatch)
-    shared_index = runner.REPORTS / "index.html"
+    shared_index = paths.REPORTS / "index.html"
     before = shared_index.stat().st_mtime_ns if shared_index.exists() else None
     result = runner.run([(inv, {})], cache=tmp_path / "cache")
     try:
         assert result.state == "complete" and result.exit_code == 0, runner.summary(result)
-        assert result.run_dir.parent == runner.DEFAULT_OUT and result.index == runner.DEFAULT_OUT / "index.html"
+        assert result.run_dir.parent == paths.DEFAULT_OUT and result.index == paths.DEFAULT_OUT / "index.html"
         written = [*result.run_dir.iterdir(), result.index]
-        ignored = subprocess.run(["git", "-C", str(runner.REPORTS.parent), "check-ignore", *map(str, written)],
+        ignored = subprocess.run(["git", "-C", str(paths.REPORTS.parent), "check-ignore", *map(str, written)],
                                  capture_output=True, text=True).stdout.split()
         assert sorted(ignored) == sorted(map(str, written))
         assert (shared_index.stat().st_mtime_ns if shared_index.exists() else None) == before
@@ -245,4 +245,4 @@ def test_a_local_run_writes_only_ignored_files(tmp_path, monkeypatch):
         assert meta["notebooks"][0]["parameters"] == {} and set(meta["notebooks"][0]["time_split"]) >= {"wall"}
     finally:
         shutil.rmtree(result.run_dir)
-        report.render_index(runner.DEFAULT_OUT)
+        report.render_index(paths.DEFAULT_OUT)

@@ -7,7 +7,12 @@ without importing each other.
 from __future__ import annotations
 
 import os
+import re
+import socket
+from datetime import datetime, timezone
 from pathlib import Path
+
+from .errors import BadOutput
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout (or unpacked copy) that holds the yolo26kit package
 DATA = ROOT / "data"
@@ -26,4 +31,22 @@ def default_cache_dir() -> Path:
     return Path(base) / "yolo26kit"
 
 
-__all__ = ["CACHE_ENV", "DATA", "DEFAULT_OUT", "INTERACTIVE", "NOTEBOOKS", "REPORTS", "ROOT", "default_cache_dir"]
+def new_run_dir(out: Path, device: str, prefix: str = "", now: datetime | None = None) -> tuple[str, Path]:
+    """Create `out/<prefix><id>/`, id = UTC time + host + device (a numeric suffix when taken): a run's folder,
+    or a matrix's with prefix `matrix-`. Returns the id and the folder."""
+    now = now or datetime.now(timezone.utc)
+    host = re.sub(r"[^A-Za-z0-9]+", "-", socket.gethostname()).strip("-")[:16] or "host"
+    base = f"{now:%Y%m%dT%H%M%SZ}-{host}-{device}"
+    out.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        folder_id = base if n == 1 else f"{base}-{n}"
+        try:
+            (out / f"{prefix}{folder_id}").mkdir()
+            return folder_id, out / f"{prefix}{folder_id}"
+        except FileExistsError:
+            continue
+    raise BadOutput(f"could not create a new folder under {out}")
+
+
+__all__ = ["CACHE_ENV", "DATA", "DEFAULT_OUT", "INTERACTIVE", "NOTEBOOKS", "REPORTS", "ROOT", "default_cache_dir",
+           "new_run_dir"]

@@ -18,10 +18,7 @@ keeps the table, the page and the command line, and re-exports the public names 
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import signal
-import socket
 import sys
 import time
 from dataclasses import asdict
@@ -30,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..bench.artifacts import read_json_object
-from ..paths import DEFAULT_OUT
+from ..paths import DEFAULT_OUT, new_run_dir
 from ..report.matrix_page import listing, render
 from .executors import (CELL_RECORD, CELL_TIMEOUT, PLAN, RAY_EXCLUDES, STOP_GRACE, Cell, LocalExecutor, RayExecutor,
                          _plan_cells, finished_cells, ledger_claims, run_cell)
@@ -45,7 +42,7 @@ __all__ = ["ROOT", "STACKS_FILE", "MARKER", "SCHEMA", "CORE_IMPORTS", "EXTRA_IMP
            "disk_bytes", "CHECK", "child_environ", "check", "stack_pins_match", "env_dir", "prepare", "clean", "Cell",
            "ledger_claims", "PLAN", "CELL_RECORD", "STOP_GRACE", "finished_cells", "run_cell", "LocalExecutor",
            "RayExecutor", "changes", "assemble", "VOLATILE_STACK", "VOLATILE_CELL", "comparable", "render", "listing",
-           "new_matrix_dir", "split_params", "investigations_of", "run_matrix", "add_subcommand", "main", "summary"]
+           "split_params", "investigations_of", "run_matrix", "add_subcommand", "main", "summary"]
 
 SCHEMA = 1
 
@@ -113,22 +110,6 @@ def comparable(matrix: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- the whole call
 
 
-def new_matrix_dir(out: Path, device: str, now: datetime | None = None) -> tuple[str, Path]:
-    """`out/matrix-<UTC time>-<host>-<device>` (a numeric suffix when taken)."""
-    now = now or datetime.now(timezone.utc)
-    host = re.sub(r"[^A-Za-z0-9]+", "-", socket.gethostname()).strip("-")[:16] or "host"
-    base = f"{now:%Y%m%dT%H%M%SZ}-{host}-{device}"
-    out.mkdir(parents=True, exist_ok=True)
-    for n in range(1, 1000):
-        matrix_id = base if n == 1 else f"{base}-{n}"
-        try:
-            (out / f"matrix-{matrix_id}").mkdir()
-            return matrix_id, out / f"matrix-{matrix_id}"
-        except FileExistsError:
-            continue
-    raise MatrixError(f"could not create a matrix folder under {out}")
-
-
 def split_params(pairs: list[str], investigations: list[str], kit_root: Path) -> dict[str, list[str]]:
     """Each `-p KEY=VALUE` goes to the investigations whose notebook has KEY; a key none has is bad input."""
     from .. import catalog
@@ -185,7 +166,7 @@ def run_matrix(stacks: list[Stack], series: dict[str, list[str]], investigations
         matrix_dir = Path(resume)
         matrix_id = matrix_dir.name.removeprefix("matrix-")
     else:
-        matrix_id, matrix_dir = new_matrix_dir(Path(out), device)
+        matrix_id, matrix_dir = new_run_dir(Path(out), device, prefix="matrix-")
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     log(f"matrix {matrix_id}: {len(stacks)} stacks × {len(investigations)} investigations on {device} "
         f"({executor.name} executor)")

@@ -30,10 +30,8 @@ import contextlib
 import json
 import logging
 import os
-import re
 import shutil
 import signal
-import socket
 import sys
 import tempfile
 import threading
@@ -44,12 +42,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from ..bench import artifacts, isolate
+from ..bench import isolate
 from .. import catalog, env, findings
 from . import executors, plan as batch_plan, timeline
 from ..catalog import Investigation
 from ..errors import KitError
-from ..paths import CACHE_ENV, DEFAULT_OUT, REPORTS, default_cache_dir
+from ..paths import CACHE_ENV, DEFAULT_OUT, default_cache_dir, new_run_dir
 
 DEFAULT_TIMEOUT = 1800.0  # seconds per notebook
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL when a run is stopped
@@ -174,22 +172,6 @@ def step_slots(cores: int | None = None) -> int:
     even a 3 s eager YOLO26 call took 100 s.
     """
     return max(2, (cores or os.cpu_count() or 2) // 2)
-
-
-def new_run_dir(out: Path, device_type: str, now: datetime | None = None) -> tuple[str, Path]:
-    """Create `out/<run-id>/` (UTC timestamp + host + device); an existing id gets a numeric suffix."""
-    now = now or datetime.now(timezone.utc)
-    host = re.sub(r"[^A-Za-z0-9]+", "-", socket.gethostname()).strip("-")[:16] or "host"
-    base = f"{now:%Y%m%dT%H%M%SZ}-{host}-{device_type}"
-    out.mkdir(parents=True, exist_ok=True)
-    for n in range(1, 1000):
-        run_id = base if n == 1 else f"{base}-{n}"
-        try:
-            (out / run_id).mkdir()
-            return run_id, out / run_id
-        except FileExistsError:
-            continue
-    raise RuntimeError(f"could not create a new run directory under {out}")
 
 
 def kernel_config(sockets: str | Path) -> Any:
