@@ -474,3 +474,13 @@ def test_a_failed_et_cuda_lowering_records_the_defaults_it_used_and_the_workers_
     assert "after 240 s" in judged.evidence and "the worker raised triton.compiler.errors.CompilationError" in judged.evidence
     xnnpack = inv.Case(model="yolo26n", backend="et_xnnpack", device="cpu", imgsz=640)
     assert "backend_options" not in measure.prepare(xnnpack, 60.0).details
+
+
+def test_variant_modules_reads_all_25_variants_and_tells_tasks_apart():
+    """ultralytics' parser on the meta device: every task/model pair, each task's own head among its module types."""
+    from yolo26kit.investigations.deployment_paths import measure
+
+    found = measure.step_variant_modules()
+    assert len(found) == inv.ALL_VARIANTS
+    assert "Detect" in found["detect/yolo26n"] and "Detect" not in found["classify/yolo26n"]
+    assert found["segment/yolo26n"] != found["detect/yolo26n"]  # a different head: another set, so no stand-in

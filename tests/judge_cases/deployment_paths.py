@@ -57,14 +57,14 @@ I7, XEON = "Intel(R) Core(TM) i7-12700K", "Intel(R) Xeon(R) Processor"  # the se
 def run(rows: list[inv.Row], device: str = "cpu", models: tuple[str, ...] = ("yolo26n",), task_rows=(),
         dynamic: isolate.Outcome | None = None, imgsz: int = 640, rounds: dict[str, list[float]] | None = None,
         gpu: str = "", cpu: str = I7, others_busy: float | None = 0.1,
-        backbone: dict[str, isolate.Outcome] | None = None) -> inv.Run:
+        backbone: dict[str, isolate.Outcome] | None = None, modules: isolate.Outcome | None = None) -> inv.Run:
     """A run; `rounds` are the side-by-side step's medians per case tag, timed on `cpu` beside `others_busy` cores
     of other processes' work; `backbone` the backbone's parts (measure.backbone_parts)."""
     side = (isolate.Outcome("CPU rows side by side", "ok", 3.0, value={"medians": rounds, "cpu": cpu, "threads": 8,
                                                                        "others_busy_cores": others_busy})
             if rounds is not None else None)
-    return inv.Run(device, rows, list(task_rows), dynamic, list(models), imgsz, side, gpu, dict(backbone or {}),
-                   [LATER])
+    return inv.Run(device, rows, list(task_rows), dynamic, list(models), imgsz, side, gpu, backbone=dict(backbone or {}),
+                   variant_modules=modules, known_releases=[LATER])
 
 
 # --- ExecuTorch CUDA ---------------------------------------------------------------------------------
@@ -122,12 +122,20 @@ def _scaling(ratios: list[float], **machine: Any) -> inv.Run:
 
 # --- task variants ---------------------------------------------------------------------------------
 
-def _variants(tasks: tuple[str, ...], models: tuple[str, ...], failing: int = 0) -> inv.Run:
+def _modules(odd: str = "") -> isolate.Outcome:
+    """step_variant_modules' answer: every variant built from its task's module types (`odd` task/model: one more)."""
+    types = {f"{t}/{m}": ["C3k2", "Conv", t.capitalize()] + (["Extra"] if f"{t}/{m}" == odd else [])
+             for t in inv.TASKS for m in ALL_SIZES}
+    return isolate.Outcome("module types of the 25 variants", "ok", 4.0, value=types)
+
+
+def _variants(tasks: tuple[str, ...], models: tuple[str, ...], failing: int = 0,
+              modules: isolate.Outcome | None = None) -> inv.Run:
     rows = [row(m, backend="et_xnnpack", task=t, timed=False, prepare="ok", imgsz=320) for t in tasks for m in models]
     for i in range(failing):
         rows[i] = row(rows[i].case.model, backend="et_xnnpack", task=rows[i].case.task, timed=False, prepare="error",
                       error="LoweringFailed: unsupported op", imgsz=320)
-    return run([], task_rows=rows)
+    return run([], task_rows=rows, modules=modules)
 
 
 ALL_SIZES = tuple(f"yolo26{s}" for s in "nsmlx")
@@ -194,7 +202,12 @@ CASES: dict[str, dict[str, Callable[[], Any]]] = {
     "deployment_paths.xnnpack_all_variants": {
         "confirmed": lambda: _variants(inv.TASKS, ALL_SIZES),
         "refuted": lambda: _variants(inv.TASKS, ("yolo26n",), failing=1),
-        "inconclusive": lambda: _variants(inv.TASKS, ("yolo26n",)),  # 5 of 25 tried
+        "inconclusive": lambda: _variants(inv.TASKS, ("yolo26n",)),  # 5 of 25 tried, the others' modules not read
+        # 5 of 25 tried; the other 20 are built from the module types of their task's tried variant
+        "confirmed (the untried built like the tried)": lambda: _variants(inv.TASKS, ("yolo26n",), modules=_modules()),
+        "inconclusive (one untried variant has a module no tried one has)": lambda: _variants(
+            inv.TASKS, ("yolo26n",), modules=_modules("pose/yolo26x")),
+        "inconclusive (a task not tried)": lambda: _variants(inv.TASKS[:4], ("yolo26n",), modules=_modules()),
     },
     "deployment_paths.torch_compile_alternative": {
         "confirmed": lambda: run([row(device="cuda", ms=8.0), row(backend="compile", device="cuda", ms=4.0),

@@ -294,9 +294,33 @@ def judge_xnnpack_all_variants(run: Run) -> Judgement:
         return Judgement("refuted", evidence + " — one failing variant is enough against \"all\"", data, run=cond)
     if len(variants) >= ALL_VARIANTS and decided:
         return Judgement("confirmed", evidence, data, run=cond)
+    stood_for, alone = _stood_for(run, {f"{t}/{m}" for t, m in variants})
+    data["untried_built_like_a_tried_one"] = stood_for
+    if decided and stood_for and not alone:
+        cond["model"] = sorted({k.split("/")[1] for k in stood_for} | set(cond["model"]), key=_by_size)
+        return Judgement("confirmed", evidence + f" — the other {len(stood_for)} were not lowered here, but each is "
+                         "built from exactly the module types of its task's tried variant (ultralytics' parser, read "
+                         "on the meta device): only widths and repeats differ, and a lowering's operators follow the "
+                         "module types, so the tried variants stand for them", data, basis="both", run=cond)
+    why = (f"; {len(alone)} untried ones are built from modules no tried variant of their task has: "
+           f"{', '.join(sorted(alone)[:6])}" if alone and run.variant_modules is not None else "")
     return Judgement("inconclusive", evidence + f" — {len(variants)} of {ALL_VARIANTS} tried, all matched: \"all "
-                     f"{ALL_VARIANTS}\" needs the other {ALL_VARIANTS - len(variants)} (the full profile tries them)",
-                     data, run=cond)
+                     f"{ALL_VARIANTS}\" needs the other {ALL_VARIANTS - len(variants)} (the full profile tries them)"
+                     + why, data, run=cond)
+
+
+def _stood_for(run: Run, tried: set[str]) -> tuple[list[str], list[str]]:
+    """The untried variants (task/model) built from the same module types as a tried variant of their task, and
+    those that are not (all of them when the module types were not read)."""
+    step = run.variant_modules
+    every = [f"{t}/{m}" for t in TASKS for m in (f"yolo26{s}" for s in yolo.SCALES)]
+    untried = [v for v in every if v not in tried]
+    if step is None or not step.ok or not isinstance(step.value, dict):
+        return [], untried
+    types = {k: set(v) for k, v in step.value.items()}
+    same = [v for v in untried if v in types and any(
+        t.split("/")[0] == v.split("/")[0] and types.get(t) == types[v] for t in tried)]
+    return same, [v for v in untried if v not in same]
 
 
 def judge_torch_compile_alternative(run: Run) -> Judgement:

@@ -133,6 +133,24 @@ def build_task(task: str, model: str, seed: int = 0) -> torch.nn.Module:
     return live.liven(net, seed).requires_grad_(False)
 
 
+def step_variant_modules() -> dict[str, list[str]]:
+    """The module types each of the 25 YOLO26 variants (task/model) is built from, read from ultralytics' own model
+    parser on the meta device (no weights, no forward): which variants a tried one stands for."""
+    import copy
+
+    yolo.offline_ultralytics()
+    from ultralytics.nn.tasks import parse_model, yaml_model_load
+
+    found = {}
+    for task in TASKS:
+        suffix = TASK_MODELS[task][1] if task in TASK_MODELS else ""
+        for scale in yolo.SCALES:
+            with torch.device("meta"):
+                net, _ = parse_model(copy.deepcopy(yaml_model_load(f"yolo26{scale}{suffix}.yaml")), ch=3, verbose=False)
+            found[f"{task}/yolo26{scale}"] = sorted({type(m).__name__ for m in net.modules()})
+    return found
+
+
 def build_model(case: Case) -> torch.nn.Module:
     """The case's model on its device in its dtype, eval mode."""
     return build_task(case.task, case.model, case.seed).eval().to(case.device, DTYPES[case.dtype])
@@ -694,6 +712,7 @@ class Run:
     side_by_side: isolate.Outcome | None = None  # the CPU rows timed again in one process (step_side_by_side)
     gpu: str = ""  # the CUDA device's name on a CUDA run (env.fingerprint), "" on a CPU run
     backbone: dict[str, isolate.Outcome] = field(default_factory=dict)  # backbone_parts: graph, split
+    variant_modules: isolate.Outcome | None = None  # step_variant_modules: module types of the 25 variants
     known_releases: list[dict[str, Any]] = field(default_factory=et_releases.records)  # later executorch, on CPU
 
     @property
@@ -744,18 +763,23 @@ def investigate(device: str, models: list[str], compile_models: list[str], imgsz
     dynamic_step = lambda: isolate.run_step(step_onnx_dynamic, models[0], ONNX_DYNAMIC_SIZES, seed,  # noqa: E731
                                             timeout=step_timeout, step="onnxruntime dynamic H/W", phase="compile")
     parts: dict[str, isolate.Outcome] = {}
-    if on_cuda:  # the untimed dynamic-shape check and the backbone's parts beside the cases
-        with ThreadPoolExecutor(max_workers=2) as side:
+    modules_step = lambda: isolate.run_step(step_variant_modules, timeout=step_timeout,  # noqa: E731
+                                            step="module types of the 25 variants")
+    if on_cuda:  # the untimed dynamic-shape check, the variants' module types and the backbone's parts beside the cases
+        with ThreadPoolExecutor(max_workers=3) as side:
             dynamic = side.submit(dynamic_step) if want_dynamic else None
+            modules = side.submit(modules_step)
             backbone = side.submit(backbone_parts, models[0], imgsz, step_timeout, workdir, models[0] in et_cuda_models) \
                 if "et_cuda" in backends and models else None
             rows = run_all(cases, step_timeout, compile_models, workers, et_cuda_models)
             dynamic_outcome = dynamic.result() if dynamic else None
             parts = backbone.result() if backbone else {}
+            modules_outcome = modules.result()
     else:  # a busy process beside a timed run would slow it: every build first, one per core, then the runs alone
         built, extra = build_all(cases, step_timeout, compile_models, et_cuda_models, os.cpu_count() or 1,
-                                 *([dynamic_step] if want_dynamic else []))
-        dynamic_outcome = extra[0] if extra else None
+                                 modules_step, *([dynamic_step] if want_dynamic else []))
+        modules_outcome, dynamic_outcome = extra[0], (extra[1] if len(extra) > 1 else None)
         rows = run_all(cases, step_timeout, compile_models, 1, et_cuda_models, built)
     return Run(device, rows, task_rows(rows, task_models, task_imgsz, tasks), dynamic_outcome, list(models), imgsz,
-               side_by_side(rows, step_timeout), env.fingerprint()["device"] if on_cuda else "", parts)
+               side_by_side(rows, step_timeout), env.fingerprint()["device"] if on_cuda else "", parts,
+               modules_outcome)
