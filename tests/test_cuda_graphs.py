@@ -765,3 +765,18 @@ def test_toto_wheels_travel_without_their_pinned_dependencies():
     assert {"toto-ts==0.2.0", "gluonts==0.16.2", "jaxtyping==0.2.29"} <= set(bundle.KIT_REQUIREMENTS)
     plain = bundle.Wheel("rotary_embedding_torch", "0.8.6", "r.whl", 5616, ("einops>=0.7", "torch>=2.0"))
     assert [r.name for r in bundle.dependencies(plain)] == ["einops", "torch"]
+
+
+def test_conclusion_reads_toto_figures_and_failure_from_the_claims_data():
+    from yolo26kit.conclusion import View
+    from yolo26kit.investigations.cuda_graphs import conclude
+
+    def view(speedup: str, data: dict, first: dict) -> View:
+        return View({"claims": [{"id": "cuda_graphs.speedup_2_5x", "verdict": speedup, "data": data},
+                                {"id": "cuda_graphs.first_inference_60s", "verdict": "confirmed", "data": first}]})
+
+    out, figure = conclude.conclude(view("confirmed", {"speedups": [2.4, 3.0, 2.6]}, {"first_s": 55.0}))
+    assert "Toto with CUDA graphs runs a forecast 2.4–3× faster" in out["cost"] and "55 s" in out["cost"]
+    assert figure["value"] == "2.6×"
+    out, figure = conclude.conclude(view("refuted", {"error": "IndexError: got SymInt"}, {}))
+    assert "does not compile with reduce-overhead (IndexError: got SymInt)" in out["cost"] and figure is None

@@ -34,16 +34,22 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     if fixes:
         out["fix"] = "Fixes: " + "; ".join(fixes) + "."
     figure = None
-    ratios = numbers(r.data("cuda_graphs.speedup_2_5x", "ratios"))
-    first = numbers(r.data("cuda_graphs.first_inference_60s", "first_s"))
+    # Toto's judges keep "speedups" (and "error" where Toto's compile failed); the kit forecaster's "ratios"
+    toto = r.data("cuda_graphs.speedup_2_5x", "speedups") is not None
+    ratios = numbers(r.data("cuda_graphs.speedup_2_5x", "speedups" if toto else "ratios"))
+    first_s = r.data("cuda_graphs.first_inference_60s", "first_s")
+    first = numbers(first_s if isinstance(first_s, (list, dict)) else [first_s])  # Toto's is one cold compile
+    failed = r.data("cuda_graphs.speedup_2_5x", "error")
     costs = []
+    if failed and r.v("cuda_graphs.speedup_2_5x") == "refuted":
+        costs.append(f"on Toto itself the seed's fix does not compile with reduce-overhead ({str(failed)[:160]})")
     if ratios and r.v("cuda_graphs.speedup_2_5x") not in UNDECIDED:
-        costs.append(f"full CUDA graphs run a forecast {span(ratios, '×')} faster than the default compile, round by "
-                     "round (seed: 2–5×)")
+        costs.append(f"{'Toto with' if toto else 'full'} CUDA graphs run{'s' if toto else ''} a forecast "
+                     f"{span(ratios, '×')} faster than the default compile, round by round (seed: 2–5×)")
         figure = {"value": f"{num(statistics.median(ratios))}×",
                   "label": "forecast with full CUDA graphs vs default compile, median round (seed: 2–5×)",
                   "claim": "cuda_graphs.speedup_2_5x"}
-    if first and r.v("cuda_graphs.first_inference_60s") not in UNDECIDED:
+    if first and r.v("cuda_graphs.first_inference_60s") not in UNDECIDED and not failed:
         costs.append(f"the first call takes {span(first, ' s')} (seed: 30–120 s)")
     if costs:
         out["cost"] = "Cost: " + "; ".join(costs) + "."
