@@ -709,8 +709,8 @@ def test_seed_patch_changes_only_how_the_position_is_read():
     assert torch.equal(outs["stock"], outs["seed_int"])
 
 
-def _toto_res(row: dict) -> cg.Results:
-    return cg.Results([], TINY, "cuda", {"torch": "2.11.0"}, 1e-4, [], [row])
+def _toto_res(row: dict, rows: list | None = None) -> cg.Results:
+    return cg.Results(rows or [], TINY, "cuda", {"torch": "2.11.0"}, 1e-4, [], [row])
 
 
 def test_toto_judges_name_the_failure_and_never_hold_it_inconclusive():
@@ -718,11 +718,18 @@ def test_toto_judges_name_the_failure_and_never_hold_it_inconclusive():
               "run": asdict(TOTO_RUN), "reduce_overhead": {"status": "error", "error": "IndexError: got SymInt",
                                                            "where": 'File "toto/model/util.py", line 165', "seconds": 9}}
     res = _toto_res(failed)
-    for judge in (cg.judge_speedup, cg.judge_first_inference, cg.judge_memory, cg.judge_consistent_latency):
+    for judge in (cg.judge_speedup, cg.judge_first_inference, cg.judge_memory):
         judged = judge(res)
         assert judged.verdict == "refuted" and "IndexError: got SymInt" in judged.evidence, judge.__name__
+        assert "on torch 2.11.0" in judged.evidence  # the release is part of the outcome
         assert judged.run["model"] == "Toto" and judged.run["capture_scalar_outputs"] == [True]
         assert _settled(judged, "cuda_graphs.speedup_2_5x").verdict == "refuted"
+    # the spread claim names no model: the kit forecaster's rounds decide it, Toto's failure is told beside
+    toy = [_row("tensor", "eager"), _row("tensor", "default", True),
+           _row("tensor", "reduce-overhead", True, True, **FULL, rounds=_rounds([4.0] * 5, [10.0] * 5))]
+    judged = cg.judge_consistent_latency(_toto_res(failed, toy))
+    assert judged.verdict == "confirmed" and "Toto itself not timed" in judged.evidence
+    assert judged.run["model"].startswith("kit forecaster")
     missing = {"variant": "seed_int", "capture_scalar_outputs": True, "status": "error",
                "error": "TotoUnavailable: cuda_graphs: the Toto cases need toto-ts==0.2.0"}
     assert cg.judge_speedup(_toto_res(missing)).verdict == "error"

@@ -467,8 +467,9 @@ def judge_consistent_latency(res: Results) -> Judgement:
     """Relative spread (p90 − p10) / median of single forecasts, each timed alone, with full CUDA graphs against the
     default compile's, round by round (timed in turn): the rounds rule on default's over graphs' against [1, ∞).
     On Toto where this run has it (judge_toto)."""
-    if on_toto := _on_toto(res, judge_toto.judge_consistent_latency):
-        return on_toto
+    toto = judge_toto.seed_row(res)
+    if judge_toto.ran_with_graphs(toto):
+        return judge_toto.judge_consistent_latency(res, toto)
     timed, why = _timed_in_turn(res, "the spread")
     if why:
         return why
@@ -485,6 +486,8 @@ def judge_consistent_latency(res: Results) -> Judgement:
             "round by round (timed in turn): " + "; ".join(f"{k}: " + ", ".join(f"{g:.1%} vs {d:.1%}" for g, d in pairs)
                                                            for k, pairs in per.items())
             + "; above 1 (default's over graphs'): steadier with CUDA graphs")
+    if toto is not None:  # the claim names no model: Toto's failure is told, the kit's forecaster decides
+        text += f"; Toto itself not timed: {judge_toto.failure(toto, torch_release=str(res.stack.get('torch')))}"
     return Judgement(band(ratios, 1.0, math.inf), text, {"spread_ratios": ratios}, run=_run(res, timed))
 
 

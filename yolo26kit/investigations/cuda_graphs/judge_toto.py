@@ -31,6 +31,10 @@ def _run(res: Any, row: dict[str, Any]) -> dict[str, Any]:
             "capture_scalar_outputs": [bool(row.get("capture_scalar_outputs", True))]}
 
 
+def _torch(res: Any) -> str:
+    return str(res.stack.get("torch", "unknown"))
+
+
 def _size(row: dict[str, Any]) -> str:
     r = row.get("run") or {}
     return (f"Toto (toto-ts 0.2.0, Toto-Open-Base-1.0 configuration, {row.get('parameters', 0) / 1e6:.0f} M "
@@ -45,17 +49,19 @@ def unavailable(res: Any, row: dict[str, Any]) -> Judgement | None:
     return Judgement("error", f"Toto was not run: {str(row.get('error'))[:200]}", basis="none", run=_run(res, row))
 
 
-def failure(row: dict[str, Any] | None, mode: str = "reduce_overhead") -> str | None:
-    """Why the seed's case has no figure for `mode`: the child's or the mode's error and where; None if it ran."""
+def failure(row: dict[str, Any] | None, mode: str = "reduce_overhead", torch_release: str = "") -> str | None:
+    """Why the seed's case has no figure for `mode`: the child's or the mode's error and where, on which torch;
+    None if it ran."""
     if row is None:
         return None
+    on = f" on torch {torch_release}" if torch_release else ""
     if row.get("status") != "ok":
-        return f"the Toto case ended {row.get('status')} ({str(row.get('error'))[:200]})"
+        return f"the Toto case ended {row.get('status')}{on} ({str(row.get('error'))[:200]})"
     sub = row.get(mode) or {}
     if sub.get("status") == "ok":
         return None
     where = f" at {sub['where']}" if sub.get("where") else ""
-    return (f"{mode.replace('_', '-')} compile of {_size(row)} failed after {sub.get('seconds', 0):.0f} s: "
+    return (f"{mode.replace('_', '-')} compile of {_size(row)} failed{on} after {sub.get('seconds', 0):.0f} s: "
             f"{str(sub.get('error'))[:220]}{where}")
 
 
@@ -67,11 +73,16 @@ def _graphed(sub: dict[str, Any]) -> str:
             + (f", skip: {skips[0][:120]}" if skips else ""))
 
 
+def ran_with_graphs(row: dict[str, Any] | None) -> bool:
+    """Whether the seed's Toto case compiled and ran with reduce-overhead."""
+    return row is not None and failure(row) is None
+
+
 def judge_speedup(res: Any, row: dict[str, Any]) -> Judgement:
     """Forecasts with reduce-overhead against the default compile of a twin, rounds timed call by call in turn until
     the rounds rule decides the seed's band; a failed compile refutes the speed-up the fix was to bring."""
     lo, hi = band_of("cuda_graphs.speedup_2_5x")
-    why = failure(row)
+    why = failure(row, torch_release=_torch(res))
     if why:
         return Judgement("refuted", f"the seed's fix gives no faster inference on its own model here: {why}; the "
                          f"seed's {SEED_WORDS['speedup']}", {"error": why}, run=_run(res, row))
@@ -99,7 +110,7 @@ def judge_first_inference(res: Any, row: dict[str, Any]) -> Judgement:
     """The first forecast with reduce-overhead, compiled cold (caches off, a fresh cache directory), against the
     seed's band; a cache hit makes the figure not count; a failed compile refutes a first inference that works."""
     lo, hi = band_of("cuda_graphs.first_inference_60s")
-    why = failure(row)
+    why = failure(row, torch_release=_torch(res))
     if why:
         return Judgement("refuted", f"no first inference completes: {why}; the seed's {SEED_WORDS['first']}",
                          {"error": why}, run=_run(res, row))
@@ -130,7 +141,7 @@ def judge_memory(res: Any, row: dict[str, Any]) -> Judgement:
     """Peak CUDA memory of Toto (weights and KV cache plus what compile and the first forecasts add) with
     reduce-overhead against the default compile: 'slightly higher' is a ratio above the band's lo, at most its hi."""
     lo, hi = band_of("cuda_graphs.memory_slightly_more")
-    why = failure(row) or failure(row, "default")
+    why = failure(row, torch_release=_torch(res)) or failure(row, "default", _torch(res))
     if why:
         return Judgement("refuted", f"no CUDA-graph memory to weigh: {why}; the seed's {SEED_WORDS['memory']}",
                          {"error": why}, run=_run(res, row))
@@ -150,10 +161,8 @@ def judge_memory(res: Any, row: dict[str, Any]) -> Judgement:
 
 def judge_consistent_latency(res: Any, row: dict[str, Any]) -> Judgement:
     """Relative spread (p90 - p10) / median of single forecasts, default compile over reduce-overhead, round by round
-    (timed in turn): the rounds rule against [1, ∞) (CUDA graphs at least as steady)."""
-    why = failure(row)
-    if why:
-        return Judgement("refuted", f"no CUDA-graph latencies to compare: {why}", {"error": why}, run=_run(res, row))
+    (timed in turn): the rounds rule against [1, ∞) (CUDA graphs at least as steady). The claim names no model:
+    the caller judges it on the kit's forecaster where Toto's CUDA graphs did not run (see ran_with_graphs)."""
     rounds = row.get("rounds") or {}
     ratios = [v for v in rounds.get("spread_ratios") or [] if not math.isnan(v)]
     if not ratios:
