@@ -510,11 +510,13 @@ def test_single_file_of_a_committed_run_opens_offline(page, rendered_runs, tmp_p
 # ---------------------------------------------------------------- the answer on one screen (committed reports)
 
 SNAKE_HEADER = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$")
-PYTHON_REPR = re.compile(r"\[(?:'[^']*'|\"[^\"]*\"|-?\d[\d.e+-]*)(?:, (?:'[^']*'|\"[^\"]*\"|-?\d[\d.e+-]*))*\]"
-                         r"|PosixPath\(|\{'[\w ]+': ")
-VISIBLE_TEXT = """() => { const c = document.body.cloneNode(true);
-  c.querySelectorAll('details.kit-full, details.kit-log, details.evidence, script, style').forEach(d => d.remove());
-  return c.innerText; }"""
+# a list of quoted strings or of two numbers or more as Python writes it, a path object, a dict dump ("args[1]" is not)
+PYTHON_REPR = re.compile(r"\[(?:'[^']*'|\"[^\"]*\")(?:, (?:'[^']*'|\"[^\"]*\"|-?\d[\d.e+-]*|None))*\]"
+                         r"|\[-?\d[\d.e+-]*(?:, -?\d[\d.e+-]*)+\]|PosixPath\(|\{'[\w ]+': ")
+# What is rendered (closed <details>: the whole frame, the log, are not), source listings (.highlight) aside.
+VISIBLE_TEXT = """() => { document.querySelectorAll('.highlight').forEach(e => e.style.display = 'none');
+  const text = document.body.innerText;
+  document.querySelectorAll('.highlight').forEach(e => e.style.display = ''); return text; }"""
 VISIBLE_HEADERS = """() => [...document.querySelectorAll('th')].filter(th => !th.closest('details.kit-full')
   && th.offsetParent !== null).map(th => th.innerText.trim())"""
 

@@ -130,6 +130,9 @@ def test_headers_read_as_words_with_units_lists_as_text_and_results_first():
     assert display.list_text("['legacy', 'gather']") == "legacy, gather" and display.list_text("[1, 2.5]") == "1, 2.5"
     assert display.list_text("[not python") == "[not python"
     assert display.lists_in_text("index dtypes ['int64', 'int64'] after export") == "index dtypes int64, int64 after export"
+    assert display.lists_in_text("this run's torch is 2.14.1, the seed's {'min': '2.11', 'max': '2.11.99'}") == \
+        "this run's torch is 2.14.1, the seed's 2.11–2.11.99"
+    assert display.lists_in_text("kept {x} and [y]") == "kept {x} and [y]"
     columns = ["model", "path", "restore_ms", "imgsz", "median_ms", "speedup", "cause"]
     assert [columns[i] for i in display.result_first(columns, list(range(7)))] == \
         ["model", "restore_ms", "median_ms", "speedup", "cause", "path", "imgsz"]

@@ -38,6 +38,7 @@ UNITS = {"ms": "ms", "s": "s", "seconds": "s", "mib": "MiB", "mb": "MB", "gib": 
 HEADER_WORDS = {"max_abs_diff": "max |Δ|", "max_abs": "max |Δ|", "speedup": "speed-up (×)", "imgsz": "image size (px)",
                 "dtype": "dtype", "n": "n"}
 _INNER_LIST = re.compile(r"\[[^\[\]]*\]")
+_INNER_DICT = re.compile(r"\{[^{}]*\}")
 _LIST_TEXT = re.compile(r"^\[.*\]$|^\(.*,.*\)$", re.S)
 _MISSING_CELL = re.compile(r"<td>\s*(NaN|nan|None|NaT|&lt;NA&gt;|<NA>)\s*</td>")
 _DATAFRAME = re.compile(r"(<div>\s*)?(<style scoped>.*?</style>\s*)?<table[^>]*class=\"dataframe\"[^>]*>.*?</table>"
@@ -93,11 +94,28 @@ def list_text(text: str) -> str:
     return ", ".join(list_text(repr(v)) if isinstance(v, (list, tuple)) else str(v) for v in value) or DASH
 
 
+def dict_text(text: str) -> str:
+    """A Python dict written as text: a range ("{'min': '2.11', 'max': '2.11.99'}") as '2.11–2.11.99', another
+    as 'key value; key value'; other text unchanged."""
+    import ast
+
+    try:
+        value = ast.literal_eval(str(text).strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    if not isinstance(value, dict) or not value:
+        return text
+    if set(value) <= {"min", "max"}:
+        return f"{value.get('min', '…')}–{value.get('max', '…')}"
+    return "; ".join(f"{k} {list_text(repr(v)) if isinstance(v, (list, tuple)) else v}" for k, v in value.items())
+
+
 def lists_in_text(text: str) -> str:
-    """Every Python list written inside a sentence ("index dtypes ['int64', 'int64']") joined as text."""
-    for _ in range(3):  # nested lists: the innermost first
-        joined = _INNER_LIST.sub(lambda m: list_text(m.group(0)) if list_text(m.group(0)) != m.group(0)
-                                 else m.group(0), text)
+    """Every Python list or dict written inside a sentence ("index dtypes ['int64', 'int64']", "the seed's
+    {'min': '2.11', 'max': '2.11.99'}") as text."""
+    for _ in range(3):  # nested ones: the innermost first
+        joined = _INNER_LIST.sub(lambda m: list_text(m.group(0)), text)
+        joined = _INNER_DICT.sub(lambda m: dict_text(m.group(0)), joined)
         if joined == text:
             break
         text = joined

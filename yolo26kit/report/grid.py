@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import display
 from .answers import QUESTIONS, Answer, Block, Run, block, judged
 
 # The short word a grid cell shows for an answer's headline (the answer block keeps the long one).
@@ -256,7 +257,7 @@ def cells(b: Block, entries: list[dict[str, Any]], href: str) -> list[GridCell]:
         out.append(GridCell(a.question, CELL_WORDS.get(a.headline, a.headline), verdict,
                             deciding_figure(a, claim, entry, b.run.device_type) if a.state != "no_claims" else "",
                             f"{href}#claim-{a.deciding}" if a.deciding else "",
-                            what_would_decide(a, claim, entry), a.sentence, b.run.name))
+                            what_would_decide(a, claim, entry), display.lists_in_text(a.sentence), b.run.name))
     return out
 
 

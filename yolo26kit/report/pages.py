@@ -180,7 +180,7 @@ def curate_notebook(nb: Any) -> Any:
     - every stderr stream (warnings, `[step]` logs) and every stdout line starting with `[step]` moves to one
       collapsed "log" section at the end of the page (nothing of it stays inline);
     - an execute_result carrying only text/plain whose text is a bare repr (a string, a path, a number, None,
-      `<…>`) is left out: without the code it answers nothing;
+      `<…>`) is left out: without the code it answers nothing; a list or dict in it reads as text ('cpu, cuda');
     - a widget output is shown as one line naming where it works (JupyterLab), never as its `VBox(…)` repr;
     - pandas tables are curated (display.curate_table_html); an output identical to an earlier one is left out.
     Error outputs (a cell that raised) stay where they are: they are the notebook's own failures.
@@ -220,6 +220,8 @@ def curate_notebook(nb: Any) -> Any:
                     out.pop("execution_count", None)
                 elif set(data) == {"text/plain"} and _BARE_REPR.match(str(data["text/plain"]).strip()):
                     continue
+                elif set(data) == {"text/plain"}:  # a list or dict the cell returned: read as text
+                    data["text/plain"] = display.lists_in_text(str(data["text/plain"]))
                 elif "text/html" in data:
                     data["text/html"] = display.curate_table_html(str(data["text/html"]))
                 key = json.dumps(out.get("data", {}), sort_keys=True)
