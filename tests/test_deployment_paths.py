@@ -484,3 +484,31 @@ def test_variant_modules_reads_all_25_variants_and_tells_tasks_apart():
     assert len(found) == inv.ALL_VARIANTS
     assert "Detect" in found["detect/yolo26n"] and "Detect" not in found["classify/yolo26n"]
     assert found["segment/yolo26n"] != found["detect/yolo26n"]  # a different head: another set, so no stand-in
+
+
+def test_side_by_side_times_rounds_until_the_judged_ratios_decide(monkeypatch):
+    """At least 5 rounds; more while a judged ratio straddles its band; at most 15; a fixed count when asked."""
+    from types import SimpleNamespace
+
+    from yolo26kit.bench import timing
+    from yolo26kit.investigations.deployment_paths import measure
+
+    def scripted(xnn_ms: list[float]):
+        calls = iter(xnn_ms)
+
+        def rounds(fns, device, n, warmup, min_run_time):
+            return {"x": SimpleNamespace(round_medians_ms=(next(calls),)), "e": SimpleNamespace(round_medians_ms=(10.0,))}
+        return rounds
+
+    monkeypatch.setattr(measure, "_runner", lambda case, artifact: (lambda: None, {}))
+    cases = [(SimpleNamespace(tag="x"), ""), (SimpleNamespace(tag="e"), "")]
+    band = [("x", "e", 0.0, 1.0)]  # XNNPACK at most as slow as eager
+    monkeypatch.setattr(timing, "measure_rounds", scripted([5.0] * 20))
+    assert len(measure.step_side_by_side(cases, band)["medians"]["x"]) == 5  # clear from the start
+    monkeypatch.setattr(timing, "measure_rounds", scripted([5.0, 15.0, 5.0, 15.0, 15.0, 5.0, 5.0, 5.0] + [5.0] * 12))
+    got = measure.step_side_by_side(cases, band)["medians"]["x"]
+    assert 5 < len(got) < 15  # straddled at 5 rounds, then decided
+    monkeypatch.setattr(timing, "measure_rounds", scripted([5.0, 15.0] * 10))
+    assert len(measure.step_side_by_side(cases, band)["medians"]["x"]) == 15  # never decides: the cap
+    monkeypatch.setattr(timing, "measure_rounds", scripted([5.0] * 20))
+    assert len(measure.step_side_by_side(cases, band, rounds=3)["medians"]["x"]) == 3

@@ -26,7 +26,7 @@ from ...backends import executorch_cuda
 from ...verdicts import Judgement, band, combine
 from ..index_dtype.judge import backbone_half
 from .measure import (ET_CUDA_SKIPPED, KIT_EXPORT, MATCH_RATE_MIN, TASKS, TORCH_NATIVE_CUDA, ULTRALYTICS_EXPORTER,
-                      Case, Row, Run, label, timed_ms)
+                      Case, Row, Run, growth_band, label, timed_ms)
 
 ALL_VARIANTS = len(TASKS) * len(yolo.SCALES)  # seed 000's "all 25 variants": 5 tasks × 5 sizes
 SEED_IMGSZ = 640  # every figure and lowering in seeds 000/001 is 640x640
@@ -431,7 +431,9 @@ def _cpu_load(run: Run) -> tuple[str, bool]:
     rounds = run.cpu_rounds
     if not rounds:
         return "", False
-    where = f"{rounds.get('cpu') or 'this CPU'}, {rounds.get('threads') or '?'} threads"
+    kept = rounds.get("measuring_cores") or []
+    where = (f"{rounds.get('cpu') or 'this CPU'}, {rounds.get('threads') or '?'} threads"
+             + (f", on the {len(kept)} cores kept for CPU timings" if kept else ""))
     busy = rounds.get("others_busy_cores")
     if busy is None:
         return f"; timed on {where} (how busy other processes kept the machine could not be read)", False
@@ -492,9 +494,7 @@ def judge_xnnpack_vs_eager(run: Run) -> Judgement:
 
 def _growth_band(claim: str, small: str, big: str) -> tuple[float, float]:
     """The big/small latency ratios the seed's per-size ranges allow (the ledger's band.per_model_ms)."""
-    table = findings.ledger_entry(claim)["band"]["per_model_ms"]
-    (lo_a, hi_a), (lo_b, hi_b) = table[small], table[big]
-    return lo_b / hi_a, hi_b / lo_a
+    return growth_band(small, big)
 
 
 def judge_xnnpack_scaling(run: Run) -> Judgement:

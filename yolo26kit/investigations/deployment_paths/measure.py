@@ -16,7 +16,7 @@ from typing import Any, Callable
 import torch
 
 from ...bench import aoti_package as aoti, detections, dynamic_export, isolate, live, timing, yolo
-from ... import env
+from ... import env, findings, verdicts
 from ... import backends as registry
 from ...backends import executorch_cuda, ultralytics_export
 from ...backends import onnxruntime as ort_backend
@@ -308,14 +308,30 @@ def compare_raw(outputs: list[torch.Tensor] | None, reference: list[torch.Tensor
             "match_rate": None}
 
 
-SIDE_BY_SIDE_ROUNDS = 5  # rounds of the side-by-side CPU timing; each times every case once, in turn
+SIDE_BY_SIDE_ROUNDS = verdicts.MIN_ROUNDS  # rounds of the side-by-side CPU timing at least; each times every case
 
 
-def step_side_by_side(cases: list[tuple[Case, str]], rounds: int = SIDE_BY_SIDE_ROUNDS,
-                      min_run_time: float = 0.2) -> dict[str, Any]:
-    """Time CPU cases in one process, in turn, `rounds` times: per case tag the median ms of each round (`medians`),
-    the CPU they ran on and torch's threads, and how many cores other processes kept busy meanwhile
-    (`others_busy_cores`: on a GPU runner the other notebooks compile beside this step).
+def growth_band(small: str, big: str) -> tuple[float, float]:
+    """The big/small latency ratios the seed's XNNPACK per-size ranges allow (xnnpack_scaling's ledger band)."""
+    table = findings.ledger_entry("deployment_paths.xnnpack_scaling")["band"]["per_model_ms"]
+    (lo_a, hi_a), (lo_b, hi_b) = table[small], table[big]
+    return lo_b / hi_a, hi_b / lo_a
+
+
+def _decided(medians: dict[str, list[float]], bands: list[tuple[str, str, float, float]]) -> bool:
+    """Every judged ratio (numerator tag, denominator tag, band) decided by the rounds rule (verdicts.band_decision)."""
+    return all(verdicts.band_decision(timing.round_ratios(medians[a], medians[b]), lo, hi,
+                                      min_rounds=verdicts.MIN_ROUNDS) is not None for a, b, lo, hi in bands)
+
+
+def step_side_by_side(cases: list[tuple[Case, str]], bands: list[tuple[str, str, float, float]] = (),
+                      min_run_time: float = 0.2, rounds: int = 0) -> dict[str, Any]:
+    """Time CPU cases in one process, in turn, round after round until every ratio in `bands` (numerator tag,
+    denominator tag, the seed's band) is decided by the rounds rule, at least verdicts.MIN_ROUNDS and at most
+    verdicts.MAX_ROUNDS rounds (`rounds` > 0: exactly that many): per case tag the median ms of each round
+    (`medians`), the CPU they ran on and torch's threads, and how many cores other processes kept busy meanwhile
+    (`others_busy_cores`, counted on the cores the runner keeps for CPU timings where it keeps some: on a GPU
+    runner the other notebooks compile beside this step, on their own cores).
 
     The rows' own timings come from separate processes minutes apart; on a shared or busy machine the speed drifts
     between them (seen: the same yolo26n→yolo26s XNNPACK ratio measured 2.0 in one run and 3.4 in the next).
@@ -323,22 +339,44 @@ def step_side_by_side(cases: list[tuple[Case, str]], rounds: int = SIDE_BY_SIDE_
     """
     torch.set_grad_enabled(False)  # this child only
     fns = {case.tag: _runner(case, artifact)[0] for case, artifact in cases}
-    with timing.others_busy() as load:
-        timed = timing.measure_rounds(fns, "cpu", rounds, warmup=1, min_run_time=min_run_time)
-    return {"medians": {tag: list(t.round_medians_ms) for tag, t in timed.items()}, "cpu": env.cpu_name(),
-            "threads": torch.get_num_threads(), **load}
+    cores = timing.parse_cores(os.environ.get(timing.MEASURING_CORES_ENV, ""))
+    medians: dict[str, list[float]] = {tag: [] for tag in fns}
+    with timing.others_busy(cores or None) as load:
+        while True:
+            done = len(next(iter(medians.values()), []))
+            timed = timing.measure_rounds(fns, "cpu", 1, warmup=0 if done else 1, min_run_time=min_run_time)
+            for tag, t in timed.items():
+                medians[tag].append(t.round_medians_ms[0])
+            done += 1
+            if (done >= rounds if rounds else
+                    done >= verdicts.MAX_ROUNDS or (done >= verdicts.MIN_ROUNDS and _decided(medians, list(bands)))):
+                break
+    return {"medians": medians, "cpu": env.cpu_name(), "threads": torch.get_num_threads(),
+            "measuring_cores": cores, **load}
+
+
+def judged_bands(picked: list[Row]) -> list[tuple[str, str, float, float]]:
+    """The ratios the CPU claims judge, with their bands: XNNPACK over eager fp32 for the smallest size
+    (xnnpack_vs_eager) and XNNPACK's growth between neighbouring sizes (xnnpack_scaling)."""
+    xnn = sorted((r for r in picked if r.case.backend == "et_xnnpack"), key=lambda r: yolo.SCALES.index(
+        yolo.scale_of(r.case.model)))
+    eager = {r.case.model: r for r in picked if r.case.backend == "eager"}
+    lo, hi = findings.band_of("deployment_paths.xnnpack_vs_eager")
+    bands = [(x.case.tag, eager[x.case.model].case.tag, lo, hi) for x in xnn if x.case.model in eager][:1]
+    return bands + [(b.case.tag, a.case.tag, *growth_band(a.case.model, b.case.model)) for a, b in zip(xnn, xnn[1:])]
 
 
 def side_by_side(rows: list[Row], timeout: float) -> isolate.Outcome | None:
-    """The timed, correct CPU rows of XNNPACK and eager fp32 (detect) timed again side by side in one child; None
-    when fewer than two such rows exist."""
+    """The timed, correct CPU rows of XNNPACK and eager fp32 (detect) timed again side by side in one child, until
+    the rounds decide the ratios the claims judge; None when fewer than two such rows exist."""
     picked = [r for r in rows if r.case.device == "cpu" and r.case.timed and r.case.task == "detect" and r.correct
               and r.case.export_path == KIT_EXPORT
               and (r.case.backend == "et_xnnpack" or (r.case.backend == "eager" and r.case.dtype == "fp32"))]
     if len(picked) < 2:
         return None
     pairs = [(r.case, r.prepare.value["artifact"] if r.prepare else "") for r in picked]
-    return isolate.run_step(step_side_by_side, pairs, timeout=timeout, step="CPU rows side by side", phase="measure")
+    return isolate.run_step(step_side_by_side, pairs, judged_bands(picked), timeout=timeout,
+                            step="CPU rows side by side", phase="measure")
 
 
 ONNX_DYNAMIC_SPECS = {"stock": "derived", "kit-modified": dynamic_export.RECOMMENDED}  # model_variant → spec
