@@ -125,3 +125,8 @@ def test_run_page_opens_with_its_grid_and_undecided_answers_show_their_figure(ru
     answers = page.split('<section id="answers">')[1].split("</section>")[0]
     cost = answers.split('data-question="cost"')[1]
     assert "measured: <b>1.9–2.6× over 5 rounds</b>" in cost and "more rounds decide" in cost
+
+
+def test_a_mixed_answer_counts_its_claims_both_ways():
+    a = pages.Answer("fix", "fix holds?", "answered", "mixed", [("confirmed", 2), ("refuted", 1), ("inconclusive", 3)])
+    assert grid.mixed_figure(a) == "2 of 3 claims hold"

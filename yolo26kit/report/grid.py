@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import display
-from .answers import QUESTIONS, Answer, Block, Run, block, judged
+from .answers import POLARITY, QUESTIONS, Answer, Block, Run, block, judged
 
 # The short word a grid cell shows for an answer's headline (the answer block keeps the long one).
 CELL_WORDS = {"needs CUDA — this run cannot tell": "needs CUDA", "not reached in this run": "not reached",
@@ -206,10 +206,23 @@ def deciding_figure(answer: Answer, claim: dict[str, Any] | None, entry: dict[st
     (needs CUDA) or measured nothing. An undecided answer's sentence may quote the seed's figure: not used."""
     if not claim or answer.deciding_verdict == "needs_cuda":
         return ""
+    if answer.headline == "mixed":
+        return mixed_figure(answer)
     evidence = claim.get("evidence", "")
     return (rounds_figure(claim, device_type, band_unit(entry)) or evidence_figure(evidence)
             or (evidence_figure(answer.sentence) if answer.state == "answered" else "")
             or evidence_figure(evidence, _ERROR))
+
+
+MIXED_WORDS = {"bites": "show the bug", "fix": "hold", "cost": "as claimed"}
+
+
+def mixed_figure(answer: Answer) -> str:
+    """For an answer whose decisive claims disagree: how many of them say yes ('2 of 3 hold')."""
+    counts = dict(answer.counts)
+    decisive = sum(n for v, n in counts.items() if v in POLARITY)
+    yes = counts.get("confirmed", 0) + counts.get("partly", 0)
+    return f"{yes} of {decisive} claims {MIXED_WORDS.get(answer.question, 'confirmed')}" if decisive else ""
 
 
 def what_would_decide(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None) -> str:
