@@ -13,6 +13,48 @@ os.environ.setdefault("YOLO_OFFLINE", "1")
 os.environ.setdefault("YOLO_AUTOINSTALL", "0")
 
 
+PARAMETERS = 'results_path = ""\nrun_id = ""'  # the cell the runner fills in; a fake notebook needs no other
+
+
+def fake_notebook(*cells: str, parameters: str = PARAMETERS) -> Any:
+    """A notebook of a fake investigation: a tagged parameters cell, then one code cell per item of `cells`."""
+    import nbformat
+
+    return nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(parameters, metadata={"tags": ["parameters"]}),
+               *(nbformat.v4.new_code_cell(c) for c in cells)],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+
+
+@pytest.fixture
+def notebook_of():
+    """`fake_notebook` for tests that write notebooks where they need them."""
+    return fake_notebook
+
+
+@pytest.fixture
+def fake_investigations(tmp_path: Path, monkeypatch):
+    """`make(name, *cells, parameters=..., title=..., seeds=...)`: an investigation that is one fake notebook, in a
+    notebooks folder of its own that the catalog reads instead of the kit's; catalog.get finds it by name."""
+    import nbformat
+
+    from yolo26kit import catalog
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    monkeypatch.setattr(catalog, "NOTEBOOKS", folder)
+    made: dict[str, Any] = {}
+    kit_get = catalog.get
+    monkeypatch.setattr(catalog, "get", lambda name: made[name] if name in made else kit_get(name))
+
+    def make(name: str, *cells: str, parameters: str = PARAMETERS, title: str = "fake", seeds: tuple = ()) -> Any:
+        nbformat.write(fake_notebook(*cells, parameters=parameters), folder / f"{name}.ipynb")
+        made[name] = catalog.Investigation(name, title, seeds, {"quick": {}})
+        return made[name]
+
+    return make
+
+
 @pytest.fixture
 def run_notebook(tmp_path: Path):
     """Execute notebooks/<name>.ipynb with papermill and the given parameters; return its results.json."""

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import nbformat
 import pytest
@@ -72,25 +73,20 @@ CLAIMS = {
 }
 
 
-def fake_notebook(name: str) -> nbformat.NotebookNode:
+def notebook_of(name: str, notebook: Callable[..., nbformat.NotebookNode]) -> nbformat.NotebookNode:
     first, *rest = CLAIMS[name]
-    return nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell('results_path = ""\nrun_id = ""', metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell(f"NAME = {name!r}\nFIRST = {first!r}\nREST = {rest!r}\n" + BODY),
-        nbformat.v4.new_code_cell(TROUBLE),
-        nbformat.v4.new_code_cell(REST),
-    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    return notebook(f"NAME = {name!r}\nFIRST = {first!r}\nREST = {rest!r}\n" + BODY, TROUBLE, REST)
 
 
 class Kit:
     """The fake kit of one test: notebooks, launcher, output and cache folders, execution log."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, notebook: Callable[..., nbformat.NotebookNode]) -> None:
         self.root = root
         self.notebooks = root / "notebooks"
         self.notebooks.mkdir()
         for name in CLAIMS:
-            nbformat.write(fake_notebook(name), self.notebooks / f"{name}.ipynb")
+            nbformat.write(notebook_of(name, notebook), self.notebooks / f"{name}.ipynb")
         self.launch = root / "launch.py"
         self.launch.write_text(LAUNCH)
         self.out = root / "runs"
@@ -123,9 +119,9 @@ class Kit:
 
 
 @pytest.fixture
-def kit(tmp_path: Path):
+def kit(tmp_path: Path, notebook_of):
     started: list[subprocess.Popen] = []
-    k = Kit(tmp_path)
+    k = Kit(tmp_path, notebook_of)
     original = k.start
 
     def start(*argv: str, mode: str = "") -> subprocess.Popen:

@@ -8,7 +8,6 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from yolo26kit import catalog, env, findings, paths
@@ -26,17 +25,11 @@ def test_run_dirs_never_overwrite(tmp_path):
 
 
 @pytest.fixture
-def broken_notebook(tmp_path, monkeypatch):
+def broken_notebook(fake_investigations):
     """A one-cell investigation whose notebook raises after its parameters cell."""
-    nb_dir = tmp_path / "notebooks"
-    nb_dir.mkdir()
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell('x = 1\nresults_path = ""\nrun_id = ""', metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell('raise RuntimeError("the investigation broke")'),
-    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nbformat.write(nb, nb_dir / "index_dtype.ipynb")
-    monkeypatch.setattr(catalog, "NOTEBOOKS", nb_dir)
-    return catalog.Investigation("index_dtype", "broken", ("000_60ebd1ee51d51957.txt",), {"quick": {}})
+    return fake_investigations("index_dtype", 'raise RuntimeError("the investigation broke")',
+                               parameters='x = 1\nresults_path = ""\nrun_id = ""', title="broken",
+                               seeds=("000_60ebd1ee51d51957.txt",))
 
 
 @pytest.mark.notebook
@@ -52,19 +45,13 @@ def test_failed_notebook_is_saved_with_error_verdicts(tmp_path, broken_notebook,
 
 
 @pytest.mark.notebook
-def test_relative_run_dir_still_gets_its_results(tmp_path, monkeypatch):
+def test_relative_run_dir_still_gets_its_results(tmp_path, monkeypatch, fake_investigations):
     """The notebook's cwd is the run directory: the results path handed to it must not be relative."""
-    nb_dir = tmp_path / "notebooks"
-    nb_dir.mkdir()
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell('results_path = ""\nrun_id = ""', metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell('from yolo26kit import findings\nfindings.Findings("index_dtype", {}, run_id).save(results_path)'),
-    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nbformat.write(nb, nb_dir / "index_dtype.ipynb")
-    monkeypatch.setattr(catalog, "NOTEBOOKS", nb_dir)
+    inv = fake_investigations("index_dtype", 'from yolo26kit import findings\n'
+                              'findings.Findings("index_dtype", {}, run_id).save(results_path)',
+                              title="writes results", seeds=("000_60ebd1ee51d51957.txt",))
     monkeypatch.chdir(tmp_path)
     Path("run").mkdir()
-    inv = catalog.Investigation("index_dtype", "writes results", ("000_60ebd1ee51d51957.txt",), {"quick": {}})
     result = runner.execute(inv, {}, Path("run"), "r2", timeout=300)
     assert result.ok, result.error
     assert (tmp_path / "run" / "index_dtype.results.json").exists()
@@ -199,25 +186,14 @@ def test_tagged_finds_a_process_by_its_environment(tmp_path):
 
 
 @pytest.mark.notebook
-def _one_notebook(tmp_path, monkeypatch, code: str = "") -> catalog.Investigation:
+def _one_notebook(make, code: str = "") -> catalog.Investigation:
     """A one-cell investigation (named index_dtype) that runs `code`, then saves its results."""
-    nb_dir = tmp_path / "notebooks"
-    nb_dir.mkdir()
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell('results_path = ""\nrun_id = ""', metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell(code + '\nfrom yolo26kit import findings\n'
-                                  'f = findings.Findings("index_dtype", {}, run_id)\n'
-                                  'f.results_path = results_path\nf.save()'),
-    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nbformat.write(nb, nb_dir / "index_dtype.ipynb")
-    monkeypatch.setattr(catalog, "NOTEBOOKS", nb_dir)
-    inv = catalog.Investigation("index_dtype", "writes results", (), {"quick": {}})
-    monkeypatch.setattr(catalog, "get", lambda name: inv)
-    return inv
+    return make("index_dtype", code + '\nfrom yolo26kit import findings\nf = findings.Findings("index_dtype", {}, run_id)\n'
+                'f.results_path = results_path\nf.save()', title="writes results")
 
 
-def test_a_crash_leaves_its_trace_file_and_no_crash_site_notes(tmp_path, monkeypatch):
-    inv = _one_notebook(tmp_path, monkeypatch, "import ctypes\nfrom yolo26kit.bench import isolate\n"
+def test_a_crash_leaves_its_trace_file_and_no_crash_site_notes(tmp_path, fake_investigations):
+    inv = _one_notebook(fake_investigations, "import ctypes\nfrom yolo26kit.bench import isolate\n"
                         "out = isolate.run_step(ctypes.string_at, 0, timeout=60, step='reads address 0')\n"
                         "assert out.status == 'crash', out.row()")
     result = runner.run([(inv, {})], out=tmp_path / "runs", cache=tmp_path / "cache", render=False)
@@ -226,9 +202,9 @@ def test_a_crash_leaves_its_trace_file_and_no_crash_site_notes(tmp_path, monkeyp
     assert not (result.run_dir / isolate.CRASH_SITES).exists()
 
 
-def test_a_local_run_writes_only_ignored_files(tmp_path, monkeypatch):
+def test_a_local_run_writes_only_ignored_files(tmp_path, fake_investigations):
     """`make report` must leave a clean tree: the run and the index of local runs are ignored by git."""
-    inv = _one_notebook(tmp_path, monkeypatch)
+    inv = _one_notebook(fake_investigations)
     shared_index = paths.REPORTS / "index.html"
     before = shared_index.stat().st_mtime_ns if shared_index.exists() else None
     result = runner.run([(inv, {})], cache=tmp_path / "cache")

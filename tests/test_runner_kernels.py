@@ -9,10 +9,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from yolo26kit import catalog, findings
+from yolo26kit import findings
 from yolo26kit.run import runner
 
 pytestmark = pytest.mark.notebook
@@ -31,24 +30,11 @@ with open(results_path, "w") as f:
 """
 
 
-def tiny(root: Path, name: str) -> catalog.Investigation:
-    """A notebook that imports nothing of the kit: as light a kernel start as there is."""
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell('results_path = ""\nrun_id = ""', metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell(f"NAME = {name!r}\nSCHEMA = {findings.SCHEMA!r}\n" + REPORT_CONNECTION),
-    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nbformat.write(nb, root / f"{name}.ipynb")
-    return catalog.Investigation(name, "tiny", (), {"quick": {}})
-
-
 @pytest.fixture
-def tiny_kit(tmp_path, monkeypatch):
-    root = tmp_path / "notebooks"
-    root.mkdir()
-    monkeypatch.setattr(catalog, "NOTEBOOKS", root)
-    invs = {f"tiny{i}": tiny(root, f"tiny{i}") for i in range(8)}
-    monkeypatch.setattr(catalog, "get", lambda name: invs[name])
-    return invs
+def tiny_kit(fake_investigations):
+    """Eight notebooks that import nothing of the kit: as light a kernel start as there is."""
+    return {f"tiny{i}": fake_investigations(f"tiny{i}", f"NAME = 'tiny{i}'\nSCHEMA = {findings.SCHEMA!r}\n"
+                                            + REPORT_CONNECTION, title="tiny") for i in range(8)}
 
 
 def test_kernel_config_uses_ipc_sockets_in_the_given_folder(tmp_path):
