@@ -36,15 +36,24 @@ def test_the_registry_has_the_nine_back_ends():
         backends.get("nope")
 
 
+def test_a_back_end_answers_to_its_aliases_and_says_where_its_inputs_live():
+    cuda = backends.get("executorch_cuda")
+    assert backends.get("et_cuda") is cuda and backends.get("executorch-cuda") is cuda and cuda.named("et_cuda")
+    assert backends.get("executorch-xnnpack").name == "executorch_xnnpack"
+    assert cuda.input_device == "cuda" and backends.get("eager").input_device == "cpu"
+    aliases = [a for name in backends.names() for a in backends.get(name).aliases]
+    assert len(aliases) == len(set(aliases)) and not set(aliases) & set(backends.names())
+
+
 def test_status_says_why_a_back_end_is_unusable(monkeypatch):
-    monkeypatch.setattr(backends, "cuda_available", lambda: False)
+    monkeypatch.setattr(backends.env, "cuda_available", lambda: False)
     assert backends.status("eager") == (True, "")
     assert backends.status("compile_cudagraphs") == (False, "needs CUDA: no GPU here")
     monkeypatch.setattr(backends, "installed", lambda module: module != "onnxruntime")
     assert backends.status("onnxruntime") == (False, "onnxruntime is not installed")
     monkeypatch.setattr(backends, "installed", lambda module: module not in ("onnx", "onnxscript"))
     assert backends.status("onnxruntime") == (False, "onnx, onnxscript are not installed")
-    monkeypatch.setattr(backends, "cuda_available", lambda: True)
+    monkeypatch.setattr(backends.env, "cuda_available", lambda: True)
     monkeypatch.setattr(backends, "installed", lambda module: True)
     assert backends.status("executorch_cuda") == (True, "")
 

@@ -90,6 +90,7 @@ def cpu_class(name: str) -> str:
 
 
 def cuda_available() -> bool:
+    """Whether a CUDA GPU is visible to torch (the one test of it in the kit)."""
     import torch
 
     return torch.cuda.is_available()

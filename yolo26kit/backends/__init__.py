@@ -28,6 +28,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import env
+
 Prepare = Callable[..., dict[str, Any]]
 
 
@@ -53,10 +55,16 @@ class Backend:
     modules: tuple[str, ...]  # Python modules it imports (checked with find_spec, never imported by `status`)
     load: Callable[..., Loaded]
     prepare: Prepare | None = None  # the ahead-of-time step; None: load takes the nn.Module itself
+    aliases: tuple[str, ...] = ()  # other names callers and ledgers use for it (`executorch-cuda`, `et_cuda`)
+    input_device: str = "cpu"  # where its example inputs must live: cuda for a back-end that runs on the GPU
 
     @property
     def has_prepare(self) -> bool:
         return self.prepare is not None
+
+    def named(self, name: str) -> bool:
+        """Whether `name` is this back-end's name or one of its aliases."""
+        return name == self.name or name in self.aliases
 
 
 _REGISTRY: dict[str, Backend] = {}
@@ -90,11 +98,12 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Backend:
-    """A back-end by name; a miss lists the known names."""
+    """A back-end by name or alias; a miss lists the known names."""
     _discover()
-    if name not in _REGISTRY:
+    found = _REGISTRY.get(name) or next((b for b in _REGISTRY.values() if b.named(name)), None)
+    if found is None:
         raise KeyError(f"no back-end named {name!r} (known: {', '.join(names())})")
-    return _REGISTRY[name]
+    return found
 
 
 def installed(module: str) -> bool:
@@ -105,20 +114,13 @@ def installed(module: str) -> bool:
         return False
 
 
-def cuda_available() -> bool:
-    """Whether a CUDA GPU is visible to torch."""
-    import torch
-
-    return torch.cuda.is_available()
-
-
 def status(name: str) -> tuple[bool, str]:
     """(usable here, why not): a module it needs that is missing, or CUDA it needs without a GPU; (True, "") else."""
     backend = get(name)
     missing = [m for m in backend.modules if not installed(m)]
     if missing:
         return False, f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed"
-    if backend.needs_cuda and not cuda_available():
+    if backend.needs_cuda and not env.cuda_available():
         return False, "needs CUDA: no GPU here"
     return True, ""
 
@@ -162,5 +164,5 @@ def runner(name: str, subject: Any, inputs: tuple[Any, ...], folder: str | Path 
     return backend.load(target, tuple(inputs), **load_options)
 
 
-__all__ = ["ORDER", "Backend", "Loaded", "artifact_facts", "cuda_available", "exported", "get", "installed", "names",
-           "register", "runner", "status", "threads_or_default"]
+__all__ = ["ORDER", "Backend", "Loaded", "artifact_facts", "exported", "get", "installed", "names", "register",
+           "runner", "status", "threads_or_default"]

@@ -33,6 +33,6 @@ def load_cudagraphs(model: Any, inputs: tuple[Any, ...], threads: int | None = N
 
 
 register(Backend(name="compile", title="torch.compile (default mode)", needs_cuda=False, modules=("torch",),
-                 load=load))
+                 load=load, aliases=("torch.compile",)))
 register(Backend(name="compile_cudagraphs", title='torch.compile(mode="reduce-overhead"): CUDA graphs',
-                 needs_cuda=True, modules=("torch",), load=load_cudagraphs))
+                 needs_cuda=True, modules=("torch",), load=load_cudagraphs, input_device="cuda"))

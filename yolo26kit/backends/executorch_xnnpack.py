@@ -44,4 +44,4 @@ def load(pte: str, inputs: tuple[Any, ...], threads: int | None = None) -> Loade
 
 
 register(Backend(name="executorch_xnnpack", title="ExecuTorch, XNNPACK (CPU)", needs_cuda=False,
-                 modules=("executorch",), load=load, prepare=prepare))
+                 modules=("executorch",), load=load, prepare=prepare, aliases=("executorch-xnnpack", "xnnpack")))

@@ -19,4 +19,4 @@ def load(model: Any, inputs: tuple[Any, ...], threads: int | None = None) -> Loa
 
 
 register(Backend(name="tensorrt", title="Torch-TensorRT (dynamo)", needs_cuda=True, modules=("torch_tensorrt",),
-                 load=load))
+                 load=load, input_device="cuda"))
