@@ -26,13 +26,20 @@ _ET_CUDA_WHOLE_MODEL = {"failed": "fails to lower the whole YOLO26", "ran_differ
                         "ran_ok": "lowers and runs the whole YOLO26, matching eager"}
 
 
+# its data "backbone" (index_dtype.backbone_half's state) → what the back-end did with the backbone alone
+_BACKBONE_ALONE = {"lowers": "; the backbone alone lowers", "refused": "; the backbone alone does not lower either",
+                   "release": "; the backbone alone fails on this executorch release only (a later release's view "
+                              "pass maps the split_copy it is refused for)"}
+
+
 def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     """Sentences by question and the headline figure of one deployment_paths run."""
     out: dict[str, str] = {}
     v = r.v("deployment_paths.cuda_aoti_backbone_only")
     kind = r.data("deployment_paths.cuda_aoti_backbone_only", "kind")
     if v not in UNDECIDED and kind in _ET_CUDA_WHOLE_MODEL:
-        out["bites"] = (f"ExecuTorch's CUDA back-end with its default options {_ET_CUDA_WHOLE_MODEL[kind]} "
+        backbone = _BACKBONE_ALONE.get(r.data("deployment_paths.cuda_aoti_backbone_only", "backbone"), "")
+        out["bites"] = (f"ExecuTorch's CUDA back-end with its default options {_ET_CUDA_WHOLE_MODEL[kind]}{backbone} "
                         f"(the seed's backbone-only limit {PLAIN.get(v, v)}).")
     elif v:
         out["bites"] = plain(r, "deployment_paths.cuda_aoti_backbone_only",
