@@ -350,7 +350,7 @@ def stack_id(package: str, release: str) -> str:
 
 def resolve(pins: dict[str, str], free: list[str], timeout: float = 300.0) -> tuple[dict[str, str], str]:
     """The pins with the free packages resolved by uv against them: (pins, "") or ({}, uv's reason)."""
-    from .stacks import _tail, uv_binary
+    from .stacks import output_tail, uv_binary
 
     if not free:
         return dict(pins), ""
@@ -363,7 +363,7 @@ def resolve(pins: dict[str, str], free: list[str], timeout: float = 300.0) -> tu
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {}, f"uv pip compile: {type(exc).__name__}: {exc}"
     if done.returncode:
-        return {}, f"uv pip compile: {_tail(done.stderr or done.stdout, 3)}"
+        return {}, f"uv pip compile: {output_tail(done.stderr or done.stdout, 3)}"
     found = parse_compiled(done.stdout)
     return {**pins, **{name: found[name] for name in free if name in found}}, ""
 

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from ..bench.artifacts import read_json_object
 from ..run.executors import RAY_EXCLUDES  # what a cluster is not sent of the checkout; matrix re-exports it
-from .stacks import (CHILD_ENV, ROOT, STATES_RUN, MatrixError, Stack, _row, _tail, child_environ, default_envs,
+from .stacks import (CHILD_ENV, ROOT, STATES_RUN, MatrixError, Stack, stack_row, output_tail, child_environ, default_envs,
                      prepare)
 
 CELL_TIMEOUT = 3600.0  # one `yolo26kit run` of one notebook, on top of its own per-notebook timeout
@@ -149,7 +149,7 @@ def run_cell(cell: Cell, row: dict[str, Any], out: Path, kit_root: str | Path = 
     if code is None:
         record["error"] = f"the cell ran past {timeout:.0f} s"
     elif code not in (0, 1):  # 1: a notebook failed, its claims carry `error` with the cause
-        record["error"] = f"`yolo26kit run` exited {code}: {_tail((out / 'cell.log').read_text(errors='replace'), 3)}"
+        record["error"] = f"`yolo26kit run` exited {code}: {output_tail((out / 'cell.log').read_text(errors='replace'), 3)}"
     elif code == 1:
         record["error"] = "the notebook failed (its claims that were not judged carry `error`)"
     if not verdicts:
@@ -276,7 +276,7 @@ class RayExecutor:
             try:
                 rows.append(ray.get(ref))
             except Exception as exc:  # noqa: BLE001 - the stack is a row with the reason
-                rows.append({**_row(stack), "state": "install_failed", "reason": f"ray: {type(exc).__name__}: {exc}"})
+                rows.append({**stack_row(stack), "state": "install_failed", "reason": f"ray: {type(exc).__name__}: {exc}"})
             self.log(f"[{stack.id}] {rows[-1]['state']}" + (f": {rows[-1]['reason']}" if rows[-1]["reason"] else ""))
         return rows
 

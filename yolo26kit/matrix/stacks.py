@@ -177,7 +177,7 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _tail(text: str, lines: int = 6, limit: int = 1200) -> str:
+def output_tail(text: str, lines: int = 6, limit: int = 1200) -> str:
     """The last meaningful lines of a tool's output (uv's error block), for a row's reason."""
     kept = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     return "\n".join(kept[-lines:])[-limit:]
@@ -242,11 +242,11 @@ def _check(python: str, kit_root: Path, timeout: float) -> dict[str, Any]:
         return {"imports": {}, "error": f"{type(exc).__name__}: {exc}"}
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith("YOLO26KIT-CHECK ")), "")
     if not line:
-        return {"imports": {}, "error": f"exit {done.returncode}: {_tail(done.stderr or done.stdout)}"}
+        return {"imports": {}, "error": f"exit {done.returncode}: {output_tail(done.stderr or done.stdout)}"}
     return json.loads(line.split(" ", 1)[1])
 
 
-def _row(stack: Stack) -> dict[str, Any]:
+def stack_row(stack: Stack) -> dict[str, Any]:
     return {"id": stack.id, "pins": dict(stack.pins), "note": stack.note, "state": "pending", "reason": "",
             "environment": {}, "imports": {}, "install": {}}
 
@@ -292,7 +292,7 @@ def prepare(stack: Stack, envs: str | Path | None, kit_root: str | Path = ROOT,
     """Create (or reuse) the stack's environment and check it; a stack row, never an exception."""
     envs = Path(envs).expanduser() if envs else default_envs()
     kit_root = Path(kit_root)
-    row = _row(stack)
+    row = stack_row(stack)
     try:
         if stack.interpreter:
             python = sys.executable if stack.interpreter == "current" else stack.interpreter
@@ -345,7 +345,7 @@ def _install(stack: Stack, envs: Path, kit_root: Path, log: Callable[[str], None
                                     "seconds": round(time.perf_counter() - t0, 1), "reused": False}
                 if done.returncode:
                     marker.unlink(missing_ok=True)
-                    said = _tail(done.stderr or done.stdout)
+                    said = output_tail(done.stderr or done.stdout)
                     return python, {"kind": "uv", "error": f"`uv {' '.join(step[1:3])}` failed: {said}",
                                     "seconds": round(time.perf_counter() - t0, 1), "reused": False}
         seconds = round(time.perf_counter() - t0, 1)

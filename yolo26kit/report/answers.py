@@ -303,7 +303,7 @@ class Block:
     cells: dict[str, Any] = field(default_factory=dict)  # question → grid.GridCell: its figure, what would decide it
 
 
-def _sources(entries: list[dict[str, Any]]) -> list[str]:
+def sources_of(entries: list[dict[str, Any]]) -> list[str]:
     """The seed files an investigation's claims come from, in ledger order."""
     return list(dict.fromkeys(e.get("source", "") for e in entries if e.get("source")))
 
@@ -314,7 +314,7 @@ def block(investigation: str, entries: list[dict[str, Any]], run: Run) -> Block:
     mine = [run.verdicts[e["id"]] for e in testable if e["id"] in run.verdicts]
     result = next((r for r in run.results if r["investigation"] == investigation), None)
     conclusion = conclude(result, entries) if result is not None else None
-    return Block(investigation, _sources(entries), run,
+    return Block(investigation, sources_of(entries), run,
                  answers(entries, run.verdicts, run.device_type, investigation, conclusion),
                  verdict_counts([c.get("verdict", "") for c in mine]), len(mine), len(testable),
                  result is not None, (result or {}).get("notebook_error", ""),
@@ -322,7 +322,7 @@ def block(investigation: str, entries: list[dict[str, Any]], run: Run) -> Block:
                  conclusion.sentences if conclusion else [])
 
 
-def _investigations(book: dict[str, list[dict[str, Any]]], runs: list[Run]) -> dict[str, list[dict[str, Any]]]:
+def investigations_in(book: dict[str, list[dict[str, Any]]], runs: list[Run]) -> dict[str, list[dict[str, Any]]]:
     """Ledger investigations (the untestable file aside), then any investigation a run has that the ledger lacks."""
     out = {inv: entries for inv, entries in book.items() if inv != UNTESTABLE_LEDGER}
     for run in runs:

@@ -27,7 +27,7 @@ from . import bisect_page, display, grid, matrix_page
 from .. import findings
 from ..conclusion import conclude
 from .answers import (DECISIVE, HEADLINES, POLARITY, QUESTION_LABELS, QUESTIONS, SENTENCE_LIMIT, UNDECIDED,
-                       UNTESTABLE_LEDGER, Answer, Block, Cell, Coverage, Run, _investigations, _sources, answer,
+                       UNTESTABLE_LEDGER, Answer, Block, Cell, Coverage, Run, investigations_in, sources_of, answer,
                        answering_runs, answers, block, compare, conclusion_html, coverage, find_runs, first_sentence,
                        judged, load_run, newest_per_device, question_of, untestable_entries, verdict_counts)
 
@@ -407,7 +407,7 @@ def run_page(run_dir: Path, present: frozenset[str] = frozenset()) -> str:
     run_dir = Path(run_dir)
     run = load_run(run_dir)
     book = ledger()
-    invs = _investigations(book, [run])
+    invs = investigations_in(book, [run])
     ran = [inv for inv in invs if inv in run.investigations]
     blocks = [grid.with_cells(block(inv, invs[inv], run), invs[inv]) for inv in ran]
     columns = grid.stacks([run])
@@ -443,13 +443,13 @@ def index_page(root: Path, title: str = "") -> str:
     root = Path(root)
     runs = [load_run(d, root) for d in find_runs(root)]
     book = ledger()
-    invs = _investigations(book, runs)
+    invs = investigations_in(book, runs)
     newest = newest_per_device(runs)
     old = grid.superseded(runs)
     current = [run for run in runs if run.name not in old]  # runs of an older kit are folded away
     columns = grid.stacks(runs)
     grid_rows = grid.grid(invs, columns, lambda run: f"{run.rel}/index.html")
-    groups = [{"investigation": inv, "sources": _sources(entries),
+    groups = [{"investigation": inv, "sources": sources_of(entries),
                "blocks": [grid.with_cells(block(inv, entries, run), entries, f"{run.rel}/index.html")
                           for run in answering_runs(current, inv)]}
               for inv, entries in invs.items()]
