@@ -51,7 +51,18 @@ def stack_info() -> dict[str, Any]:
         "capture_scalar_outputs_default": dynamo_config.capture_scalar_outputs,
         "cudagraph_trees": inductor_config.triton.cudagraph_trees,
         "cudagraph_skip_dynamic_graphs": getattr(inductor_config.triton, "cudagraph_skip_dynamic_graphs", None),
+        "toto-ts": _installed("toto-ts"),
     }
+
+
+def _installed(package: str) -> str | None:
+    """The installed release of a package (None where it is absent)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 @contextmanager

@@ -88,7 +88,7 @@ def _user_frame(tail: str) -> str:
     """The last 'File ..., line N, in f' of Toto's code (or the kit's) in a traceback: where the failure is."""
     frames = [line.strip() for line in tail.splitlines() if line.strip().startswith("File") and
               ("/toto/" in line or "cuda_graphs" in line)]
-    return frames[-1].split("site-packages/")[-1] if frames else ""
+    return frames[-1].split("site-packages/")[-1].replace('"', "") if frames else ""
 
 
 def toto_case(variant: str, run: dict[str, Any], device: str, capture: bool = True, cold: bool = True,
