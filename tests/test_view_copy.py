@@ -221,3 +221,18 @@ def test_packages_the_pass_left_alike_are_not_timed():
     graph["nodes"].append({"converted": True})
     assert inv.measure.pass_changed(isolate.Outcome("g", "ok", value=graph))
     assert inv.measure.pass_changed(isolate.Outcome("g", "error", error="x"))  # unknown: timed anyway
+
+
+def test_other_view_ops_names_what_was_not_compiled_and_the_release_that_covers_it():
+    res = _results("cuda")
+    res.pass_info["executorch"] = "1.2.0"
+    yolo = {"before": {"aten.split_copy.Tensor": 9}, "after": {"aten.split_copy.Tensor": 9}, "nodes": []}
+    res.graphs["yolo26n"] = isolate.Outcome("g", "ok", value=yolo)
+    other = inv.judge_other_view_ops(res)
+    assert other.data["compiled_models"] == ["kv_decode"] and "aten.split_copy.Tensor" not in other.data["remaining"]
+    assert "yolo26n: aten.split_copy.Tensor×9 left, not compiled" in other.evidence
+    later = inv.load_release_coverage()
+    assert f"the pass covers split_copy from executorch {later['executorch']}" in other.evidence
+    assert other.run["executorch"] == "1.2.0"
+    res.pass_info["executorch"] = later["executorch"]  # the run's own release: nothing later to name
+    assert "the pass covers" not in inv.judge_other_view_ops(res).evidence

@@ -203,8 +203,12 @@ def _later_release_text(kinds: list[str], release: str) -> str:
     shown = "; ".join(f"{m}: " + ", ".join(f"{k} {c['before']} → {c['after']}" for k, c in counts.items()
                                             if k in covered)
                       for m, counts in later["models"].items() if any(k in counts for k in covered))
+    packages = "; ".join(f"{m}'s AOTI CPU package has {p['without pass']['fallbacks']} ATen fallbacks without the "
+                         f"pass ({', '.join(f'{op}×{n}' for op, n in p['without pass']['by_op'].items()) or 'none'}) "
+                         f"and {p['with pass']['fallbacks']} with it" for m, p in later.get("aoti_cpu", {}).items())
     return (f"; the pass covers {', '.join(covered)} from executorch {later['executorch']} (not in {release}'s table; "
-            f"{later['source']}; that pass run on CPU on the kit's edge graphs: {shown})")
+            f"{later['source']}; that pass run on CPU on the kit's edge graphs: {shown}"
+            + (f"; {packages}" if packages else "") + ")")
 
 
 def judge_other_view_ops(res: Results) -> Judgement:

@@ -506,11 +506,27 @@ RELEASE_SOURCE = ("executorch PR #19924 (merged 2026-06-01, for issue #19907: 'm
                   "(backends/aoti/passes/replace_view_copy_with_view.py), which the CUDA back-end's preprocess runs")
 
 
-def release_coverage(models: tuple[str, ...] = ("kv_decode", "yolo26n"), imgsz: int = 320) -> dict[str, Any]:
-    """The installed executorch's view-copy pass run on CPU on the kit's edge graphs: its table, and per model each
-    view-copy kind's count before → after the pass, with whether the eager outputs stayed equal."""
+def _fallbacks_on_cpu(spec: Spec) -> dict[str, Any]:
+    """ATen fallbacks (proxy-executor calls, by op) of the model's AOTI CPU package with and without the pass."""
+    out: dict[str, Any] = {}
+    for with_pass in (True, False):
+        code = step_compile(spec, with_pass)["code"]
+        ops: Counter = Counter()
+        for call in code["calls"]:
+            if call["kind"] == "proxy":
+                ops.update(call["ops"])
+        out["with pass" if with_pass else "without pass"] = {"fallbacks": code["proxy"], "by_op": dict(ops)}
+    return out
+
+
+def release_coverage(models: tuple[str, ...] = ("kv_decode", "yolo26n"), imgsz: int = 320,
+                     compile_models: tuple[str, ...] = ("yolo26n",)) -> dict[str, Any]:
+    """The installed executorch's view-copy pass run on CPU on the kit's edge graphs: its table, per model each
+    view-copy kind's count before → after the pass with whether the eager outputs stayed equal, and for
+    `compile_models` the ATen fallbacks of AOTI CPU packages with and without the pass."""
     info = find_pass()
     models_out: dict[str, Any] = {}
+    workdir = work_dir_for_coverage()
     for model in models:
         g = step_graphs(Spec(model=model, imgsz=imgsz))
         kinds = sorted({base_op(op) for op in g["before"] if base_op(op) in VIEW_COPY_OPS})
@@ -518,9 +534,16 @@ def release_coverage(models: tuple[str, ...] = ("kv_decode", "yolo26n"), imgsz: 
                                  "after": sum(n for op, n in (g["after"] or {}).items() if base_op(op) == k)}
                              for k in kinds}
         models_out[model]["outputs_equal"] = g["equal"]
+        if model in compile_models:
+            models_out[model]["aoti_cpu"] = _fallbacks_on_cpu(Spec(model=model, imgsz=imgsz, workdir=workdir))
     return {"executorch": info["executorch"], "torch": torch.__version__, "pass": f"{info['module']}.{info['name']}",
             "mapping": info["mapping"], "device": "cpu", "imgsz": imgsz, "source": RELEASE_SOURCE,
             "models": models_out}
+
+
+def work_dir_for_coverage() -> str:
+    """A scratch folder for the coverage packages (isolate's work folder of this investigation)."""
+    return isolate.work_dir(f"{NAME}-coverage")
 
 
 def write_release_coverage(path: Path = RELEASE_COVERAGE_FILE) -> Path:
@@ -531,10 +554,12 @@ def write_release_coverage(path: Path = RELEASE_COVERAGE_FILE) -> Path:
 
 
 def load_release_coverage(path: Path = RELEASE_COVERAGE_FILE) -> dict[str, Any] | None:
-    """The recorded coverage of a (later) executorch release's view-copy pass, None when none is recorded; the
-    per-model `outputs_equal` flags are left out of the kinds."""
+    """The recorded coverage of a (later) executorch release's view-copy pass, None when none is recorded: `models`
+    holds the kinds' counts only, `aoti_cpu` the packages' fallbacks by model."""
     if not path.exists():
         return None
     data = json.loads(path.read_text())
-    data["models"] = {m: {k: v for k, v in kinds.items() if isinstance(v, dict)} for m, kinds in data["models"].items()}
+    data["aoti_cpu"] = {m: kinds["aoti_cpu"] for m, kinds in data["models"].items() if "aoti_cpu" in kinds}
+    data["models"] = {m: {k: v for k, v in kinds.items() if isinstance(v, dict) and "before" in v}
+                      for m, kinds in data["models"].items()}
     return data
