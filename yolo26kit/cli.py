@@ -256,7 +256,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
     for path in scaffold.new(args.name, args.title, args.source):
         print(path.relative_to(scaffold.ROOT))
-    print(f"\nnext: yolo26kit run {args.name}   (then edit measure.py, judge.py and data/claims/{args.name}.json; "
+    print(f"\nnext: yolo26kit run {args.name}   (then edit measure.py, judge.py, conclude.py and data/claims/{args.name}.json; "
           "docs/authoring.md)")
     return 0
 
