@@ -216,3 +216,9 @@ def test_stacks_list_and_clean_show_and_free_the_disk(tmp_path, capsys):
     assert removed == ["ultralytics8.4.113"] and freed >= 100_000 and not (tmp_path / "ultralytics8.4.113").exists()
     with pytest.raises(SystemExit):
         stack_cache.remove(tmp_path, ["nope"])
+
+
+def test_spare_workers_probe_further_in_from_an_end_that_cannot_be_measured():
+    calls: list = []
+    record = bisect.bisect(names(9), stub_probes(6, skips={0, 1, 2}, calls=calls), workers=2)
+    assert calls[:2] == [["0", "8"], ["1", "2"]] and record["changes"][0]["first"] == "6"

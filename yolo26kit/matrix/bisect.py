@@ -37,6 +37,7 @@ import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from itertools import zip_longest
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -150,8 +151,10 @@ class Search:
             left, right = self.unprobed(0, lo), self.unprobed(hi + 1, len(self.releases))
             if measured and not left and not right:
                 return lo, hi
-            batch = list(dict.fromkeys(([left[0]] if left else []) + ([right[-1]] if right else [])))
-            self.run(batch[: self.workers])
+            # first the two ends; past an end that could not be measured, the next releases in, one per worker
+            reach = 1 if not self.probes else self.workers
+            inward = [r for pair in zip_longest(left[:reach], right[::-1][:reach]) for r in pair if r]
+            self.run(list(dict.fromkeys(inward))[: self.workers])
 
     def narrow(self, lo: int, hi: int) -> tuple[int, int]:
         """From measured ends with different verdicts to the first change after `lo`: (last alike, first changed)."""
