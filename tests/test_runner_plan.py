@@ -83,6 +83,13 @@ def row(phase: str, t0: float, t1: float, **extra) -> dict:
     return {"phase": phase, "t0": t0, "t1": t1, **extra}
 
 
+def test_a_wait_inside_a_measuring_step_is_a_wait():
+    rows = [row("measure", 10, 40, step="time rounds"), row("lock_wait", 12, 30, lock="gpu0"),
+            row("measure", 30, 38, lock="gpu0")]
+    acc = timeline.accounts(0.0, 50.0, 10.0, rows)
+    assert acc["lock_wait"] == 18 and acc["measure"] == 12 and acc["rest"] == 10
+
+
 def test_accounts_add_up_and_overlaps_count_once():
     rows = [row("compile", 10, 50), row("compile", 20, 60),  # side by side: 50 s, not 80, less the wait
             row("lock_wait", 55, 70, lock="gpu0"), row("measure", 70, 90, lock="gpu0"), row("measure", 80, 95)]

@@ -2,9 +2,11 @@
 accounts that add up to the notebook's seconds, the batch's critical path, and its lower bound.
 
 Accounts of one notebook (seconds): `startup` (child, kernel and the imports of the cell that starts the findings),
-then, for the rest of its life, `measure` (a measuring lock held), `lock_wait` (waiting for one), `compile` (a
-compile step running) and `rest` (anything else: eager work in the kernel, other steps, rendering). Overlapping
-intervals count once, for the first of measure > lock_wait > compile, so the five add up to the wall time.
+then, for the rest of its life, `measure` (a measuring lock held, or a measuring step running), `lock_wait`
+(waiting for a measuring lock), `compile` (a compile step running) and `rest` (anything else: eager work in the
+kernel, other steps, rendering). Overlapping intervals count once, for the first of: a lock held, a lock waited
+for, a measuring step, a compile step — a wait inside a measuring step is a wait — so the five add up to the wall
+time.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 PRECEDENCE = ("measure", "lock_wait", "compile")
+# (account, phase, from a lock?) in the order overlapping intervals are given to accounts
+CLAIMS = (("measure", "measure", True), ("lock_wait", "lock_wait", True), ("measure", "measure", False),
+          ("compile", "compile", False))
 ACCOUNTS = ("startup", "lock_wait", "compile", "measure", "rest")
 STARTS_FINDINGS = "findings.start("  # the notebook cell whose end closes the start-up
 
@@ -69,19 +74,20 @@ def covered(intervals: list[tuple[float, float]]) -> float:
     return total
 
 
-def _clip(rows: list[dict[str, Any]], lo: float, hi: float, phase: str) -> list[tuple[float, float]]:
-    return [(max(r["t0"], lo), min(r["t1"], hi)) for r in rows if r["phase"] == phase and r["t1"] > lo and r["t0"] < hi]
+def _clip(rows: list[dict[str, Any]], lo: float, hi: float, phase: str, locked: bool) -> list[tuple[float, float]]:
+    return [(max(r["t0"], lo), min(r["t1"], hi)) for r in rows
+            if r["phase"] == phase and bool(r.get("lock")) == locked and r["t1"] > lo and r["t0"] < hi]
 
 
 def accounts(start: float, end: float, started: float | None, rows: list[dict[str, Any]]) -> dict[str, float]:
     """One notebook's accounts (module notes) between `start` and `end`; `started`: when its start-up ended."""
     wall = max(0.0, end - start)
     begin = min(max(started if started is not None else start, start), end)
-    out = {"startup": begin - start}
+    out = {"startup": begin - start, "measure": 0.0, "lock_wait": 0.0, "compile": 0.0}
     taken: list[tuple[float, float]] = []
-    for phase in PRECEDENCE:
-        mine = _clip(rows, begin, end, phase)
-        out[phase] = covered(taken + mine) - covered(taken)
+    for account, phase, locked in CLAIMS:
+        mine = _clip(rows, begin, end, phase, locked)
+        out[account] += covered(taken + mine) - covered(taken)
         taken += mine
     out["rest"] = max(0.0, wall - sum(out.values()))
     return {k: round(out[k], 2) for k in ACCOUNTS} | {"wall": round(wall, 2)}
