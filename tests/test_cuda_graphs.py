@@ -570,8 +570,10 @@ def test_notebook_tiny(run_notebook):
     assert verdicts["cuda_graphs.accuracy_unchanged"] == "confirmed"
     tables = res["tables"]
     for name in ("stack", "status", "cudagraphs", "graph_breaks", "latency", "eager_agreement", "accuracy", "logs",
-                 "mutation_probe"):
+                 "mutation_probe", "toto", "toto_rounds"):
         assert name in tables, name
+    if not on_cuda:  # Toto runs on CUDA only (its cost claims are CUDA claims; 151 M parameters are minutes on a CPU)
+        assert tables["toto"] == [{"toto": "not run (CUDA only; see toto_variants)"}]
     assert all(r["bitwise equal"] for r in tables["eager_agreement"])
     breaks = {r["case"]: r for r in tables["graph_breaks"]}
     assert breaks["item default capture=off"]["graph breaks (1 call)"] > 0
