@@ -31,12 +31,9 @@ def default_cache_dir() -> Path:
     return Path(base) / "yolo26kit"
 
 
-def new_run_dir(out: Path, device: str, prefix: str = "", now: datetime | None = None) -> tuple[str, Path]:
-    """Create `out/<prefix><id>/`, id = UTC time + host + device (a numeric suffix when taken): a run's folder,
-    or a matrix's with prefix `matrix-`. Returns the id and the folder."""
-    now = now or datetime.now(timezone.utc)
-    host = re.sub(r"[^A-Za-z0-9]+", "-", socket.gethostname()).strip("-")[:16] or "host"
-    base = f"{now:%Y%m%dT%H%M%SZ}-{host}-{device}"
+def new_folder(out: Path, prefix: str, base: str) -> tuple[str, Path]:
+    """Create `out/<prefix><base>/`, or `<base>-2`, `-3`… when taken (never an existing folder); returns the id
+    (base plus any suffix) and the folder."""
     out.mkdir(parents=True, exist_ok=True)
     for n in range(1, 1000):
         folder_id = base if n == 1 else f"{base}-{n}"
@@ -48,5 +45,12 @@ def new_run_dir(out: Path, device: str, prefix: str = "", now: datetime | None =
     raise BadOutput(f"could not create a new folder under {out}")
 
 
+def new_run_dir(out: Path, device: str, prefix: str = "", now: datetime | None = None) -> tuple[str, Path]:
+    """A run's folder `out/<UTC time>-<host>-<device>/` (a matrix's with prefix `matrix-`): see new_folder."""
+    now = now or datetime.now(timezone.utc)
+    host = re.sub(r"[^A-Za-z0-9]+", "-", socket.gethostname()).strip("-")[:16] or "host"
+    return new_folder(out, prefix, f"{now:%Y%m%dT%H%M%SZ}-{host}-{device}")
+
+
 __all__ = ["CACHE_ENV", "DATA", "DEFAULT_OUT", "INTERACTIVE", "NOTEBOOKS", "REPORTS", "ROOT", "default_cache_dir",
-           "new_run_dir"]
+           "new_folder", "new_run_dir"]

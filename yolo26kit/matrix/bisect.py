@@ -44,6 +44,8 @@ from typing import Any, Callable
 
 from packaging.version import InvalidVersion, Version
 
+from ..paths import new_folder
+
 REGISTRY = "https://pypi.org/pypi/{package}/json"
 UNMEASURED = ("error", "inconclusive", "needs_cuda")
 DECIDING_BASIS = "measured"
@@ -465,16 +467,7 @@ def ray_workers(ctx: Context, k: int, log: Callable[[str], None]) -> tuple[Probe
 def new_bisect_dir(out: Path, claim: str, package: str, now: datetime | None = None) -> tuple[str, Path]:
     """`out/bisect-<claim>-<package>-<UTC time>` (a numeric suffix when taken)."""
     now = now or datetime.now(timezone.utc)
-    base = f"{claim}-{package}-{now:%Y%m%dT%H%M%SZ}"
-    out.mkdir(parents=True, exist_ok=True)
-    for n in range(1, 1000):
-        bisect_id = base if n == 1 else f"{base}-{n}"
-        try:
-            (out / f"bisect-{bisect_id}").mkdir()
-            return bisect_id, out / f"bisect-{bisect_id}"
-        except FileExistsError:
-            continue
-    raise BisectError(f"no free bisect folder under {out}")
+    return new_folder(out, "bisect-", f"{claim}-{package}-{now:%Y%m%dT%H%M%SZ}")
 
 
 def known_claims(kit_root: Path) -> set[str]:
