@@ -128,5 +128,9 @@ def test_run_page_opens_with_its_grid_and_undecided_answers_show_their_figure(ru
 
 
 def test_a_mixed_answer_counts_its_claims_both_ways():
-    a = pages.Answer("fix", "fix holds?", "answered", "mixed", [("confirmed", 2), ("refuted", 1), ("inconclusive", 3)])
-    assert grid.mixed_figure(a) == "2 of 3 claims hold"
+    verdicts = {cid: {"verdict": v} for cid, v in (("a", "confirmed"), ("b", "partly"), ("c", "refuted"),
+                                                     ("d", "inconclusive"))}
+    fix = pages.Answer("fix", "fix holds?", "answered", "mixed", claims=["a", "b", "c", "d"])
+    assert grid.mixed_figure(fix, verdicts) == "1 confirmed, 1 refuted, 1 partly"
+    bites = pages.Answer("bites", "bites here?", "answered", "mixed", claims=["a", "b", "c", "d"])
+    assert grid.mixed_figure(bites, verdicts, ["a", "c"]) == "1 confirmed, 1 refuted"  # the bug's own claims only

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import display
-from .answers import POLARITY, QUESTIONS, Answer, Block, Run, block, judged
+from ..conclusion import bug_claims
+from .answers import POLARITY, QUESTIONS, Answer, Block, Run, block, judged, verdict_counts
 
 # The short word a grid cell shows for an answer's headline (the answer block keeps the long one).
 CELL_WORDS = {"needs CUDA — this run cannot tell": "needs CUDA", "not reached in this run": "not reached",
@@ -200,29 +201,29 @@ def band_unit(entry: dict[str, Any] | None) -> str:
 
 
 def deciding_figure(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None,
-                    device_type: str) -> str:
+                    device_type: str, verdicts: dict[str, dict[str, Any]] | None = None,
+                    bug: list[str] | None = None) -> str:
     """The figure that decided an answer: the deciding claim's rounds (a timing), else the first figure of its
     evidence, of a decided answer's sentence, else the error the evidence names; '' when the run could not measure it
     (needs CUDA) or measured nothing. An undecided answer's sentence may quote the seed's figure: not used."""
     if not claim or answer.deciding_verdict == "needs_cuda":
         return ""
     if answer.headline == "mixed":
-        return mixed_figure(answer)
+        return mixed_figure(answer, verdicts or {}, bug)
     evidence = claim.get("evidence", "")
     return (rounds_figure(claim, device_type, band_unit(entry)) or evidence_figure(evidence)
             or (evidence_figure(answer.sentence) if answer.state == "answered" else "")
             or evidence_figure(evidence, _ERROR))
 
 
-MIXED_WORDS = {"bites": "show the bug", "fix": "hold", "cost": "as claimed"}
-
-
-def mixed_figure(answer: Answer) -> str:
-    """For an answer whose decisive claims disagree: how many of them say yes ('2 of 3 hold')."""
-    counts = dict(answer.counts)
-    decisive = sum(n for v, n in counts.items() if v in POLARITY)
-    yes = counts.get("confirmed", 0) + counts.get("partly", 0)
-    return f"{yes} of {decisive} claims {MIXED_WORDS.get(answer.question, 'confirmed')}" if decisive else ""
+def mixed_figure(answer: Answer, verdicts: dict[str, dict[str, Any]], bug: list[str] | None = None) -> str:
+    """For an answer whose deciding claims disagree, their decisive verdicts counted ('2 confirmed, 1 refuted');
+    for "bites here?" only the claims about the bug itself (`bug`, the ledger's) decide, as in the answer."""
+    ids = answer.claims
+    if answer.question == "bites":
+        ids = [cid for cid in bug or [] if cid in ids] or ids
+    said = [str(verdicts[cid].get("verdict")) for cid in ids if cid in verdicts]
+    return ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in verdict_counts([v for v in said if v in POLARITY]))
 
 
 def what_would_decide(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None) -> str:
@@ -268,7 +269,8 @@ def cells(b: Block, entries: list[dict[str, Any]], href: str) -> list[GridCell]:
         verdict = a.deciding_verdict if a.state in ("answered", "undecided") else "none"
         verdict = "partly" if a.headline == "mixed" else verdict  # decisive verdicts both ways
         out.append(GridCell(a.question, CELL_WORDS.get(a.headline, a.headline), verdict,
-                            deciding_figure(a, claim, entry, b.run.device_type) if a.state != "no_claims" else "",
+                            deciding_figure(a, claim, entry, b.run.device_type, b.run.verdicts, bug_claims(entries))
+                            if a.state != "no_claims" else "",
                             f"{href}#claim-{a.deciding}" if a.deciding else "",
                             what_would_decide(a, claim, entry), display.lists_in_text(a.sentence), b.run.name))
     return out
