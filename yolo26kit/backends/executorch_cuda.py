@@ -307,7 +307,7 @@ def view_copy_fallbacks(program: Any) -> dict[str, Any]:
         graph = result.graph_module if result is not None else graph
     try:
         extra = decomposition_table()
-    except ImportError:
+    except (ImportError, AttributeError):  # a release without the back-end or without its own decompositions
         extra = {}
     return {"executorch": env.package_version("executorch"), "torch": torch.__version__.split("+")[0],
             "view_pass": view_pass()["name"], "view_copies": dict(sorted(before.items())),
