@@ -240,9 +240,7 @@ def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_i
                       {**(env or {}), timing.PHASE_LOG_ENV: str(phase_log)}, tag or notebook_tag(run_id, inv.name))
     result.started_at, result.ended_at = started_at, time.time()
     rows = timeline.read_intervals(phase_log)
-    phase_log.unlink(missing_ok=True)
-    with contextlib.suppress(OSError):
-        phase_log.parent.rmdir()  # the last notebook to finish takes the folder with it
+    phase_log.unlink(missing_ok=True)  # the folder stays until the batch ends: another notebook may not have written yet
     if result.state != "not_started":
         result.accounts = timeline.accounts(started_at, result.ended_at, timeline.startup_end(result.notebook), rows)
         result.measuring = timeline.measuring(rows)
@@ -593,6 +591,7 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
         # Notes shared by concurrent notebooks while they ran; every trace file keeps what they held.
         shutil.rmtree(batch.run_dir / isolate.CRASH_SITES, ignore_errors=True)
         shutil.rmtree(batch.run_dir / isolate.CACHE_COUNTS, ignore_errors=True)
+        shutil.rmtree(batch.run_dir / PHASE_LOGS, ignore_errors=True)
 
     signum = stop.signum  # a signal during the pages below comes too late to stop anything
     state = "complete" if not signum and not batch.unfinished() else "interrupted"
