@@ -373,8 +373,14 @@ def resolve(pins: dict[str, str], free: list[str], timeout: float = 300.0) -> tu
     return {**pins, **{name: found[name] for name in free if name in found}}, ""
 
 
+# torch before 2.10 imports setuptools in torch.utils.cpp_extension (AOT Inductor, the kit's timing) without
+# requiring it on Python < 3.12; the kit's own environment has it, so each release's stack carries the same one.
+CARRIED = ("setuptools",)
+
+
 def base_pins(kit_root: Path) -> dict[str, str]:
-    """The current stack: pyproject.toml's exact pins of the packages a stack pins."""
+    """The current stack: pyproject.toml's exact pins of the packages a stack pins, and CARRIED as installed here."""
+    from .. import env
     from .stacks import PINNED, kit_dependencies
 
     found = {}
@@ -382,7 +388,7 @@ def base_pins(kit_root: Path) -> dict[str, str]:
         match = re.fullmatch(r"\s*([A-Za-z0-9_.-]+)\s*==\s*([^\s;]+)\s*", requirement)
         if match and match.group(1).lower() in PINNED:
             found[match.group(1).lower()] = match.group(2)
-    return found
+    return {**found, **{name: v for name in CARRIED if (v := env.package_version(name))}}
 
 
 @dataclass
