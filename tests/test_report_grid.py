@@ -134,3 +134,12 @@ def test_a_mixed_answer_counts_its_claims_both_ways():
     assert grid.mixed_figure(fix, verdicts) == "1 confirmed, 1 refuted, 1 partly"
     bites = pages.Answer("bites", "bites here?", "answered", "mixed", claims=["a", "b", "c", "d"])
     assert grid.mixed_figure(bites, verdicts, ["a", "c"]) == "1 confirmed, 1 refuted"  # the bug's own claims only
+
+
+def test_a_count_of_claims_never_heads_a_conclusion_when_rounds_were_timed(runs):
+    from yolo26kit.conclusion import Conclusion
+
+    c = Conclusion("alpha", "cuda", {"cost": "x"}, {"value": "2/3", "label": "claims this run decided", "claim": ""})
+    got = grid.measured_headline(c, runs[1].verdicts, BOOK["alpha"], "cuda")
+    assert got.figure["value"] == "2.1×" and got.figure["claim"] == "alpha.cost"
+    assert "median of 5 rounds, 1.9–2.6×; the seed's band 2.0–5.0×" in got.figure["label"]

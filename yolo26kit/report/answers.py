@@ -314,6 +314,9 @@ def block(investigation: str, entries: list[dict[str, Any]], run: Run) -> Block:
     mine = [run.verdicts[e["id"]] for e in testable if e["id"] in run.verdicts]
     result = next((r for r in run.results if r["investigation"] == investigation), None)
     conclusion = conclude(result, entries) if result is not None else None
+    from .grid import measured_headline  # grid builds on this module
+
+    conclusion = measured_headline(conclusion, run.verdicts, entries, run.device_type)
     return Block(investigation, sources_of(entries), run,
                  answers(entries, run.verdicts, run.device_type, investigation, conclusion),
                  verdict_counts([c.get("verdict", "") for c in mine]), len(mine), len(testable),

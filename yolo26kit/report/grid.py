@@ -226,6 +226,25 @@ def mixed_figure(answer: Answer, verdicts: dict[str, dict[str, Any]], bug: list[
     return ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in verdict_counts([v for v in said if v in POLARITY]))
 
 
+def measured_headline(conclusion: Any, claims: dict[str, dict[str, Any]], entries: list[dict[str, Any]],
+                      device_type: str) -> Any:
+    """The conclusion with a measured headline figure in place of a count of claims: the median round of the
+    first banded claim (ledger order) that timed rounds, with their span and the seed's band."""
+    if conclusion is None or not conclusion.figure or conclusion.figure.get("claim"):
+        return conclusion
+    for entry in entries:
+        band, claim = entry.get("band") or {}, claims.get(entry.get("id", ""))
+        numbers = _rounds((claim or {}).get("data"), device_type)[1] if band else []
+        if numbers:
+            unit = band_unit(entry)
+            conclusion.figure = {"value": f"{_num(numbers[(len(numbers) - 1) // 2])}{unit}", "claim": entry["id"],
+                                 "label": f"{entry['id']}: median of {len(numbers)} rounds, "
+                                          f"{_num(numbers[0])}–{_num(numbers[-1])}{unit}; the seed's band "
+                                          f"{band.get('lo')}–{band.get('hi')}{unit} (verdict {claim.get('verdict')})"}
+            break
+    return conclusion
+
+
 def what_would_decide(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None) -> str:
     """For an undecided answer, what would decide it: a CUDA run, the seed's condition the run lacks, the step
     that did not run, or more rounds against the seed's band; '' for a decided answer."""

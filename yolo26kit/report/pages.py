@@ -92,7 +92,10 @@ def notebook_and_conclusion(ipynb: Path) -> tuple[Any, str]:
         return nb, ""
     inv = res.get("investigation", stem)
     entries = ledger().get(inv, [])
-    return nb, notebook_head(ipynb.parent, inv, entries) + conclusion_html(conclude(res, entries)) + \
+    claims = {c["id"]: c for c in res.get("claims", []) if isinstance(c, dict) and c.get("id")}
+    device_type = str((res.get("environment") or {}).get("device_type") or "")
+    headline = grid.measured_headline(conclude(res, entries), claims, entries, device_type)
+    return nb, notebook_head(ipynb.parent, inv, entries) + conclusion_html(headline) + \
         _answers_of(ipynb.parent, inv, entries)
 
 
