@@ -40,7 +40,7 @@ def test_an_investigations_conclusion_loads_without_torch():
     """The pages render where torch is missing: conclude.py is read without its package's measuring code."""
     code = ("import sys; sys.modules['torch'] = None\n"
             "from yolo26kit import conclusion\n"
-            "assert all(conclusion.concluder(n) for n in ('cuda_graphs', 'deployment_paths', 'view_copy'))")
+            f"assert all(conclusion.concluder(n) for n in {INVESTIGATIONS!r})")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 

@@ -312,7 +312,7 @@ CASES = {
     "$name.compiled_faster": {
         "confirmed": lambda: [Row(16, "cpu", "ok", 0.0, (2.0, 2.2, 2.1), (1.0, 1.0, 1.0))],
         "refuted": lambda: [Row(16, "cpu", "ok", 0.0, (1.0, 1.1, 1.0), (1.0, 1.0, 1.0))],
-        "inconclusive": lambda: [Row(16, "cpu", "ok", 0.0, (1.2, 2.0, 1.8), (1.0, 1.0, 1.0))],
+        "inconclusive": lambda: [Row(16, "cpu", "ok", 0.0, (1.2, 2.0, 1.4, 1.8), (1.0, 1.0, 1.0, 1.0))],
     },
 }
 '''
