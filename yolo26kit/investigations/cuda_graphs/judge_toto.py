@@ -28,7 +28,8 @@ def _run(res: Any, row: dict[str, Any]) -> dict[str, Any]:
     """The conditions these verdicts rest on: Toto, reduce-overhead, capture on, this device and torch."""
     return {"device": torch.device(res.device).type, "torch": str(res.stack.get("torch", "unknown")),
             "backend": "torch.compile", "model": "Toto", "mode": ["reduce-overhead"],
-            "capture_scalar_outputs": [bool(row.get("capture_scalar_outputs", True))]}
+            "capture_scalar_outputs": [bool(row.get("capture_scalar_outputs", True))],
+            "toto-ts": str(res.stack.get("toto-ts", "unknown"))}
 
 
 def _torch(res: Any) -> str:

@@ -61,12 +61,14 @@ def spread(samples_ms: list[float]) -> dict[str, float]:
 @contextlib.contextmanager
 def cold_compile_caches() -> Iterator[str]:
     """FX-graph and AOTAutograd caches off and a fresh, empty TORCHINDUCTOR_CACHE_DIR (Triton's cache inside it) for
-    the duration; yields that directory. Inductor reads the directory from the environment when it compiles."""
+    the duration; yields that directory. Inductor reads the directory from the environment when it compiles. The
+    directory is left in place: the kernels compiled into it stay loaded by the compiled model after the block."""
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 
     saved = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}
-    with tempfile.TemporaryDirectory(prefix="inductor-cold-") as fresh, contextlib.ExitStack() as stack:
+    fresh = tempfile.mkdtemp(prefix="inductor-cold-")
+    with contextlib.ExitStack() as stack:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = fresh
         os.environ["TRITON_CACHE_DIR"] = os.path.join(fresh, "triton")
         stack.enter_context(inductor_config.patch(fx_graph_cache=False))
