@@ -789,3 +789,19 @@ def test_conclusion_reads_toto_figures_and_failure_from_the_claims_data():
     assert figure["value"] == "2.6×"
     out, figure = conclude.conclude(view("refuted", {"error": "IndexError: got SymInt"}, {}))
     assert "does not compile with reduce-overhead (IndexError: got SymInt)" in out["cost"] and figure is None
+
+
+def test_toto_capture_off_figures_stand_beside_a_failed_seed_case_never_judged():
+    failed = {"variant": "seed_int", "capture_scalar_outputs": True, "status": "ok", "run": asdict(TOTO_RUN),
+              "reduce_overhead": {"status": "error", "error": "IndexError: got SymInt", "seconds": 9}}
+    mode = {"status": "ok", "first_s": 80.0, "graph_launches": 12, "kernel_launches": 30, "scalar_reads": 13,
+            "graph_breaks": 24, "mem_peak_added": 300 * 2**20}
+    off = {"variant": "seed_int", "capture_scalar_outputs": False, "status": "ok", "run": asdict(TOTO_RUN),
+           "model_bytes": 600 * 2**20, "reduce_overhead": mode,
+           "default": {"status": "ok", "mem_peak_added": 100 * 2**20}, "rounds": {"speedups": [1.5, 1.6, 1.4]}}
+    res = cg.Results([], TINY, "cuda", {"torch": "2.11.0"}, 1e-4, [], [failed, off])
+    assert cg.judge_speedup(res).verdict == "refuted" and "1.50, 1.60, 1.40× in rounds" in cg.judge_speedup(res).evidence
+    assert "first forecast 80.0 s cold" in cg.judge_first_inference(res).evidence
+    assert "1.29×, +200 MiB" in cg.judge_memory(res).evidence
+    off["reduce_overhead"] = {"status": "error", "error": "x"}
+    assert "beside it" not in cg.judge_speedup(res).evidence

@@ -24,6 +24,30 @@ def seed_row(res: Any) -> dict[str, Any] | None:
     return rows[0] if rows else None
 
 
+def beside_row(res: Any) -> dict[str, Any] | None:
+    """The seed's fix with capture_scalar_outputs off (the kit's variant: the scalar read breaks the graph and the
+    pieces are graphed), where it ran with reduce-overhead: its figures are shown beside, never judged."""
+    rows = [r for r in res.toto if r.get("variant") == SEED_VARIANT and r.get("capture_scalar_outputs") is False]
+    return rows[0] if rows and failure(rows[0]) is None else None
+
+
+def _beside(res: Any, figure: str) -> str:
+    """'; beside it, capture off: <figure>' from the kit's capture-off Toto row ('' without one)."""
+    row = beside_row(res)
+    if row is None:
+        return ""
+    if figure == "speedup":
+        got = ", ".join(f"{v:.2f}" for v in (row.get("rounds") or {}).get("speedups") or [])
+        text = f"{got}× in rounds" if got else ""
+    elif figure == "first":
+        text = f"first forecast {row['reduce_overhead'].get('first_s', math.nan):.1f} s cold"
+    else:
+        got = memory_ratio(row)
+        text = f"{got[0]:.2f}×, {got[1]:+.0f} MiB" if got else ""
+    return (f"; beside it, not judged, the same Toto with capture_scalar_outputs off (the scalar read breaks the "
+            f"graph, the pieces are graphed; {_graphed(row['reduce_overhead'])}): {text}") if text else ""
+
+
 def _run(res: Any, row: dict[str, Any]) -> dict[str, Any]:
     """The conditions these verdicts rest on: Toto, reduce-overhead, capture on, this device and torch."""
     return {"device": torch.device(res.device).type, "torch": str(res.stack.get("torch", "unknown")),
@@ -86,7 +110,8 @@ def judge_speedup(res: Any, row: dict[str, Any]) -> Judgement:
     why = failure(row, torch_release=_torch(res))
     if why:
         return Judgement("refuted", f"the seed's fix gives no faster inference on its own model here: {why}; the "
-                         f"seed's {SEED_WORDS['speedup']}", {"error": why}, run=_run(res, row))
+                         f"seed's {SEED_WORDS['speedup']}{_beside(res, 'speedup')}", {"error": why},
+                         run=_run(res, row))
     rounds = row.get("rounds") or {}
     speedups = rounds.get("speedups") or []
     if not speedups:
@@ -113,8 +138,8 @@ def judge_first_inference(res: Any, row: dict[str, Any]) -> Judgement:
     lo, hi = band_of("cuda_graphs.first_inference_60s")
     why = failure(row, torch_release=_torch(res))
     if why:
-        return Judgement("refuted", f"no first inference completes: {why}; the seed's {SEED_WORDS['first']}",
-                         {"error": why}, run=_run(res, row))
+        return Judgement("refuted", f"no first inference completes: {why}; the seed's {SEED_WORDS['first']}"
+                         f"{_beside(res, 'first')}", {"error": why}, run=_run(res, row))
     sub = row["reduce_overhead"]
     first = float(sub.get("first_s", math.nan))
     text = (f"first forecast of {_size(row)} with reduce-overhead: {first:.1f} s, compile included (FX-graph and "
@@ -144,8 +169,8 @@ def judge_memory(res: Any, row: dict[str, Any]) -> Judgement:
     lo, hi = band_of("cuda_graphs.memory_slightly_more")
     why = failure(row, torch_release=_torch(res)) or failure(row, "default", _torch(res))
     if why:
-        return Judgement("refuted", f"no CUDA-graph memory to weigh: {why}; the seed's {SEED_WORDS['memory']}",
-                         {"error": why}, run=_run(res, row))
+        return Judgement("refuted", f"no CUDA-graph memory to weigh: {why}; the seed's {SEED_WORDS['memory']}"
+                         f"{_beside(res, 'memory')}", {"error": why}, run=_run(res, row))
     got = memory_ratio(row)
     if got is None:
         return Judgement("error", "the Toto case recorded no CUDA memory peaks", basis="none", run=_run(res, row))
