@@ -682,7 +682,8 @@ def test_rounds_in_turn_stop_once_the_rounds_rule_decides(clock):
 # --------------------------------------------------------------------------- Toto itself
 
 TOTO_TINY = {**toto_model.TOTO_OPEN_BASE, "embed_dim": 32, "num_layers": 2, "num_heads": 2, "mlp_hidden_dim": 64,
-             "patch_size": 16, "stride": 16, "spacewise_every_n_layers": 2, "output_distribution_kwargs": {"k_components": 2}}
+             "patch_size": 16, "stride": 16, "spacewise_every_n_layers": 2,
+             "output_distribution_kwargs": {"k_components": 2}}
 TOTO_RUN = toto_model.TotoRun(context=64, steps=3)
 
 
@@ -716,9 +717,9 @@ def _toto_res(row: dict, rows: list | None = None) -> cg.Results:
 
 
 def test_toto_judges_name_the_failure_and_never_hold_it_inconclusive():
+    ro = {"status": "error", "error": "IndexError: got SymInt", "where": "toto/model/util.py, line 165", "seconds": 9}
     failed = {"variant": "seed_int", "capture_scalar_outputs": True, "status": "ok", "parameters": 151_306_080,
-              "run": asdict(TOTO_RUN), "reduce_overhead": {"status": "error", "error": "IndexError: got SymInt",
-                                                           "where": 'File "toto/model/util.py", line 165', "seconds": 9}}
+              "run": asdict(TOTO_RUN), "reduce_overhead": ro}
     res = _toto_res(failed)
     for judge in (cg.judge_speedup, cg.judge_first_inference, cg.judge_memory):
         judged = judge(res)
@@ -800,7 +801,8 @@ def test_toto_capture_off_figures_stand_beside_a_failed_seed_case_never_judged()
            "model_bytes": 600 * 2**20, "reduce_overhead": mode,
            "default": {"status": "ok", "mem_peak_added": 100 * 2**20}, "rounds": {"speedups": [1.5, 1.6, 1.4]}}
     res = cg.Results([], TINY, "cuda", {"torch": "2.11.0"}, 1e-4, [], [failed, off])
-    assert cg.judge_speedup(res).verdict == "refuted" and "1.50, 1.60, 1.40× in rounds" in cg.judge_speedup(res).evidence
+    judged = cg.judge_speedup(res)
+    assert judged.verdict == "refuted" and "1.50, 1.60, 1.40× in rounds" in judged.evidence
     assert "first forecast 80.0 s cold" in cg.judge_first_inference(res).evidence
     assert "1.29×, +200 MiB" in cg.judge_memory(res).evidence
     off["reduce_overhead"] = {"status": "error", "error": "x"}

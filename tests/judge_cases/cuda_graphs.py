@@ -129,7 +129,8 @@ def probe(argument_graphed: bool):
 
 def spread(graph_rel: list[float], default_rel: list[float]):
     """The kit forecaster's rounds: relative spread of single forecasts per round, graphs and default."""
-    rounds = {"graphs": {"median_ms": [2.0] * len(graph_rel), "iqr_ms": [0.0] * len(graph_rel), "rel_spread": graph_rel},
+    rounds = {"graphs": {"median_ms": [2.0] * len(graph_rel), "iqr_ms": [0.0] * len(graph_rel),
+                         "rel_spread": graph_rel},
               "default": {"median_ms": [8.0] * len(default_rel), "iqr_ms": [0.0] * len(default_rel),
                           "rel_spread": default_rel}}
     return results(eager("tensor") + [row("tensor", "default", True),

@@ -178,7 +178,8 @@ def judge_memory(res: Any, row: dict[str, Any]) -> Judgement:
     ro, de = row["reduce_overhead"], row["default"]
     text = (f"peak CUDA memory of {_size(row)}: model {row.get('model_bytes', 0) / MIB:.0f} MiB + "
             f"{ro['mem_peak_added'] / MIB:.0f} MiB with reduce-overhead vs + {de['mem_peak_added'] / MIB:.0f} MiB "
-            f"with the default compile ({ratio:.2f}×, {added:+.0f} MiB; reserved +{ro.get('mem_reserved_added', 0) / MIB:.0f}"
+            f"with the default compile ({ratio:.2f}×, {added:+.0f} MiB; reserved "
+            f"+{ro.get('mem_reserved_added', 0) / MIB:.0f}"
             f" vs +{de.get('mem_reserved_added', 0) / MIB:.0f} MiB); 'slightly higher': above {lo:g}× and at most "
             f"{hi:g}×; the seed's {SEED_WORDS['memory']}")
     verdict = all_none_some(int(lo < ratio <= hi), 1)

@@ -142,9 +142,10 @@ def build_toto(variant: str, run: TotoRun, device: str = "cpu", config: dict[str
     backbone = mods.TotoBackbone(**(config or TOTO_OPEN_BASE)).to(device).eval()
     cache_cls = mods.KVCache if variant == "stock" else seed_int_cache(mods.KVCache)
     patch = backbone.patch_embed.stride
-    cache = cache_cls(batch_size=run.batch, num_variates=run.variates, transformer_layers=list(backbone.transformer.layers),
+    layers = list(backbone.transformer.layers)
+    cache = cache_cls(batch_size=run.batch, num_variates=run.variates, transformer_layers=layers,
                       num_layers=backbone.num_layers, embed_dim=backbone.embed_dim,
-                      num_heads=int(backbone.transformer.layers[0].num_heads), max_seq_len=run.context // patch + run.steps,
+                      num_heads=int(layers[0].num_heads), max_seq_len=run.context // patch + run.steps,
                       device=torch.device(device), dtype=torch.float32,
                       use_memory_efficient_attention=backbone.use_memory_efficient_attention)
     return TotoStep(backbone, cache, run.context)
