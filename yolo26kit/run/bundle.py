@@ -417,7 +417,8 @@ def pip_fetcher(dest: Path, target: Target = TARGET, python: str = sys.executabl
 
 
 def repo_bytes(root: Path = REPO, skip: Path | None = None) -> int:
-    """Bytes of what travels with a call: tracked and untracked-not-ignored files under `root`."""
+    """Bytes of what travels with a call: tracked and untracked-not-ignored files under `root`, except the
+    committed reports (tens of MB of pages a runner never reads: its run writes a folder of its own)."""
     listed = subprocess.run(
         ["git", "-C", str(root), "ls-files", "-z", "-co", "--exclude-standard"],
         capture_output=True,
@@ -428,6 +429,8 @@ def repo_bytes(root: Path = REPO, skip: Path | None = None) -> int:
     for rel in filter(None, listed.split("\0")):
         path = root / rel
         if skip is not None and path.resolve().is_relative_to(skip.resolve()):
+            continue
+        if rel.startswith("reports/"):
             continue
         if path.is_file():
             total += path.stat().st_size
