@@ -135,3 +135,25 @@ def test_gpus_on_the_command_line():
     for bad in ("0,0", "a", ","):
         with pytest.raises(BadParameter):
             cli._gpus(bad)
+
+
+@pytest.mark.notebook
+def test_a_ray_batch_stopped_at_its_deadline_leaves_no_process(tmp_path, monkeypatch):
+    """A notebook still running at the --stop-after deadline: its Ray task is cancelled, its processes end, and it
+    is `interrupted`, resumable, as with the local executor."""
+    pytest.importorskip("ray")
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    monkeypatch.setattr(catalog, "NOTEBOOKS", root)
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell('results_path = ""\nrun_id = ""', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("import time\ntime.sleep(600)")],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, root / "sleeper.ipynb")
+    inv = catalog.Investigation("sleeper", "sleeps", (), {"quick": {}})
+    monkeypatch.setattr(catalog, "get", lambda name: inv)
+    result = runner.run([(inv, {})], out=tmp_path / "runs", cache=tmp_path / "cache", render=False, gpus=["0"],
+                        executor="ray", stop_after=90)
+    meta = json.loads((result.run_dir / "run.json").read_text())
+    assert result.exit_code == runner.EXIT_DEADLINE and meta["notebooks"][0]["state"] == "interrupted"
+    assert runner.tagged(runner.notebook_tag(meta["run_id"], "sleeper")) == []
