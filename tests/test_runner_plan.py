@@ -69,7 +69,8 @@ def test_last_times_prefer_the_newest_run_with_every_notebook(tmp_path):
     write_run(tmp_path, "20261103T000000Z-a-cpu", "cpu", {"x": (1, 1), "y": (1, 1)})
     run_id, found = plan.last_times(tmp_path, "cuda", ["x", "y"])
     assert run_id == "20261101T000000Z-a-cuda" and found["x"] == {"seconds": 100, "measure": 10}
-    assert plan.last_times(tmp_path, "cuda", ["x", "z"]) == (None, {"x": {"seconds": 400, "measure": 40}})
+    assert plan.last_times(tmp_path, "cuda", ["x", "z"]) == (None, {"x": {"seconds": 100, "measure": 10}})
+    assert plan.last_times(tmp_path, "cuda", ["z"]) == (None, {})
 
 
 def test_parse_gpus():

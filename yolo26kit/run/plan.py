@@ -94,7 +94,8 @@ def split_cores(cores: list[int], device_type: str) -> tuple[list[int], list[int
 def last_times(out: Path, device_type: str, names: list[str],
                exclude: Path | None = None) -> tuple[str | None, dict[str, dict[str, float]]]:
     """Seconds and measuring seconds per notebook from the newest run of this device type under `out` that finished
-    every one of `names` (and its id); else each notebook's newest finished run alone ((None, {}) when none)."""
+    every one of `names` (and its id); else each notebook's newest finished run of several notebooks ((None, {})
+    when none): a notebook run alone had no neighbours, and was often given other parameters."""
     merged: dict[str, dict[str, float]] = {}
     for path in sorted(Path(out).glob("*/run.json"), reverse=True):
         meta = _read(path)
@@ -105,7 +106,7 @@ def last_times(out: Path, device_type: str, names: list[str],
                  for n in meta.get("notebooks", []) if n.get("state") == "done"}
         if set(names) <= set(times):
             return meta.get("run_id"), {n: times[n] for n in names}
-        for name in set(names) & set(times):
+        for name in set(names) & set(times) if len(meta.get("notebooks", [])) > 1 else ():
             merged.setdefault(name, times[name])
     return (None, merged) if merged else (None, {})
 
