@@ -12,7 +12,9 @@ numbers get at most 4 significant digits (integers keep all of theirs, with thou
 joined as text ("a, b"); a cell longer than LONG_CELL characters folds into <details>; result columns (time,
 speed-up, status, error, cause, match) come right after the first column; headers read as words with their unit
 (`median_ms` → "median (ms)"); at most MAX_COLUMNS columns and MAX_ROWS rows are shown. The whole
-frame, as pandas wrote it (missing values as `—`), is one click away in a <details> under the table. A table the kit already curated carries class `kit-table` and is left as it is.
+frame, as pandas wrote it (missing values as `—`), is one click away in a <details> under the table. A table
+the kit already curated carries class `kit-table`; the renderer only refreshes its headers and lists
+(refresh_kit_table).
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ RESULT_WORDS = ("ms", "median", "speedup", "speed", "ratio", "status", "state", 
 # A header's last part that is a unit: `median_ms` → "median (ms)".
 UNITS = {"ms": "ms", "s": "s", "seconds": "s", "mib": "MiB", "mb": "MB", "gib": "GiB", "bytes": "bytes", "pct": "%",
          "percent": "%", "x": "×", "us": "µs"}
-HEADER_WORDS = {"max_abs_diff": "max |Δ|", "max_abs": "max |Δ|", "speedup": "speed-up (×)", "imgsz": "image size (px)",
-                "dtype": "dtype", "n": "n"}
+HEADER_WORDS = {"max_abs_diff": "max |Δ|", "max_abs": "max |Δ|", "speedup": "speed-up (×)",
+                "imgsz": "image size (px)"}
 _INNER_LIST = re.compile(r"\[[^\[\]]*\]")
 _INNER_DICT = re.compile(r"\{[^{}]*\}")
 _LIST_TEXT = re.compile(r"^\[.*\]$|^\(.*,.*\)$", re.S)

@@ -325,7 +325,8 @@ HEAD_STYLE = ("<style>.kit-head{font:14px/1.4 system-ui,sans-serif;border-bottom
               "margin-bottom:.5rem}.kit-head .where{display:flex;flex-wrap:wrap;gap:.2rem 1rem}.kit-head .where b{"
               "font-size:1.15rem}.kit-answers{border-collapse:collapse;margin:.2rem 0 .6rem;font-size:.9rem}"
               ".kit-answers th,.kit-answers td{border:1px solid #ddd;padding:.2rem .5rem;text-align:left;"
-              "vertical-align:top}.kit-answers .v-confirmed{background:#d4f7d4}.kit-answers .v-refuted{background:#ffd6d6}"
+              "vertical-align:top}.kit-answers .v-confirmed{background:#d4f7d4}"
+              ".kit-answers .v-refuted{background:#ffd6d6}"
               ".kit-answers .v-partly{background:#fff1c2}.kit-answers .v-not_reproduced{background:#e6e6ff}"
               ".kit-answers .v-inconclusive{background:#fde2c8}.kit-answers .v-needs_cuda{background:#eee}"
               ".kit-answers .v-error{background:#ffb3b3}.kit-answers .decide{color:#555;font-style:italic}</style>")
@@ -337,10 +338,12 @@ def page_head_html(run: Run, investigation: str, entries: list[dict[str, Any]]) 
     env = run.environment
     facts = [f"<b>{_esc(investigation)}</b>", f"{_esc(run.device_type.upper())} · {_esc(env.get('device') or '?')}",
              f"torch {_esc(env.get('torch') or '?')} · executorch {_esc(env.get('executorch') or '?')} · "
-             f"ultralytics {_esc(env.get('ultralytics') or '?')}", f"profile {_esc(_notebook_profile(run, investigation))}",
+             f"ultralytics {_esc(env.get('ultralytics') or '?')}",
+             f"profile {_esc(_notebook_profile(run, investigation))}",
              f"run <code>{_esc(run.name)}</code>", "<a href='index.html'>this run's page</a>",
              "<a href='../index.html'>all runs</a>"]
-    return f"{HEAD_STYLE}<div class='kit-head'><div class='where'>{''.join(f'<span>{f}</span>' for f in facts)}</div></div>"
+    spans = "".join(f"<span>{fact}</span>" for fact in facts)
+    return f"{HEAD_STYLE}<div class='kit-head'><div class='where'>{spans}</div></div>"
 
 
 def _notebook_profile(run: Run, investigation: str) -> str:

@@ -122,8 +122,8 @@ def verdicts_html(results_path: Path) -> str:
         claims = findings.read_results(results_path).get("claims") or []
     except (ValueError, OSError, json.JSONDecodeError):
         return ""
-    rows = "".join(f"<tr><td><span class='kit-v v-{html.escape(str(c.get('verdict')))}'>{html.escape(str(c.get('verdict')))}"
-                   f"</span></td><td><code>{html.escape(str(c.get('id')))}</code></td>"
+    rows = "".join(f"<tr><td><span class='kit-v v-{html.escape(str(c.get('verdict')))}'>"
+                   f"{html.escape(str(c.get('verdict')))}</span></td><td><code>{html.escape(str(c.get('id')))}</code></td>"
                    f"<td>{html.escape(display.lists_in_text(first_sentence(c.get('evidence', ''), 200)))}</td></tr>"
                    for c in claims if isinstance(c, dict))
     if not rows:
