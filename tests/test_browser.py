@@ -294,7 +294,8 @@ def _assert_outputs_render(page: Any, curated: bool = False) -> None:
     assert img.get_attribute("src").startswith("data:image/png;base64,")
     width = img.evaluate("el => el.decode().then(() => el.naturalWidth, () => 0)")  # 0: did not decode
     assert width > 0 and img.evaluate("el => el.complete && el.naturalHeight") > 0
-    table = page.locator(".jp-OutputArea-output table.dataframe")
+    # the curated table (the whole frame as recorded sits folded under it)
+    table = page.locator(".jp-OutputArea-output table.dataframe" + (".kit-table" if curated else ""))
     assert table.is_visible() and table.bounding_box()["height"] > 0
     cells = table.locator("tbody td")
     expected = ["legacy", "1.5", "gather", "2.25"] if curated else ["legacy", "1.50", "gather", "2.25"]
