@@ -143,3 +143,15 @@ def test_a_count_of_claims_never_heads_a_conclusion_when_rounds_were_timed(runs)
     got = grid.measured_headline(c, runs[1].verdicts, BOOK["alpha"], "cuda")
     assert got.figure["value"] == "2.1×" and got.figure["claim"] == "alpha.cost"
     assert "median of 5 rounds, 1.9–2.6×; the seed's band 2.0–5.0×" in got.figure["label"]
+
+
+def test_profile_is_the_closest_catalog_profile_naming_what_differs():
+    from yolo26kit import catalog
+
+    profiles = catalog.get("index_dtype").profiles
+    quick, full = profiles["quick"], profiles["full"]
+    assert grid._profile_of_result({"investigation": "index_dtype", "parameters": dict(quick)}) == "quick"
+    assert grid._profile_of_result({"investigation": "index_dtype", "parameters": dict(full)}) == "full"
+    changed = {**quick, "imgsz": 999}
+    assert grid._profile_of_result({"investigation": "index_dtype", "parameters": changed}) == "quick + imgsz"
+    assert grid._profile_of_result({"investigation": "no_such_thing", "parameters": {}}) == "custom"

@@ -114,7 +114,8 @@ def stacks(runs: list[Run]) -> list[Stack]:
 
 def profile_of(*runs: Run) -> str:
     """The profile the runs' notebooks ran with: run.json's `profile` when recorded, else per notebook the closest
-    catalog profile, naming the parameters set apart from it ('quick (index_dtype: imgsz set apart)')."""
+    catalog profile, naming the notebooks whose values differ from it ('quick (index_dtype: other values than
+    today's)')."""
     recorded = [str(run.meta["profile"]) for run in runs if run.meta.get("profile")]
     if recorded and len(recorded) == len(runs):
         return " / ".join(dict.fromkeys(recorded))
@@ -122,7 +123,9 @@ def profile_of(*runs: Run) -> str:
     labels = [_profile_of_result(r) for r in results]
     bases = sorted({label.split(" + ")[0] for label in labels})
     own = sorted({str(r.get("investigation")) for r, label in zip(results, labels) if " + " in label})
-    return " / ".join(bases) + (f" ({', '.join(own)}: own parameters)" if own else "") if bases else "not recorded"
+    # run.json does not record the profile: a notebook whose parameters differ from today's catalog is named
+    return " / ".join(bases) + (f" ({', '.join(own)}: other values than today's)" if own else "") \
+        if bases else "not recorded"
 
 
 def _profile_of_result(result: dict[str, Any]) -> str:
