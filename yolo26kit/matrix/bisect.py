@@ -304,6 +304,10 @@ class Registry:
 
 # What pairs with what: when the key's release changes, these are resolved again (not kept at the current pins).
 FOLLOWERS = {"torch": ("torchvision", "torchao"), "executorch": ("torch", "torchvision", "torchao")}
+# torch before 2.10 imports setuptools in torch.utils.cpp_extension (AOT Inductor, the kit's timing) without
+# requiring it on Python < 3.12, and torch 2.11–2.13 require setuptools<82: each release's stack carries one,
+# resolved by uv against its pins (the kit's own environment has one).
+CARRIED = ("setuptools",)
 
 
 def _series(release: str) -> str:
@@ -321,7 +325,7 @@ def executorch_for(torch_release: str, registry: Registry) -> str | None:
 def anchored_pins(package: str, release: str, base: dict[str, str], registry: Registry) -> tuple[dict[str, str], str]:
     """The pins a release is probed with before uv resolves its followers, and a note on any pairing."""
     pins = {**base, package: release}
-    for follower in FOLLOWERS.get(package, ()):
+    for follower in (*FOLLOWERS.get(package, ()), *CARRIED):
         pins.pop(follower, None)
     note = ""
     if package == "executorch":
@@ -373,11 +377,6 @@ def resolve(pins: dict[str, str], free: list[str], timeout: float = 300.0) -> tu
     return {**pins, **{name: found[name] for name in free if name in found}}, ""
 
 
-# torch before 2.10 imports setuptools in torch.utils.cpp_extension (AOT Inductor, the kit's timing) without
-# requiring it on Python < 3.12; the kit's own environment has it, so each release's stack carries the same one.
-CARRIED = ("setuptools",)
-
-
 def base_pins(kit_root: Path) -> dict[str, str]:
     """The current stack: pyproject.toml's exact pins of the packages a stack pins, and CARRIED as installed here."""
     from .. import env
@@ -406,12 +405,18 @@ class Context:
 
 
 def plan_stacks(ctx: Context, releases: list[str], registry: Registry) -> None:
-    """Each release's pins (its pairs resolved), kept in the context; a release uv cannot resolve keeps the reason."""
+    """Each release's anchored pins, and the packages uv resolves against them when the release is probed."""
     for release in releases:
         pins, note = anchored_pins(ctx.package, release, ctx.base, registry)
-        free = [name for name in FOLLOWERS.get(ctx.package, ()) if name not in pins and name in ctx.base]
-        resolved, error = resolve(pins, free)
-        ctx.pairs[release] = {"pins": resolved, "note": note} if not error else {"error": error, "pins": pins}
+        free = [name for name in (*FOLLOWERS.get(ctx.package, ()), *CARRIED) if name not in pins and name in ctx.base]
+        ctx.pairs[release] = {"pins": pins, "note": note, "free": free}
+
+
+def release_pins(ctx: Context, release: str) -> tuple[dict[str, str], str]:
+    """The release's pins with its free packages resolved by uv (only for releases that are probed): (pins, error)."""
+    pair = ctx.pairs.get(release, {"pins": {**ctx.base, ctx.package: release}})
+    resolved, error = resolve(pair["pins"], pair.get("free", []))
+    return (resolved, "") if not error else (pair["pins"], error)
 
 
 def probe_release(ctx: Context, release: str) -> Probe:
@@ -419,15 +424,16 @@ def probe_release(ctx: Context, release: str) -> Probe:
     from .probes import ENTRY_POINTS, entry_in_stack, notebook_in_stack
     from .stacks import STATES_RUN, Stack, prepare
 
-    pair = ctx.pairs.get(release, {"pins": {**ctx.base, ctx.package: release}})
+    pins, error = release_pins(ctx, release)
     folder = f"probes/{ctx.package}-{release}"
-    if pair.get("error"):
-        return not_installed(release, pair["error"], stack=pair["pins"])
+    if error:
+        return not_installed(release, error, stack=pins)
     kit_root, out = Path(ctx.kit_root), Path(ctx.out) / folder
-    row = prepare(Stack(stack_id(ctx.package, release), pair["pins"], pair.get("note", "")), ctx.envs, kit_root)
-    installed = {k: str(row.get("environment", {}).get(k, "")).split("+")[0] for k in pair["pins"]}
+    note = ctx.pairs.get(release, {}).get("note", "")
+    row = prepare(Stack(stack_id(ctx.package, release), pins, note), ctx.envs, kit_root)
+    installed = {k: str(row.get("environment", {}).get(k, "")).split("+")[0] for k in pins}
     if row["state"] not in STATES_RUN:
-        return not_installed(release, f"{row['state']}: {row['reason']}", stack=pair["pins"])
+        return not_installed(release, f"{row['state']}: {row['reason']}", stack=pins)
     if installed.get(ctx.package) not in ("", release):
         return not_installed(release, f"{ctx.package} {installed[ctx.package]} was installed, not {release}",
                              stack=installed)
@@ -435,7 +441,7 @@ def probe_release(ctx: Context, release: str) -> Probe:
         found = entry_in_stack(ctx.claim, row, out, kit_root, ctx.timeout)
     else:
         found = notebook_in_stack(ctx.claim, row, out, kit_root, Path(ctx.envs) if ctx.envs else None, ctx.timeout)
-    versions = {k: v for k, v in (found.get("versions") or installed).items() if k in pair["pins"]}
+    versions = {k: v for k, v in (found.get("versions") or installed).items() if k in pins}
     return judged(release, found["verdict"], found["basis"], found["evidence"], page=f"{folder}/{found['page']}",
                   seconds=found.get("seconds", 0.0), stack=versions)
 
