@@ -305,7 +305,7 @@ class Registry:
 # What pairs with what: when the key's release changes, these are resolved again (not kept at the current pins).
 FOLLOWERS = {"torch": ("torchvision", "torchao"), "executorch": ("torch", "torchvision", "torchao")}
 # torch before 2.10 imports setuptools in torch.utils.cpp_extension (AOT Inductor, the kit's timing) without
-# requiring it on Python < 3.12, and torch 2.11–2.13 require setuptools<82: each release's stack carries one,
+# requiring it on Python < 3.12, and torch 2.11 and 2.12 require setuptools<82: each release's stack carries one,
 # resolved by uv against its pins (the kit's own environment has one).
 CARRIED = ("setuptools",)
 
