@@ -222,3 +222,15 @@ def test_spare_workers_probe_further_in_from_an_end_that_cannot_be_measured():
     calls: list = []
     record = bisect.bisect(names(9), stub_probes(6, skips={0, 1, 2}, calls=calls), workers=2)
     assert calls[:2] == [["0", "8"], ["1", "2"]] and record["changes"][0]["first"] == "6"
+
+
+def test_a_probe_whose_entry_point_breaks_records_an_error_that_measured_nothing(tmp_path, monkeypatch):
+    from yolo26kit.matrix import probes
+
+    monkeypatch.setitem(probes.ENTRY_POINTS, "x.breaks", probes.EntryPoint("json", "no_such_function", "nothing"))
+    record = probes.run_entry("x.breaks")
+    assert record["verdict"] == "error" and record["basis"] == "none" and "AttributeError" in record["evidence"]
+    probes.write(tmp_path, record)
+    assert json.loads((tmp_path / probes.PROBE_RECORD).read_text())["claim"] == "x.breaks"
+    assert "x.breaks: error" in (tmp_path / probes.PROBE_PAGE).read_text()
+    assert not judged("1.0", record["verdict"], record["basis"], record["evidence"]).measured

@@ -67,9 +67,10 @@ def split_copy_viewed() -> Judgement:
     before = _ops(graph)
     run = {"executorch": release, "torch": torch.__version__.split("+")[0]}
     if not before[SPLIT_COPY]:
-        return Judgement("inconclusive", f"the edge graph ({source}) holds no {SPLIT_COPY} "
-                         f"({dict(before)}), so the pass cannot be tried on it", {"before": dict(before)},
-                         basis="none", run=run)
+        why = (f"executorch {release}'s CUDA back-end could not be imported, so plain to_edge made the graph"
+               if source == "to_edge" else f"the graph came from {source}")
+        return Judgement("inconclusive", f"the edge graph holds no {SPLIT_COPY} ({dict(before)}; {why}), so the "
+                         "pass cannot be tried on it", {"before": dict(before), "source": source}, basis="none", run=run)
     info = executorch_cuda.view_pass()
     if not info["found"]:
         return Judgement("refuted", f"executorch {release} ships no view-copy pass (tried {'; '.join(info['tried'])}): "
