@@ -46,14 +46,15 @@ def entries(envs: Path, measure: bool = False) -> list[dict[str, Any]]:
 
 
 def remove(envs: Path, ids: list[str]) -> tuple[list[str], int]:
-    """Remove the named environments (all when none is named); the ids removed and the bytes freed."""
+    """Remove the named environments (all when none is named); the ids removed and the bytes freed (files linked
+    nowhere else)."""
     rows = {row["id"]: row for row in entries(envs)}
     unknown = [i for i in ids if i not in rows]
     if unknown:
         raise SystemExit(f"yolo26kit stacks: no environment {', '.join(unknown)} in {envs}")
     removed, freed = [], 0
     for stack_id in ids or list(rows):
-        freed += disk_bytes(Path(envs) / stack_id)
+        freed += own_bytes(Path(envs) / stack_id)  # what goes: the wheels' hard links stay in uv's cache
         shutil.rmtree(Path(envs) / stack_id, ignore_errors=True)
         (Path(envs) / f".{stack_id}.lock").unlink(missing_ok=True)
         removed.append(stack_id)
