@@ -64,7 +64,7 @@ catalog.register(catalog.Investigation(
         "quick": {},
         "full": {"d_model": 256, "n_layers": 6, "n_heads": 8, "patch_len": 32, "max_seq": 128, "batch": 4,
                  "context_patches": 32, "steps": 64, "min_run_time": 1.0, "graph_partition": [True, False],
-                 "toto_variants": ["seed_int", "stock"]},
+                 "toto_variants": ["seed_int", "stock"], "toto_capture": [True, False]},
     },
     checks={
         "variants": catalog.one_of(*VARIANTS),
