@@ -59,12 +59,12 @@ def fake_investigations(tmp_path: Path, monkeypatch):
 def run_notebook(tmp_path: Path):
     """Execute notebooks/<name>.ipynb with papermill and the given parameters; return its results.json."""
     from yolo26kit import catalog, findings
-    from yolo26kit.run import runner
+    from yolo26kit.run import notebook as notebook_run
 
     def _run(name: str, timeout: float = 900, **params: Any) -> dict[str, Any]:
         inv = catalog.get(name)
         values = inv.resolve("quick", params)
-        result = runner.execute(inv, values, tmp_path, run_id="test", timeout=timeout)
+        result = notebook_run.execute(inv, values, tmp_path, run_id="test", timeout=timeout)
         assert result.ok, f"{name} failed: {result.error}"
         return findings.read_results(result.results)
 
@@ -89,14 +89,14 @@ class ExecutedNotebooks:
         import json
 
         from yolo26kit import catalog
-        from yolo26kit.run import runner
+        from yolo26kit.run import notebook as notebook_run
 
         inv = catalog.get(name)
         key = f"{inv.notebook}:{json.dumps(params, sort_keys=True, default=str)}"  # the notebook file, not only its name
         if key not in self.done:
             run_dir = self.root / f"{name}-{len(self.done)}"
             run_dir.mkdir(parents=True)
-            self.done[key] = runner.execute(inv, inv.resolve("quick", params), run_dir, run_id="test", timeout=timeout)
+            self.done[key] = notebook_run.execute(inv, inv.resolve("quick", params), run_dir, run_id="test", timeout=timeout)
         result = self.done[key]
         assert result.ok, f"{name} failed: {result.error}"
         return result

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from yolo26kit import catalog, findings
-from yolo26kit.run import executors, runner
+from yolo26kit.run import executors, notebook as notebook_run, runner
 
 # A notebook that measures twice under the kit's locks and says which GPU and lock it was given.
 BODY = """\
@@ -156,4 +156,4 @@ def test_a_ray_batch_stopped_at_its_deadline_leaves_no_process(tmp_path, monkeyp
                         executor="ray", stop_after=90)
     meta = json.loads((result.run_dir / "run.json").read_text())
     assert result.exit_code == runner.EXIT_DEADLINE and meta["notebooks"][0]["state"] == "interrupted"
-    assert runner.tagged(runner.notebook_tag(meta["run_id"], "sleeper")) == []
+    assert notebook_run.tagged(notebook_run.notebook_tag(meta["run_id"], "sleeper")) == []

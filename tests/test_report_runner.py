@@ -13,7 +13,7 @@ import pytest
 from yolo26kit import catalog, env, findings, paths
 from yolo26kit.bench import isolate
 from yolo26kit.report import pages as report
-from yolo26kit.run import runner
+from yolo26kit.run import notebook as notebook_run, runner
 
 
 def test_run_dirs_never_overwrite(tmp_path):
@@ -37,7 +37,7 @@ def test_failed_notebook_is_saved_with_error_verdicts(tmp_path, broken_notebook,
     (tmp_path / "run").mkdir()
     monkeypatch.chdir(tmp_path)
     run_dir = Path("run")  # relative, as `--out reports` gives it: the notebook runs inside run_dir
-    result = runner.execute(broken_notebook, {"x": 2}, run_dir, "r1", timeout=300)
+    result = notebook_run.execute(broken_notebook, {"x": 2}, run_dir, "r1", timeout=300)
     assert not result.ok and "the investigation broke" in result.error
     assert result.notebook.exists()  # papermill saved the executed notebook before raising
     data = findings.read_results(result.results)
@@ -52,7 +52,7 @@ def test_relative_run_dir_still_gets_its_results(tmp_path, monkeypatch, fake_inv
                               title="writes results", seeds=("000_60ebd1ee51d51957.txt",))
     monkeypatch.chdir(tmp_path)
     Path("run").mkdir()
-    result = runner.execute(inv, {}, Path("run"), "r2", timeout=300)
+    result = notebook_run.execute(inv, {}, Path("run"), "r2", timeout=300)
     assert result.ok, result.error
     assert (tmp_path / "run" / "index_dtype.results.json").exists()
     assert findings.read_results(tmp_path / "run" / "index_dtype.results.json")["run_id"] == "r2"
@@ -166,8 +166,8 @@ def test_environment_differences_name_the_keys():
 
 
 def test_exit_codes():
-    ok = runner.NotebookRun("a", True, 1.0, Path("a.ipynb"), Path("a.results.json"))
-    bad = runner.NotebookRun("b", False, 1.0, Path("b.ipynb"), Path("b.results.json"), "boom", "failed")
+    ok = notebook_run.NotebookRun("a", True, 1.0, Path("a.ipynb"), Path("a.results.json"))
+    bad = notebook_run.NotebookRun("b", False, 1.0, Path("b.ipynb"), Path("b.results.json"), "boom", "failed")
     assert runner.RunResult(Path("."), [ok], "complete").exit_code == 0
     assert runner.RunResult(Path("."), [ok, bad], "complete").exit_code == 1
     assert runner.RunResult(Path("."), [ok], "interrupted", int(signal.SIGINT)).exit_code == 130
@@ -176,10 +176,10 @@ def test_exit_codes():
 
 def test_tagged_finds_a_process_by_its_environment(tmp_path):
     tag = f"test/{tmp_path.name}"
-    proc = subprocess.Popen(["sleep", "30"], env={**os.environ, runner.TAG_ENV: tag})
+    proc = subprocess.Popen(["sleep", "30"], env={**os.environ, notebook_run.TAG_ENV: tag})
     try:
-        assert runner.tagged(tag) == [proc.pid] and runner.tagged(tag + "x") == []
-        assert runner.sweep(tag) == [proc.pid]
+        assert notebook_run.tagged(tag) == [proc.pid] and notebook_run.tagged(tag + "x") == []
+        assert notebook_run.sweep(tag) == [proc.pid]
         assert proc.wait(10) == -signal.SIGKILL
     finally:
         proc.kill()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from yolo26kit import findings
-from yolo26kit.run import runner
+from yolo26kit.run import notebook as notebook_run, runner
 
 pytestmark = pytest.mark.notebook
 ROUNDS = 3
@@ -38,7 +38,7 @@ def tiny_kit(fake_investigations):
 
 
 def test_kernel_config_uses_ipc_sockets_in_the_given_folder(tmp_path):
-    config = runner.kernel_config(tmp_path)
+    config = notebook_run.kernel_config(tmp_path)
     assert config.KernelManager.transport == "ipc" and config.KernelManager.ip == str(tmp_path / "kernel")
 
 
@@ -77,7 +77,7 @@ def test_a_kernel_that_dies_before_its_first_cell_is_started_again(tiny_kit, tmp
     child = {"PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")]), "DIE_ONCE_MARK": str(mark)}
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    result = runner.execute(tiny_kit["tiny0"], {}, run_dir, "r", timeout=300, env=child)
+    result = notebook_run.execute(tiny_kit["tiny0"], {}, run_dir, "r", timeout=300, env=child)
     assert mark.exists()  # the first kernel did die
     assert result.ok and result.state == "done", result.error
     assert len(result.retries) == 1 and "kernel did not start" in result.retries[0]["reason"]

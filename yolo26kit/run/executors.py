@@ -1,7 +1,7 @@
 """Executors of a batch's notebooks, and the Ray start-up the matrix's executor shares.
 
-- `local`: each notebook on a thread of this process, which runs it in a child (runner.execute); `jobs` threads.
-- `ray`: each notebook a Ray task that calls the same runner.execute on a local Ray started here (or the cluster at
+- `local`: each notebook on a thread of this process, which runs it in a child (notebook.execute); `jobs` threads.
+- `ray`: each notebook a Ray task that calls the same notebook.execute on a local Ray started here (or the cluster at
   RAY_ADDRESS); Ray's resources decide how many run at once: `num_cpus` from the plan, and on CUDA a share of one
   GPU (1 / the notebooks the plan puts on a GPU: notebooks of one GPU compile side by side as the local executor
   runs them, and the GPU's measuring lock keeps their timings apart; a whole GPU per notebook would serialise
@@ -23,12 +23,12 @@ import socket
 import tarfile
 import tempfile
 import threading
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import KitError
+from . import notebook
 
 RAY_EXCLUDES = [".git", ".venv", "reports", "wheelhouse", "**/__pycache__", ".pytest_cache", ".hypothesis"]
 # Ray's raylet gives its agents ~30 s to start; on a 2-core machine under load they sometimes take longer and the
@@ -43,7 +43,7 @@ class ExecutorError(KitError):
 
 @dataclass
 class NotebookTask:
-    """Everything one notebook's execution needs, picklable: what runner.execute takes, plus its place in the plan."""
+    """Everything one notebook's execution needs, picklable: what notebook.execute takes, plus its place in the plan."""
 
     name: str
     notebook: str  # the source .ipynb
@@ -64,7 +64,7 @@ class NotebookTask:
 
 @dataclass(frozen=True)
 class Source:
-    """The part of an Investigation that runner.execute reads: its name and notebook."""
+    """The part of an Investigation that notebook.execute reads: its name and notebook."""
 
     name: str
     notebook: Path
@@ -81,10 +81,8 @@ def gpu_env(task: NotebookTask, gpu: str | None) -> dict[str, str]:
 
 
 def run_task(task: NotebookTask, stopping: Callable[[], bool] = lambda: False) -> Any:
-    """Execute one notebook here (runner.execute), pinned to its planned GPU; its NotebookRun with `gpu` set."""
-    from . import runner
-
-    result = runner.execute(Source(task.name, Path(task.notebook)), task.parameters, Path(task.run_dir), task.run_id,
+    """Execute one notebook here (notebook.execute), pinned to its planned GPU; its NotebookRun with `gpu` set."""
+    result = notebook.execute(Source(task.name, Path(task.notebook)), task.parameters, Path(task.run_dir), task.run_id,
                             task.timeout, task.log_output, env=gpu_env(task, task.gpu), progress=task.progress,
                             stopping=stopping, tag=task.tag)
     result.gpu = task.gpu
