@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from yolo26kit import findings
-from yolo26kit.report import grid, pages
+from yolo26kit.report import figures, grid, pages
 
 BOOK = {
     "alpha": [
@@ -140,7 +140,7 @@ def test_a_count_of_claims_never_heads_a_conclusion_when_rounds_were_timed(runs)
     from yolo26kit.conclusion import Conclusion
 
     c = Conclusion("alpha", "cuda", {"cost": "x"}, {"value": "2/3", "label": "claims this run decided", "claim": ""})
-    got = grid.measured_headline(c, runs[1].verdicts, BOOK["alpha"], "cuda")
+    got = figures.measured_headline(c, runs[1].verdicts, BOOK["alpha"], "cuda")
     assert got.figure["value"] == "2.1×" and got.figure["claim"] == "alpha.cost"
     assert "median of 5 rounds, 1.9–2.6×; the seed's band 2.0–5.0×" in got.figure["label"]
 

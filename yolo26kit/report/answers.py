@@ -26,6 +26,7 @@ from markupsafe import Markup
 
 from .. import findings, verdicts
 from ..conclusion import Conclusion, bug_claims, conclude, device_class
+from .figures import measured_headline
 
 SENTENCE_LIMIT = 240  # characters of an evidence's first sentence shown as the one-line answer
 QUESTIONS = ("bites", "fix", "cost")
@@ -314,8 +315,6 @@ def block(investigation: str, entries: list[dict[str, Any]], run: Run) -> Block:
     mine = [run.verdicts[e["id"]] for e in testable if e["id"] in run.verdicts]
     result = next((r for r in run.results if r["investigation"] == investigation), None)
     conclusion = conclude(result, entries) if result is not None else None
-    from .grid import measured_headline  # grid builds on this module
-
     conclusion = measured_headline(conclusion, run.verdicts, entries, run.device_type)
     return Block(investigation, sources_of(entries), run,
                  answers(entries, run.verdicts, run.device_type, investigation, conclusion),

@@ -16,6 +16,7 @@ from typing import Any
 
 from . import display
 from ..conclusion import bug_claims
+from .figures import band_unit, rounds_figure, rounds_in
 from .answers import POLARITY, QUESTIONS, Answer, Block, Run, block, judged, verdict_counts
 
 # The short word a grid cell shows for an answer's headline (the answer block keeps the long one).
@@ -23,7 +24,6 @@ CELL_WORDS = {"needs CUDA — this run cannot tell": "needs CUDA", "not reached 
               "as the seed says": "as claimed", "not as the seed says": "not as claimed",
               "partly as the seed says": "partly as claimed", "no claim asks this": "—"}
 GRID_LABELS = {"bites": "bites here?", "fix": "fix holds?", "cost": "cost"}
-ROUND_KEYS = ("rounds", "ratios", "first_s")  # data keys holding one figure per timed round
 _FIGURE = re.compile(r"(?<![\w=.])(\d+(?:\.\d+)?% of [\w']+(?: [\w']+){0,2}"
                      r"|\d+(?:\.\d+)?(?:–\d+(?:\.\d+)?)?\s?(?:×|ms\b|s\b|%)"
                      r"|\d+ of \d+(?: [A-Za-z][\w-]*){0,2}|\d+/\d+(?: [A-Za-z][\w-]*){0,1})")
@@ -153,54 +153,11 @@ def answering_run(stack: Stack, investigation: str) -> Run | None:
         next((r for r in stack.runs if investigation in r.investigations), None)
 
 
-def _numbers(value: Any) -> list[float]:
-    """The numbers of a list, or of a dict of lists (per case), flattened and sorted."""
-    items = [x for v in value.values() for x in (v if isinstance(v, list) else [v])] if isinstance(value, dict) \
-        else value if isinstance(value, list) else []
-    return sorted(float(x) for x in items if isinstance(x, (int, float)) and not isinstance(x, bool))
-
-
-def _rounds(data: Any, device_type: str, depth: int = 0) -> tuple[str, list[float]]:
-    """The first per-round figures in a claim's data (the run's device's rounds first): (key, numbers)."""
-    if not isinstance(data, dict) or depth > 3:
-        return "", []
-    for key in (f"{device_type}_rounds", *ROUND_KEYS):
-        numbers = _numbers(data.get(key))
-        if numbers:
-            return key, numbers
-    for value in data.values():
-        for item in value if isinstance(value, list) else [value]:
-            found = _rounds(item, device_type, depth + 1)
-            if found[1]:
-                return found
-    return "", []
-
-
-def _num(x: float) -> str:
-    return f"{x:.3g}"
-
-
-def rounds_figure(claim: dict[str, Any], device_type: str, unit: str = "") -> str:
-    """'2.36–3.96× over 20 rounds' from a claim's per-round data; '' without rounds."""
-    key, numbers = _rounds(claim.get("data"), device_type)
-    if not numbers:
-        return ""
-    unit = unit or (" s" if key == "first_s" else "×")
-    span = _num(numbers[0]) if _num(numbers[0]) == _num(numbers[-1]) else f"{_num(numbers[0])}–{_num(numbers[-1])}"
-    return f"{span}{unit} over {len(numbers)} round{'s' if len(numbers) != 1 else ''}"
-
-
 def evidence_figure(text: str, pattern: re.Pattern[str] = _FIGURE) -> str:
     """The first measured figure in a claim's evidence ('3 of 3 loads crash', '1.78×', '7.5 ms'; with _ERROR the
     first error it names); '' when it has none."""
     found = pattern.search(" ".join(str(text or "").split()))
     return found.group(1) if found else ""
-
-
-def band_unit(entry: dict[str, Any] | None) -> str:
-    """The unit of a ledger band as a cell shows it: its first word ('×', ' ms', ' s')."""
-    unit = str(((entry or {}).get("band") or {}).get("unit") or "").split(" ")[0]
-    return unit if unit in ("×", "%") else f" {unit}" if unit else ""
 
 
 def deciding_figure(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None,
@@ -229,25 +186,6 @@ def mixed_figure(answer: Answer, verdicts: dict[str, dict[str, Any]], bug: list[
     return ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in verdict_counts([v for v in said if v in POLARITY]))
 
 
-def measured_headline(conclusion: Any, claims: dict[str, dict[str, Any]], entries: list[dict[str, Any]],
-                      device_type: str) -> Any:
-    """The conclusion with a measured headline figure in place of a count of claims: the median round of the
-    first banded claim (ledger order) that timed rounds, with their span and the seed's band."""
-    if conclusion is None or not conclusion.figure or conclusion.figure.get("claim"):
-        return conclusion
-    for entry in entries:
-        band, claim = entry.get("band") or {}, claims.get(entry.get("id", ""))
-        numbers = _rounds((claim or {}).get("data"), device_type)[1] if band else []
-        if numbers:
-            unit = band_unit(entry)
-            conclusion.figure = {"value": f"{_num(numbers[(len(numbers) - 1) // 2])}{unit}", "claim": entry["id"],
-                                 "label": f"{entry['id']}: median of {len(numbers)} rounds, "
-                                          f"{_num(numbers[0])}–{_num(numbers[-1])}{unit}; the seed's band "
-                                          f"{band.get('lo')}–{band.get('hi')}{unit} (verdict {claim.get('verdict')})"}
-            break
-    return conclusion
-
-
 def what_would_decide(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None) -> str:
     """For an undecided answer, what would decide it: a CUDA run, the seed's condition the run lacks, the step
     that did not run, or more rounds against the seed's band; '' for a decided answer."""
@@ -265,7 +203,7 @@ def what_would_decide(answer: Answer, claim: dict[str, Any] | None, entry: dict[
     if claim.get("basis") == "none":
         return "its step did not run here"
     band = (entry or {}).get("band") or {}
-    if band and _rounds(claim.get("data"), "")[1]:
+    if band and rounds_in(claim.get("data"), "")[1]:
         return f"rounds straddle the band {band.get('lo')}–{band.get('hi')}{band_unit(entry)}: more rounds decide"
     return "see the claim's evidence"
 

@@ -23,7 +23,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import bisect_page, display, grid, matrix_page
+from . import bisect_page, display, figures, grid, matrix_page
 from .. import findings
 from ..conclusion import conclude
 from .answers import (DECISIVE, HEADLINES, POLARITY, QUESTION_LABELS, QUESTIONS, SENTENCE_LIMIT, UNDECIDED,
@@ -94,7 +94,7 @@ def notebook_and_conclusion(ipynb: Path) -> tuple[Any, str]:
     entries = ledger().get(inv, [])
     claims = {c["id"]: c for c in res.get("claims", []) if isinstance(c, dict) and c.get("id")}
     device_type = str((res.get("environment") or {}).get("device_type") or "")
-    headline = grid.measured_headline(conclude(res, entries), claims, entries, device_type)
+    headline = figures.measured_headline(conclude(res, entries), claims, entries, device_type)
     return nb, notebook_head(ipynb.parent, inv, entries) + conclusion_html(headline) + \
         _answers_of(ipynb.parent, inv, entries)
 
