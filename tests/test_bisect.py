@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -234,3 +235,14 @@ def test_a_probe_whose_entry_point_breaks_records_an_error_that_measured_nothing
     assert json.loads((tmp_path / probes.PROBE_RECORD).read_text())["claim"] == "x.breaks"
     assert "x.breaks: error" in (tmp_path / probes.PROBE_PAGE).read_text()
     assert not judged("1.0", record["verdict"], record["basis"], record["evidence"]).measured
+
+
+@pytest.mark.skipif(not os.environ.get("YOLO26KIT_REAL_BISECT"), reason="installs two ~6 GB stacks from the registry "
+                    "(1–2 min from a warm uv cache, several cold): set YOLO26KIT_REAL_BISECT=1")
+def test_a_real_bisect_over_two_adjacent_ultralytics_releases(tmp_path):
+    folder = bisect.run_bisect("index_dtype.gather_upstreamed", "ultralytics", "8.4.112", "8.4.113", tmp_path,
+                               workers=2, envs=str(tmp_path / "envs"), log=lambda s: None)
+    record = json.loads((folder / "bisect.json").read_text())
+    assert [(p["release"], p["verdict"]) for p in record["probes"]] == [("8.4.112", "not_reproduced"),
+                                                                        ("8.4.113", "confirmed")]
+    assert record["changes"][0]["first"] == "8.4.113" and record["steps"] == 1
