@@ -150,7 +150,7 @@ def test_index_answers_from_the_newest_run_that_judged_each_investigation(tmp_pa
     assert [r.name for r in report.answering_runs(runs, "cdmaskformer_mask")] == ["20260101T000000Z-good-cuda"]
     assert [r.name for r in report.answering_runs(runs, "other_inv")] == ["20260104T000000Z-one-cuda"]
     page = report.render_index(tmp_path).read_text()
-    group = page[page.index('data-investigation="cdmaskformer_mask"'):page.index('data-investigation="other_inv"')]
+    group = page[page.index('id="answers-cdmaskformer_mask"'):page.index('id="answers-other_inv"')]  # not the grid's row
     assert "20260101T000000Z-good-cuda" in group and "not in this run" not in group
     assert "kit-conclusion" in group
 
