@@ -31,7 +31,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
-from yolo26kit.investigations.index_dtype import ATEN_CONV  # its backbone_aten probe: ATen convolutions compete too
+from yolo26kit.backends.executorch_cuda_releases import ATEN_CONV  # index_dtype's backbone_aten probe: ATen convs compete
 
 _MODEL = None  # one model per worker process, built on its first job
 

@@ -26,7 +26,7 @@ _ET_CUDA_WHOLE_MODEL = {"failed": "fails to lower the whole YOLO26", "ran_differ
                         "ran_ok": "lowers and runs the whole YOLO26, matching eager"}
 
 
-# its data "backbone" (index_dtype.backbone_half's state) → what the back-end did with the backbone alone
+# its data "backbone" (executorch_cuda_releases.backbone_half's state) → what the back-end did with the backbone alone
 _BACKBONE_ALONE = {"lowers": "; the backbone alone lowers", "refused": "; the backbone alone does not lower either",
                    "release": "; the backbone alone fails on this executorch release only (a later release's view "
                               "pass maps the split_copy it is refused for)"}

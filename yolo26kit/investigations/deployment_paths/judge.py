@@ -24,7 +24,7 @@ from ... import env, findings
 from ...bench import timing, yolo
 from ...backends import executorch_cuda
 from ...verdicts import Judgement, band, combine
-from ..index_dtype.judge import backbone_half
+from ...backends.executorch_cuda_releases import backbone_half
 from .measure import (ET_CUDA_SKIPPED, KIT_EXPORT, MATCH_RATE_MIN, TASKS, TORCH_NATIVE_CUDA, ULTRALYTICS_EXPORTER,
                       Case, Row, Run, growth_band, label, timed_ms)
 
@@ -146,7 +146,7 @@ def _stack(run: Run) -> dict[str, str]:
 
 
 def _backbone(run: Run) -> tuple[str, str, dict[str, Any]]:
-    """The backbone half (index_dtype.backbone_half, one rule for both notebooks): state, sentence, data."""
+    """The backbone half (backends.executorch_cuda_releases.backbone_half, one rule for both notebooks): state, sentence, data."""
     if not run.backbone:
         return "unknown", "the backbone alone was not tried in this run", {}
     return backbone_half(run.backbone.get("lowering"), run.backbone.get("graph"), run.backbone.get("split"),
@@ -164,7 +164,7 @@ def judge_cuda_aoti_backbone_only(run: Run) -> Judgement:
     """Seed 001's table: CUDA AOTI (ExecuTorch's CUDA back-end) exports only the backbone; the whole model with its
     postprocess does not export. Both halves are tested: ExecuTorch CUDA's whole-model lowering with its default
     options (or, where this profile skips it, the backbone's refusal it contains), and the backbone alone
-    (index_dtype.backbone_half: its graph through the release's view pass and `chunk` alone through the back-end)."""
+    (executorch_cuda_releases.backbone_half: its graph through the release's view pass and `chunk` alone through the back-end)."""
     model = run.models[0] if run.models else "yolo26n"
     plain = _pick(run, "aoti", model)
     how = plain.run.details.get("aoti_load") if plain is not None and plain.run is not None else None

@@ -40,13 +40,13 @@ from .measure import (ATEN_CONV, CPU_PATHS, CUDA_ONLY_PATHS, CUDA_OPTION_KEYS, E
                       step_et_cuda_lower, step_et_run, step_et_xnnpack_lower, step_export, step_subprocess_gpu)
 from . import releases
 from .measure_root import lowering_error_details, pipeline_stages, root_cause, stages_frame
-from .judge import (FLOAT_POINTER_ERROR, JUDGES, MISSING_FALLBACK, NOT_IMPLEMENTED, SEED_INDEX_ERROR, UNFINISHED,
-                    SUBPROCESS_FAILURE, VIEW_COPY_KERNEL,
+from ...backends.executorch_cuda import SUBPROCESS_FAILURE, subprocess_error
+from ...backends.executorch_cuda_releases import UNFINISHED, VIEW_COPY_KERNEL, missing_kernels
+from .judge import (FLOAT_POINTER_ERROR, JUDGES, MISSING_FALLBACK, NOT_IMPLEMENTED, SEED_INDEX_ERROR,
                     judge, judge_aoti_float_index, judge_backbone_static, judge_et_cuda_float_index,
                     judge_et_cuda_full_model, judge_explicit_cast, judge_fx_int64, judge_gather_equivalent,
                     judge_gather_int64_ops, judge_gather_removes_index, judge_gather_upstreamed,
-                    judge_no_aten_fallback, judge_postprocess_ops, judge_triton_worker_gpu, judge_xnnpack_full_model,
-                    missing_kernels, subprocess_error)
+                    judge_no_aten_fallback, judge_postprocess_ops, judge_triton_worker_gpu, judge_xnnpack_full_model)
 from .show import (TABLES, diagnosis, equivalence_summary, explorer, matrix_frame, probe_frame, scan_frame,
                    upstream_pattern)
 

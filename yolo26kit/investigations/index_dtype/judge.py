@@ -16,24 +16,18 @@ import pandas as pd
 
 from ... import env, findings
 from ...bench import graphs, isolate
-from ...backends import executorch_cuda
-from ...backends.executorch_cuda import SUBPROCESS_FAILURE, subprocess_error
+from ...backends.executorch_cuda_releases import (ATEN_CONV, UNFINISHED, WHOLE_MODEL_SKIP, backbone_half, failure_text,
+                                                  missing_kernels, outcome_text)
 from ...bench.detections import agrees
 from ...verdicts import Judgement
-from . import releases
-from .measure import ATEN_CONV, WHOLE_MODEL_SKIP, Cell, Results, Run, _text
+from .measure import Cell, Results, Run
 from .measure_root import lowering_error_details
 from .model import OPS
 
 SEED_INDEX_ERROR = "indices must be int64, byte or bool"
 # Triton rejecting a float index used as a pointer offset (the float32 index surviving into a gather kernel)
 FLOAT_POINTER_ERROR = re.compile(r"invalid operands of type pointer<\w+> and triton\.language\.float32")
-UNFINISHED = ("timeout", "crash", "oom")
 MISSING_FALLBACK = "missing fallback kernels"
-# ExecuTorch's AOTI back-end lists each kernel it has no fallback for on a "  - name" line after its error
-MISSING_KERNEL_LIST = re.compile(r"missing fallback kernels \(\d+ total\):[ \t]*\n((?:[ \t]*- \S+[ \t]*(?:\n|$))+)")
-# a view-copy op (Edge dialect's copying form of a view) among the kernels the back-end lists
-VIEW_COPY_KERNEL = re.compile(r"aten::\w+_copy\.\w+")
 NOT_IMPLEMENTED = "Lowering not implemented"
 
 
@@ -56,22 +50,6 @@ def _where(cell: Cell) -> str:
     what = {"full": "whole model", "backbone": "backbone (raw outputs)", "postprocess": "postprocess"}.get(
         cell.scope, cell.scope)
     return f"{what}, {cell.spec.imgsz} px, backend_options {cell.spec.backend_options}"
-
-
-def missing_kernels(text: str) -> list[str]:
-    """The kernels a 'missing fallback kernels' error names (none when the text has no such list)."""
-    found = MISSING_KERNEL_LIST.search(text)
-    return sorted(set(re.findall(r"- (\S+)", found.group(1)))) if found else []
-
-
-def _failure(lower: isolate.Outcome, chars: int = 200) -> str:
-    """A failed step's error, with the kernels it lacks where the back-end listed them, or the error a compile
-    worker raised where the step's error only says a subprocess failed."""
-    text = _text(lower)
-    names = missing_kernels(text)
-    worker = subprocess_error(text) if SUBPROCESS_FAILURE in lower.error else ""
-    return (lower.error[:chars] + (f" (missing: {', '.join(names)})" if names else "")
-            + (f" (the worker raised {worker[:chars]})" if worker else ""))
 
 
 def _undecided(lower: isolate.Outcome, what: str, run: dict[str, Any]) -> Judgement | None:
@@ -133,7 +111,7 @@ def _float_index_verdict(res: Results, cell: Cell, what: str) -> Judgement:
     if lower.ok:
         return Judgement("not_reproduced", f"{what}: lowered through CudaPartitioner in {lower.seconds:.1f} s without "
                          "the index dtype error", {"seconds": lower.seconds}, run=run)
-    text = _text(lower)
+    text = outcome_text(lower)
     details = lowering_error_details(text)
     if SEED_INDEX_ERROR in text and "float32" in details["dtypes"]:
         return Judgement("confirmed", f"{what}: lowering failed on {details['target'] or 'an index node'}: "
@@ -171,7 +149,7 @@ def judge_aoti_float_index(res: Results) -> Judgement:
     if undecided is not None:
         return undecided
     if not compiled.ok:
-        if SEED_INDEX_ERROR in _text(compiled):
+        if SEED_INDEX_ERROR in outcome_text(compiled):
             return Judgement("confirmed", f"{what} fails: {compiled.error[:200]}", {}, run=run)
         return Judgement("inconclusive", f"{what} failed with another error: {compiled.error[:200]}", {}, run=run)
     loads = ", ".join(f"{o.details.get('aoti_load')}: {o.status}" for o in cell.aoti_loads) or "not loaded"
@@ -192,7 +170,7 @@ def judge_aoti_float_index(res: Results) -> Judgement:
     undecided = _undecided(et, f"{text}; ExecuTorch CUDA ({_where(et_cell)})", run)
     if undecided is not None:
         return replace(undecided, basis="measured")  # plain AOTI was measured; only the comparison is missing
-    if SEED_INDEX_ERROR in _text(et):
+    if SEED_INDEX_ERROR in outcome_text(et):
         return Judgement("partly", f"{text}; only the ExecuTorch CUDA lowering ({_where(et_cell)}; {_options_text(res)}) "
                          "sees the float32 index", {"loads": loads}, run=run)
     if et.ok:
@@ -226,7 +204,7 @@ def judge_explicit_cast(res: Results) -> Judgement:
     if judged.verdict == "not_reproduced":
         legacy_cell = res.cell("legacy", "et_cuda")
         legacy = _lowering(legacy_cell)
-        if legacy is not None and SEED_INDEX_ERROR in _text(legacy) \
+        if legacy is not None and SEED_INDEX_ERROR in outcome_text(legacy) \
                 and legacy_cell.spec.backend_options == cast_cuda.spec.backend_options:
             judged.verdict = "refuted"
             judged.evidence += "; the legacy top-k without the casts hit the index error under the same options"
@@ -260,7 +238,7 @@ def judge_gather_removes_index(res: Results) -> Judgement:
     undecided = _undecided(lower, what, run)
     if undecided is not None:
         return undecided
-    text = _text(lower)
+    text = outcome_text(lower)
     if lower.ok:
         return Judgement("confirmed", f"{what}: lowered in {lower.seconds:.0f} s, past the index dtype error", {}, run=run)
     if SEED_INDEX_ERROR in text:
@@ -345,7 +323,7 @@ def judge_et_cuda_full_model(res: Results) -> Judgement:
     if lower.ok:
         return Judgement("refuted", f"{what} lowered through CudaPartitioner in {lower.seconds:.0f} s "
                          f"({lower.value.get('bytes', 0) / 1e6:.1f} MB .pte)", {"seconds": lower.seconds}, run=run)
-    text = _text(lower)
+    text = outcome_text(lower)
     if "No choices to select" in text:
         kind = ("every candidate failed to compile" if "All choices failed" in text else
                 "no candidate existed" if "No choices exist" in text else "no candidate left")
@@ -354,7 +332,7 @@ def judge_et_cuda_full_model(res: Results) -> Judgement:
     also = (f" — the float32 index reaches a Triton kernel as a pointer offset ('{moved.group(0)}'), as in the "
             "gather postprocess alone" if moved else "")
     return Judgement("partly", f"{what}: lowering failed, but not with Triton's 'No choices to select': "
-                     f"{_failure(lower)}{also}", {}, run=run)
+                     f"{failure_text(lower)}{also}", {}, run=run)
 
 
 def _full_model_from_parts(res: Results, full_cuda: Cell, what: str, run: dict[str, Any]) -> Judgement:
@@ -374,13 +352,13 @@ def _full_model_from_parts(res: Results, full_cuda: Cell, what: str, run: dict[s
                          f"{post_text}; its backbone: {backbone}", {}, basis="none", run=run)
     parts = []
     if failed_post:
-        parts.append(f"its {full_cuda.variant} postprocess alone ({_where(post)}) fails: {_failure(post_lower)}")
+        parts.append(f"its {full_cuda.variant} postprocess alone ({_where(post)}) fails: {failure_text(post_lower)}")
     if state in ("release", "refused"):
         parts.append(f"its backbone alone is {backbone}")
     text = (f"{what}: not lowered in this profile ({WHOLE_MODEL_SKIP}), decided from its parts, each lowered here "
             f"with the same options: {'; '.join(parts)} — a lowering compiles every kernel of its graph, so the "
             "whole model fails too")
-    post_text = _text(post_lower) if failed_post else ""
+    post_text = outcome_text(post_lower) if failed_post else ""
     if "No choices to select" in post_text:
         return Judgement("confirmed", text, {"from": "parts"}, basis="both", run=run)
     moved = FLOAT_POINTER_ERROR.search(post_text)
@@ -409,7 +387,7 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
                                                                      ("backbone", res.probe("backbone")))
                  if cell is not None]
     failure = next(((label, cell, lower) for label, cell, lower in lowerings
-                    if lower is not None and not lower.ok and "No choices" in _text(lower)), None)
+                    if lower is not None and not lower.ok and "No choices" in outcome_text(lower)), None)
     if failure is None:
         done = [(label, cell, lower) for label, cell, lower in lowerings if lower is not None
                 and lower.status not in ("skipped", *UNFINISHED)]
@@ -423,7 +401,7 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
                 return _worker_cause_absent(res, label, cell)
             return _undecided(lower, f"{label} ({_where(cell)})", _et_run(res, cell))
         label, cell, lower = done[0]
-        state = "lowered" if lower.ok else f"failed otherwise ({_failure(lower, 120)})"
+        state = "lowered" if lower.ok else f"failed otherwise ({failure_text(lower, 120)})"
         gpu = res.run.gpu_subprocess
         seen = (f"; a Python subprocess started from a step ran a matmul on the GPU (sum {gpu.value.get('matmul_sum')})"
                 if _subprocess_sees_gpu(gpu) else "")
@@ -431,7 +409,7 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
                          run=_et_run(res, cell))
     where, cell, lower = failure
     run = _et_run(res, cell)
-    text = _text(lower)
+    text = outcome_text(lower)
     aten = _lowering(_backbone_aten(res))
     aten_text = ("not tried" if aten is None else aten.error if aten.status == "skipped" else
                  f"lowered in {aten.seconds:.0f} s" if aten.ok else f"{aten.status}: {aten.error[:160]}")
@@ -456,7 +434,7 @@ def _worker_cause_absent(res: Results, label: str, cell: Cell) -> Judgement:
     reaches the GPU, and none of the run's ExecuTorch CUDA lowerings raised NoValidChoicesError."""
     lowered = [c for c in res.et_cuda_cells() if _lowering(c) is not None
                and _lowering(c).status not in ("skipped", *UNFINISHED)]
-    seen = sum("No choices" in _text(_lowering(c)) for c in lowered)
+    seen = sum("No choices" in outcome_text(_lowering(c)) for c in lowered)
     gpu = res.run.gpu_subprocess
     return Judgement("not_reproduced", (
         f"{seen} NoValidChoicesError in the {len(lowered)} ExecuTorch CUDA lowerings of this run (the {label}, "
@@ -472,8 +450,8 @@ def judge_no_aten_fallback(res: Results) -> Judgement:
     that lacks the shim the program calls; refuted when the ATen convolution lowers and the runtime defines it."""
     if not res.on_cuda:
         return _no_cuda(_options_text(res))
-    elsewhere = [f"{c.spec.tag} ({c.spec.backend_options}): {_failure(_lowering(c), 100)}" for c in res.et_cuda_cells()
-                 if _lowering(c) is not None and MISSING_FALLBACK in _text(_lowering(c))
+    elsewhere = [f"{c.spec.tag} ({c.spec.backend_options}): {failure_text(_lowering(c), 100)}" for c in res.et_cuda_cells()
+                 if _lowering(c) is not None and MISSING_FALLBACK in outcome_text(_lowering(c))
                  and not c.spec.conv_backends]
     also = f"; elsewhere in this run: {'; '.join(elsewhere)}" if elsewhere else ""
     cell = _backbone_aten(res)
@@ -488,10 +466,10 @@ def judge_no_aten_fallback(res: Results) -> Judgement:
     if undecided is not None:
         undecided.evidence += also
         return undecided
-    text = _text(lower)
+    text = outcome_text(lower)
     if not lower.ok:
         if MISSING_FALLBACK in text:
-            return Judgement("confirmed", f"{what} fails: {_failure(lower)} — the back-end refuses the ATen "
+            return Judgement("confirmed", f"{what} fails: {failure_text(lower)} — the back-end refuses the ATen "
                              f"kernels Inductor fell back to{also}", {"elsewhere": elsewhere}, run=run)
         return Judgement("inconclusive", f"{what} failed with another error ({lower.error[:200]}); it says nothing "
                          f"about an ATen fallback{also}", {}, run=run)
@@ -523,7 +501,7 @@ def _refused_elsewhere(res: Results, what: str, elsewhere: list[str]) -> Judgeme
     """The ATen-convolution lowering was not run in this profile, but the back-end refused ATen fallback kernels of
     other lowerings of this run (its defaults): the conv back-end option does not choose those kernels."""
     options = sorted({c.spec.backend_options for c in res.et_cuda_cells()
-                      if _lowering(c) is not None and MISSING_FALLBACK in _text(_lowering(c)) and not c.spec.conv_backends})
+                      if _lowering(c) is not None and MISSING_FALLBACK in outcome_text(_lowering(c)) and not c.spec.conv_backends})
     why = ("the refused kernels are no convolution, so max_autotune_conv_backends does not choose them: the back-end "
            "refuses an ATen fallback kernel whatever that option says")
     return Judgement("confirmed", f"{what}: not lowered in this run ({WHOLE_MODEL_SKIP}); the back-end refused the ATen "
@@ -549,11 +527,11 @@ def judge_postprocess_ops(res: Results) -> Judgement:
     state = {}
     for op, cell in cells.items():
         lower = cell.outcomes[0]
-        text = _text(lower)
+        text = outcome_text(lower)
         state[op] = ("lowered" if lower.ok else "not implemented" if NOT_IMPLEMENTED in text
                      else "no fallback kernel" if MISSING_FALLBACK in text
                      else f"{lower.status}: {lower.error[:100]}")
-    lacking = {op: missing_kernels(_text(cell.outcomes[0])) for op, cell in cells.items()}
+    lacking = {op: missing_kernels(outcome_text(cell.outcomes[0])) for op, cell in cells.items()}
     unsupported = [op for op, s in state.items() if s in ("not implemented", "no fallback kernel")]
     lowered = [op for op, s in state.items() if s == "lowered"]
     options = sorted({c.spec.backend_options for c in cells.values()})
@@ -574,21 +552,6 @@ def judge_postprocess_ops(res: Results) -> Judgement:
     return Judgement(verdict, evidence, {"ops": state}, run=run)
 
 
-def _unviewed_copies(missing: list[str]) -> str:
-    """Where the kernels a lowering lacks include view-copy ops: which ones this release's view pass maps to views
-    (read from the installed pass): a copy the pass leaves is a gap of the release, which the evidence should show."""
-    copies = [k for k in missing if VIEW_COPY_KERNEL.fullmatch(k)]
-    if not copies:
-        return ""
-    mapped = executorch_cuda.view_pass_targets()
-    left = [k for k in copies if k.removeprefix("aten::") not in mapped]
-    if not left:
-        return ""
-    return (f" — executorch {env.package_version('executorch')}'s view pass turns "
-            f"{', '.join(mapped) or 'no view-copy op'} into views, not {', '.join(left)}, so Inductor fell back to "
-            "a kernel this back-end does not have")
-
-
 def stack_of(res: Results) -> dict[str, str]:
     """The releases the run's ExecuTorch CUDA steps ran on (executorch, torch), as its backbone-graph step recorded
     them; the run's own environment otherwise."""
@@ -598,40 +561,6 @@ def stack_of(res: Results) -> dict[str, str]:
     import torch
 
     return {"executorch": env.package_version("executorch"), "torch": torch.__version__.split("+")[0]}
-
-
-def backbone_half(lowering: isolate.Outcome | None, graph: isolate.Outcome | None, split: isolate.Outcome | None,
-                  release: str, known: list[dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
-    """Does the static backbone lower through ExecuTorch CUDA with its defaults, on this release? Read from its own
-    lowering where one ran, else from its parts: the view-copy ops the release's view pass leaves in its graph
-    (`graph`) and `chunk` alone lowered (`split`). Returns (state, sentence, data); state: lowers | release (refused
-    for view-copy kernels the pass of a later release among `known` maps) | refused | unknown."""
-    if lowering is not None and lowering.status not in ("skipped", *UNFINISHED):
-        if lowering.ok:
-            return "lowers", f"lowered in {lowering.seconds:.0f} s", {}
-        missing = missing_kernels(_text(lowering))
-        measured = f"refused: {_failure(lowering)}"
-    else:
-        left = graph.value.get("left", {}) if graph is not None and graph.ok else None
-        split_lower = split
-        if not left or split_lower is None or split_lower.ok or split_lower.status in ("skipped", *UNFINISHED):
-            why = ("its graph was not read" if left is None else "the view pass leaves no view-copy op in its graph"
-                   if not left else "`chunk` alone was not lowered" if split_lower is None
-                   or split_lower.status in ("skipped", *UNFINISHED) else "`chunk` alone lowered")
-            return "unknown", f"not lowered in this run ({WHOLE_MODEL_SKIP}); {why}", {"left": left}
-        missing = [k for k in missing_kernels(_text(split_lower)) if releases.kernel_op(k) in left]
-        if not missing:
-            return "unknown", (f"not lowered in this run ({WHOLE_MODEL_SKIP}); `chunk` alone failed otherwise "
-                               f"({_failure(split_lower, 120)})"), {"left": left}
-        copies = ", ".join(f"{op.removeprefix('aten.')}×{n}" for op, n in left.items())
-        measured = (f"refused, from its parts (the whole backbone is not lowered in this profile: {WHOLE_MODEL_SKIP}): "
-                    f"executorch {release}'s view pass leaves {copies} in its graph, and `chunk` alone through the "
-                    f"back-end's defaults is refused: {_failure(split_lower, 160)}")
-    fix = releases.later_fix(missing, release, known)
-    data = {"missing": missing, "release": release, "fixed_from": fix["executorch"] if fix else None}
-    if fix is not None:
-        return "release", f"{measured} — {releases.fix_text(fix, missing, release)}", data
-    return "refused", measured + _unviewed_copies(missing), data
 
 
 def judge_backbone_static(res: Results) -> Judgement:

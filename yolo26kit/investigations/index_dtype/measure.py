@@ -17,8 +17,8 @@ import torch
 from ...bench import aoti_package as aoti, graphs, isolate, yolo
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_cuda, executorch_xnnpack
+from ...backends.executorch_cuda_releases import ATEN_CONV, WHOLE_MODEL_SKIP, records
 from ...bench.detections import agrees, compare
-from . import releases
 from .model import OPS, PostprocessOnly, Spec, build_inputs, build_module, random_preds
 
 PATHS = ("eager", "export", "aoti", "compile", "et_xnnpack", "et_cuda")
@@ -36,6 +36,15 @@ def export(spec: Spec) -> torch.export.ExportedProgram:
     """torch.export of the spec's module on its device."""
     with torch.no_grad():
         return torch.export.export(build_module(spec), build_inputs(spec))
+
+
+def backbone_view_copies(spec: Spec) -> dict[str, Any]:
+    """The spec's backbone (raw outputs, static size), exported on the CPU: its view-copy ops before the installed
+    view pass and those the pass leaves for ATen fallback kernels (`executorch_cuda.view_copy_fallbacks`)."""
+    backbone = replace(spec, scope="backbone", device="cpu", conv_backends="")
+    found = executorch_cuda.view_copy_fallbacks(export(backbone))
+    return {**found, "model": backbone.model, "imgsz": backbone.imgsz, "variant": backbone.variant,
+            "maps": executorch_cuda.view_pass_targets()}
 
 
 def step_eager(spec: Spec) -> dict[str, Any]:
@@ -209,8 +218,6 @@ def _output(outcome: isolate.Outcome) -> torch.Tensor | None:
     return outcome.value.get("output") if outcome.ok and isinstance(outcome.value, dict) else None
 
 
-WHOLE_MODEL_SKIP = ("the back-end's default lowering of the whole model autotunes every convolution, many minutes on an "
-                    "H100; --profile full runs it")
 # One whole-model ExecuTorch CUDA lowering at a time: each benchmarks the same convolutions on the one GPU, and the
 # next one finds their timings in Inductor's autotune cache.
 _WHOLE_MODEL_CUDA = threading.Lock()
@@ -352,8 +359,8 @@ class Run:
     cuda_options: isolate.Outcome | None = None
     runtime_shims: isolate.Outcome | None = None
     whole_model_cuda: bool = True  # False: whole-model ExecuTorch CUDA lowerings were skipped (WHOLE_MODEL_SKIP)
-    backbone_graph: isolate.Outcome | None = None  # releases.backbone_view_copies: what the view pass leaves
-    known_releases: list[dict[str, Any]] = field(default_factory=releases.records)  # later releases, measured on CPU
+    backbone_graph: isolate.Outcome | None = None  # backbone_view_copies: what the view pass leaves
+    known_releases: list[dict[str, Any]] = field(default_factory=records)  # later releases, measured on CPU
 
     @property
     def on_cuda(self) -> bool:
@@ -380,9 +387,6 @@ def autotune_note(autotune: bool, whole_model_cuda: bool = True) -> str:
 
 
 PROBES = ("cast", "ops", "split", "backbone", "backbone_aten", "full_aten", "subprocess_gpu", "backbone_graph")
-ATEN_CONV = "ATEN,TRITON"  # ATen allowed among the convolution back-ends, next to ExecuTorch's TRITON
-
-
 def probe_plan(base: Spec, probes: list[str], full_model_variant: str) -> list[tuple[Spec, list[str]]]:
     """The extra cells of the probes: ExecuTorch CUDA lowerings (CUDA runs only) and the cast variant's export."""
     on_cuda = base.device.startswith("cuda")
@@ -427,7 +431,7 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
     plan += [(s, p, "probe") for s, p in probe_plan(base, list(probes), full_model_variant)]
     on_cuda = device.startswith("cuda")
     with ThreadPoolExecutor(max_workers=3) as side:  # quick side steps next to the matrix
-        graph = side.submit(isolate.run_step, releases.backbone_view_copies, replace(base, variant=full_model_variant),
+        graph = side.submit(isolate.run_step, backbone_view_copies, replace(base, variant=full_model_variant),
                             timeout=600, step="backbone graph through the view pass") \
             if "backbone_graph" in probes else None
         gpu = side.submit(isolate.run_step, step_subprocess_gpu, timeout=300, step="subprocess sees the GPU") \
@@ -445,10 +449,6 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
 
 
 # --- what the judges read --------------------------------------------------------------------------------------
-
-def _text(outcome: isolate.Outcome) -> str:
-    return "\n".join([outcome.error, outcome.traceback, outcome.log])
-
 
 @dataclass
 class Results:

@@ -13,7 +13,8 @@ import torch
 
 from ...bench import graphs, isolate
 from ...backends import executorch_cuda
-from .measure import Run, _text
+from ...backends.executorch_cuda_releases import outcome_text
+from .measure import Run
 from .model import Spec, build_inputs, build_module
 
 
@@ -102,7 +103,7 @@ def root_cause(run: "Run", timeout: float) -> dict[str, pd.DataFrame]:
     for c in run.cells + run.full_cells + run.probe_cells:
         for o in c.outcomes:
             if o.status in ("error", "crash", "timeout", "oom"):
-                d = lowering_error_details(_text(o))
+                d = lowering_error_details(outcome_text(o))
                 errors.append({"variant": c.variant, "path": c.path, "step": o.step, "outcome": o.status,
                                "error": o.error[:300], "failing target": d["target"], "index dtypes": d["dtypes"],
                                "index argument IR (args[1])": d["args"][1] if len(d["args"]) > 1 else "",
