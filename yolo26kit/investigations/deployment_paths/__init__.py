@@ -29,9 +29,10 @@ from .judge import (ALL_VARIANTS, JUDGES, et_cuda_options, gpu_class, judge, jud
                     judge_xnnpack_all_variants, judge_xnnpack_scaling, judge_xnnpack_vs_eager)
 from .measure import (BACKENDS, COMPILE_HEAVY, CUDA_ONLY, DTYPES, KIT_EXPORT, MATCH_RATE_MIN, NAME, PRELOAD,
                       SEED_LATENCY_MS, SEEDS, SIDE_BY_SIDE_ROUNDS, TASKS, ULTRALYTICS_EXPORTER, Case, Row, Run,
-                      build_model, build_task, compare, compare_raw, correct, example, installed, investigate, label,
+                      build_model, build_task, compare, compare_raw, correct, example, installed, label,
                       plan, run_all, run_case, side_by_side, skip_reason, step_onnx_dynamic, step_prepare,
                       step_run, step_side_by_side, step_ultralytics_export, step_ultralytics_run, task_rows, timed_ms)
+from .measure_driver import investigate
 from .show import (TABLES, dynamic_frame, fastest_frame, latency_frame, plot_latency, row_dicts, seed_frame,
                    side_by_side_frame, tasks_frame)
 

@@ -21,9 +21,7 @@ from ... import backends as registry
 from ...backends import executorch_cuda, ultralytics_export
 from ...backends import onnxruntime as ort_backend
 from ...backends import installed  # looked up here by skip_reason: tests replace it
-from ..index_dtype import releases as et_releases
-from ..index_dtype.measure import step_et_cuda_lower
-from ..index_dtype.model import Spec as IndexSpec
+from ...backends.executorch_cuda_releases import records as release_records
 
 NAME = "deployment_paths"
 SEEDS = ("000_60ebd1ee51d51957.txt", "001_fda80f2472077657.txt")
@@ -751,7 +749,7 @@ class Run:
     gpu: str = ""  # the CUDA device's name on a CUDA run (env.fingerprint), "" on a CPU run
     backbone: dict[str, isolate.Outcome] = field(default_factory=dict)  # backbone_parts: graph, split
     variant_modules: isolate.Outcome | None = None  # step_variant_modules: module types of the 25 variants
-    known_releases: list[dict[str, Any]] = field(default_factory=et_releases.records)  # later executorch, on CPU
+    known_releases: list[dict[str, Any]] = field(default_factory=release_records)  # later executorch, on CPU
 
     @property
     def cpu_rounds(self) -> dict[str, Any]:
@@ -762,62 +760,3 @@ class Run:
     @property
     def on_cuda(self) -> bool:
         return self.device.startswith("cuda")
-
-
-def backbone_parts(model: str, imgsz: int, timeout: float, workdir: str, lower: bool = False) -> dict[str, isolate.Outcome]:
-    """The backbone half of seed 001's table (index_dtype's steps): the static backbone's graph through the installed
-    view pass and YOLO26's `chunk` alone through ExecuTorch CUDA with its defaults (seconds), and with `lower` the
-    backbone's own lowering with those defaults (minutes of autotuning: where the whole model is lowered too)."""
-    spec = IndexSpec(variant="upstream", scope="backbone", model=model, imgsz=imgsz, device="cuda", workdir=workdir)
-    graph = isolate.run_step(et_releases.backbone_view_copies, spec, timeout=timeout,
-                             step="backbone graph through the view pass")
-    split = isolate.run_step(step_et_cuda_lower, replace(spec, scope="op_split"), timeout=timeout,
-                             step="op_split:et_cuda:lower", phase="compile")
-    parts = {"graph": graph, "split": split}
-    if lower:
-        parts["lowering"] = isolate.run_step(step_et_cuda_lower, spec, timeout=timeout,
-                                             step=f"backbone-{model}:et_cuda:lower", phase="compile")
-    return parts
-
-
-def investigate(device: str, models: list[str], compile_models: list[str], imgsz: int, backends: list[str],
-                tasks: list[str], cpu_models: list[str], cpu_compile_models: list[str], cpu_imgsz: int,
-                cpu_backends: list[str], cpu_tasks: list[str], dtypes: list[str], task_models: list[str],
-                task_imgsz: int, step_timeout: float, min_run_time: float = 0.5, onnx_dynamic: bool = True,
-                seed: int = 0, workers: int = 0, ultralytics_export: bool = True,
-                et_cuda_models: list[str] | tuple = ()) -> Run:
-    """Plan every case for this device (a CPU run takes the cpu_* parameters) and run them isolated."""
-    yolo.offline_ultralytics()
-    isolate.preload(*PRELOAD)
-    on_cuda = device.startswith("cuda")
-    if not on_cuda:
-        models, compile_models, imgsz, backends, tasks = cpu_models, cpu_compile_models, cpu_imgsz, cpu_backends, cpu_tasks
-    workers = workers or max(1, min(6, (os.cpu_count() or 2) // 2))
-    workdir = isolate.work_dir("deployment")
-    cases = plan(models, compile_models, imgsz, device, backends, dtypes, tasks, task_models, task_imgsz, seed,
-                 workdir, min_run_time, ultralytics_export)
-    want_dynamic = onnx_dynamic and "onnxruntime" in backends and bool(models) and installed("onnxruntime") \
-        and installed("onnxscript")
-    dynamic_step = lambda: isolate.run_step(step_onnx_dynamic, models[0], ONNX_DYNAMIC_SIZES, seed,  # noqa: E731
-                                            timeout=step_timeout, step="onnxruntime dynamic H/W", phase="compile")
-    parts: dict[str, isolate.Outcome] = {}
-    modules_step = lambda: isolate.run_step(step_variant_modules, timeout=step_timeout,  # noqa: E731
-                                            step="module types of the 25 variants")
-    if on_cuda:  # the untimed dynamic-shape check, the variants' module types and the backbone's parts beside the cases
-        with ThreadPoolExecutor(max_workers=3) as side:
-            dynamic = side.submit(dynamic_step) if want_dynamic else None
-            modules = side.submit(modules_step)
-            backbone = side.submit(backbone_parts, models[0], imgsz, step_timeout, workdir, models[0] in et_cuda_models) \
-                if "et_cuda" in backends and models else None
-            rows = run_all(cases, step_timeout, compile_models, workers, et_cuda_models)
-            dynamic_outcome = dynamic.result() if dynamic else None
-            parts = backbone.result() if backbone else {}
-            modules_outcome = modules.result()
-    else:  # a busy process beside a timed run would slow it: every build first, one per core, then the runs alone
-        built, extra = build_all(cases, step_timeout, compile_models, et_cuda_models, os.cpu_count() or 1,
-                                 modules_step, *([dynamic_step] if want_dynamic else []))
-        modules_outcome, dynamic_outcome = extra[0], (extra[1] if len(extra) > 1 else None)
-        rows = run_all(cases, step_timeout, compile_models, 1, et_cuda_models, built)
-    return Run(device, rows, task_rows(rows, task_models, task_imgsz, tasks), dynamic_outcome, list(models), imgsz,
-               side_by_side(rows, step_timeout), env.fingerprint()["device"] if on_cuda else "", parts,
-               modules_outcome)
