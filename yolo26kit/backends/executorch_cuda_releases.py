@@ -157,3 +157,47 @@ def backbone_half(lowering: isolate.Outcome | None, graph: isolate.Outcome | Non
     if fix is not None:
         return "release", f"{measured} — {fix_text(fix, missing, release)}", data
     return "refused", measured + unviewed_copies(missing), data
+
+
+# --- the backbone's parts, measured the same way by every investigation that reads backbone_half ----------------
+
+def backbone_program(model: str, imgsz: int, device: str = "cpu", nc: int = 80, seed: int = 0,
+                     batch: int = 1) -> Any:
+    """torch.export of the static backbone (the model without its top-k: raw [B, 4+nc, anchors] outputs, seed 001's
+    "hybrid" export) with seeded weights and input on `device`."""
+    import torch
+
+    from ..bench import yolo
+
+    module = yolo.build(model, nc=nc, seed=seed, end2end=False).eval().to(device)
+    with torch.no_grad():
+        return torch.export.export(module, (yolo.example_input(batch, imgsz, seed, device),))
+
+
+def backbone_view_copies(model: str, imgsz: int, variant: str, nc: int = 80, seed: int = 0,
+                         batch: int = 1) -> dict[str, Any]:
+    """The backbone exported on the CPU: its view-copy ops before the installed view pass and those the pass leaves
+    for ATen fallback kernels (`executorch_cuda.view_copy_fallbacks`), with what it was built from."""
+    found = executorch_cuda.view_copy_fallbacks(backbone_program(model, imgsz, "cpu", nc, seed, batch))
+    return {**found, "model": model, "imgsz": imgsz, "variant": variant, "maps": executorch_cuda.view_pass_targets()}
+
+
+def chunk_as_c3k2(scores: Any) -> Any:
+    """`chunk` as YOLO26's C3k2 blocks split their channels: a view-copy op (split_copy) in the Edge dialect."""
+    first, second = scores.chunk(2, dim=-1)
+    return first * second + 1
+
+
+def chunk_program(imgsz: int, device: str = "cpu", nc: int = 80, seed: int = 0) -> Any:
+    """torch.export of `chunk` alone (chunk_as_c3k2) on seeded class scores [1, anchors, nc] of a head at `imgsz`."""
+    import torch
+
+    from ..bench import yolo
+
+    class Chunk(torch.nn.Module):
+        def forward(self, scores: torch.Tensor) -> torch.Tensor:
+            return chunk_as_c3k2(scores)
+
+    scores = torch.rand(1, yolo.anchors(imgsz), nc, generator=torch.Generator().manual_seed(seed)).to(device)
+    with torch.no_grad():
+        return torch.export.export(Chunk().eval(), (scores,))

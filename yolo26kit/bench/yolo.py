@@ -82,6 +82,14 @@ def build(model: str = "yolo26n", nc: int = 80, seed: int = 0, end2end: bool = T
     return net.requires_grad_(False)
 
 
+STRIDES = (8, 16, 32)  # YOLO26's detection strides
+
+
+def anchors(imgsz: int) -> int:
+    """Anchor count of a YOLO26 head at a square input size (one per cell at each stride)."""
+    return sum((imgsz // s) ** 2 for s in STRIDES)
+
+
 def detect_head(net: torch.nn.Module) -> Any:
     """The model's Detect head (its last layer)."""
     return net.model[-1]

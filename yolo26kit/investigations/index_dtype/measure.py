@@ -16,7 +16,7 @@ import torch
 
 from ...bench import aoti_package as aoti, graphs, isolate, yolo
 from ...backends import aoti as aoti_backend
-from ...backends import executorch_cuda, executorch_xnnpack
+from ...backends import executorch_cuda, executorch_cuda_releases, executorch_xnnpack
 from ...backends.executorch_cuda_releases import ATEN_CONV, WHOLE_MODEL_SKIP, records
 from ...bench.detections import agrees, compare
 from .model import OPS, PostprocessOnly, Spec, build_inputs, build_module, random_preds
@@ -41,10 +41,8 @@ def export(spec: Spec) -> torch.export.ExportedProgram:
 def backbone_view_copies(spec: Spec) -> dict[str, Any]:
     """The spec's backbone (raw outputs, static size), exported on the CPU: its view-copy ops before the installed
     view pass and those the pass leaves for ATen fallback kernels (`executorch_cuda.view_copy_fallbacks`)."""
-    backbone = replace(spec, scope="backbone", device="cpu", conv_backends="")
-    found = executorch_cuda.view_copy_fallbacks(export(backbone))
-    return {**found, "model": backbone.model, "imgsz": backbone.imgsz, "variant": backbone.variant,
-            "maps": executorch_cuda.view_pass_targets()}
+    return executorch_cuda_releases.backbone_view_copies(spec.model, spec.imgsz, spec.variant, spec.nc, spec.seed,
+                                                        spec.batch)
 
 
 def step_eager(spec: Spec) -> dict[str, Any]:

@@ -10,10 +10,10 @@ from typing import Any
 import torch
 
 from ...bench import yolo
-from ...backends import executorch_cuda
+from ...backends import executorch_cuda, executorch_cuda_releases
 
 VARIANTS = ("legacy", "gather", "upstream", "legacy_cast")
-STRIDES = (8, 16, 32)
+STRIDES = yolo.STRIDES
 
 
 # --- the three top-k variants ----------------------------------------------------------------------------------
@@ -77,7 +77,7 @@ def apply_variant(head: Any, variant: str) -> Any:
 
 def anchors_for(imgsz: int) -> int:
     """Anchor count of a YOLO26 head at a square input size (strides 8, 16, 32)."""
-    return sum((imgsz // s) ** 2 for s in STRIDES)
+    return yolo.anchors(imgsz)
 
 
 class PostprocessOnly(torch.nn.Module):
@@ -118,8 +118,7 @@ class OpProbe(torch.nn.Module):
         if self.op == "index":
             return scores[batch, index]  # aten.index.Tensor with two int64 index tensors
         if self.op == "split":
-            first, second = scores.chunk(2, dim=-1)  # as C3k2 splits its channels
-            return first * second + 1
+            return executorch_cuda_releases.chunk_as_c3k2(scores)
         return scores.index_put((batch, index), torch.zeros((), device=scores.device))  # aten.index_put
 
 
