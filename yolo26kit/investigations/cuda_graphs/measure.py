@@ -7,9 +7,8 @@ import os
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pandas as pd
 import torch
@@ -19,7 +18,7 @@ from ... import env
 from ...bench import isolate, timing
 from ...errors import BadParameter, DeviceUnavailable
 from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call, trace_one_call
-from .measures import call_times_ms, spread
+from .measures import call_times_ms, compile_settings, spread
 from .model import NAME, VARIANTS, CacheOverflow, Config, Forecaster, _fresh, build, example_context, forecast
 
 SEED = "003_e3b92752bc4fc25c.txt"
@@ -63,29 +62,6 @@ def _installed(package: str) -> str | None:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
-
-
-@contextmanager
-def compile_settings(capture: bool | None, partition: bool | None, compile_cache: bool = True,
-                     scalar_cpu_kernels: bool = False) -> Iterator[None]:
-    """Patch capture_scalar_outputs / graph_partition / the compile caches / CPU SIMD for the duration of one case."""
-    import torch._dynamo.config as dynamo_config
-    import torch._functorch.config as functorch_config
-    import torch._inductor.config as inductor_config
-
-    with ExitStack() as stack:
-        if capture is not None:
-            stack.enter_context(dynamo_config.patch(capture_scalar_outputs=capture))
-        if partition is not None and hasattr(inductor_config, "graph_partition"):
-            stack.enter_context(inductor_config.patch(graph_partition=partition))
-        if not compile_cache:
-            stack.enter_context(inductor_config.patch(fx_graph_cache=False))
-            if hasattr(functorch_config, "enable_autograd_cache"):
-                stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
-        if scalar_cpu_kernels:
-            # scalar C++ kernels compile in about half the time of vectorized ones (CPU speed is no claim here)
-            stack.enter_context(inductor_config.patch({"cpp.simdlen": 1}))
-        yield
 
 
 def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float:

@@ -163,3 +163,26 @@ def rounds_in_turn(fns: dict[str, Callable[[], Any]], device: str, lo: float, hi
 def median(values: list[float]) -> float:
     """The median (nan for none)."""
     return statistics.median(values) if values else math.nan
+
+
+@contextlib.contextmanager
+def compile_settings(capture: bool | None, partition: bool | None, compile_cache: bool = True,
+                     scalar_cpu_kernels: bool = False) -> Iterator[None]:
+    """Patch capture_scalar_outputs / graph_partition / the compile caches / CPU SIMD for the duration of one case."""
+    import torch._dynamo.config as dynamo_config
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    with contextlib.ExitStack() as stack:
+        if capture is not None:
+            stack.enter_context(dynamo_config.patch(capture_scalar_outputs=capture))
+        if partition is not None and hasattr(inductor_config, "graph_partition"):
+            stack.enter_context(inductor_config.patch(graph_partition=partition))
+        if not compile_cache:
+            stack.enter_context(inductor_config.patch(fx_graph_cache=False))
+            if hasattr(functorch_config, "enable_autograd_cache"):
+                stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
+        if scalar_cpu_kernels:
+            # scalar C++ kernels compile in about half the time of vectorized ones (CPU speed is no claim here)
+            stack.enter_context(inductor_config.patch({"cpp.simdlen": 1}))
+        yield

@@ -12,9 +12,8 @@ from typing import Any, Callable
 import torch
 
 from ...bench import isolate
-from .measure import compile_settings
 from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call
-from .measures import first_call, memory_added, rounds_in_turn, spread
+from .measures import compile_settings, first_call, memory_added, rounds_in_turn, spread
 from .toto import TOTO_VARIANTS, TotoRun, build_toto, model_bytes, parameter_count, toto_context, toto_forecast
 
 SPEEDUP_BAND = (2.0, 5.0)  # the ledger's band of cuda_graphs.speedup_2_5x; rounds stop once they decide it
