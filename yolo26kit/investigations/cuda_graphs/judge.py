@@ -12,7 +12,9 @@ from ...bench import timing
 from ...findings import band_of
 from ...verdicts import Judgement, all_none_some, band
 from . import judge_toto
-from .measure import Config, Results, _eager_launches, _label, _max_abs, _outputs, _setting, capture_class
+from .measure import (Config, Results, capture_class, case_label, case_setting, launches_of_eager,
+                      row_outputs)
+from .measures import max_abs_diff
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -61,7 +63,7 @@ def _run(res: Results, rows: list[dict[str, Any]], **extra: Any) -> dict[str, An
 
 def _describe(res: Results, rows: list[dict[str, Any]]) -> str:
     return "; ".join(
-        f"{_setting(r)}: {capture_class(r, _eager_launches(res, r['variant']))} "
+        f"{case_setting(r)}: {capture_class(r, launches_of_eager(res, r['variant']))} "
         f"({r.get('graph_launches')} graph / {r.get('kernel_launches')} kernel launches, "
         f"{r.get('scalar_reads')} scalar reads per step, skips={r.get('cudagraph_skips')}"
         f"{', ' + r['skip_messages'][0][:120] if r.get('skip_messages') else ''})"
@@ -75,13 +77,13 @@ def _failed(res: Results, **where: Any) -> list[dict[str, Any]]:
 
 def _ended(rows: list[dict[str, Any]]) -> str:
     """'item reduce-overhead capture=on partition=on ended error (AssertionError: ...)', one per failed row."""
-    return "; ".join(f"{_label(r)} ended {r['status']} ({r['error'][:160]})" for r in rows)
+    return "; ".join(f"{case_label(r)} ended {r['status']} ({r['error'][:160]})" for r in rows)
 
 
 def _cpu_note(res: Results, variant: str) -> str:
     """What the CPU run found about a variant without CUDA: graph breaks, recompiles, traced scalar reads."""
     rows = res.ok(variant=variant, mode="default")
-    return ", ".join(f"{_setting(r)}: {r.get('breaks_1call')} graph breaks, {r.get('recompiles')} recompiles, "
+    return ", ".join(f"{case_setting(r)}: {r.get('breaks_1call')} graph breaks, {r.get('recompiles')} recompiles, "
                      f"{r.get('aten_scalar_reads')} aten._local_scalar_dense in the traced graph" for r in rows)
 
 
@@ -99,7 +101,7 @@ def _no_graph_rows(res: Results, cpu_note: str, **where: Any) -> Judgement:
 
 
 def _captured(res: Results, row: dict[str, Any]) -> str:
-    return capture_class(row, _eager_launches(res, row["variant"]))
+    return capture_class(row, launches_of_eager(res, row["variant"]))
 
 
 def _traced(res: Results, variant: str, capture: bool) -> list[dict[str, Any]]:
@@ -133,8 +135,8 @@ def judge_item_skips(res: Results) -> Judgement:
             + (f"; {_ended(failed)}: that setting is undecided" if failed else ""))
     verdict = all_none_some(sum(held), len(held))
     if verdict == "partly":
-        text += (" — it holds in part: skipped where " + ", ".join(_setting(r) for r, h in zip(rows, held) if h)
-                 + "; graphs launched where " + ", ".join(_setting(r) for r, h in zip(rows, held) if not h))
+        text += (" — it holds in part: skipped where " + ", ".join(case_setting(r) for r, h in zip(rows, held) if h)
+                 + "; graphs launched where " + ", ".join(case_setting(r) for r, h in zip(rows, held) if not h))
     return Judgement(verdict, text, {"classes": [_captured(res, r) for r in rows], "skipped": held},
                      run=_run(res, rows))
 
@@ -170,11 +172,11 @@ def judge_item_syncs(res: Results) -> Judgement:
     syncs = _syncs(rows)
     ref = _syncs([r for r in res.ok(variant="tensor") + res.ok(variant="python") if r["mode"] != "reduce-overhead"])
     text = (f"{sum(s > 0 for s in syncs)}/{len(syncs)} item cases synchronise the stream in a decode step "
-            f"({', '.join(f'{_label(r)}: {s}' for r, s in zip(rows, syncs))}); the tensor/python eager and default "
+            f"({', '.join(f'{case_label(r)}: {s}' for r, s in zip(rows, syncs))}); the tensor/python eager and default "
             f"cases: {ref}")
     verdict = all_none_some(sum(s > 0 for s in syncs), len(syncs))
     if verdict == "partly":
-        text += " — it holds in part: only " + ", ".join(_label(r) for r, s in zip(rows, syncs) if s) + " sync"
+        text += " — it holds in part: only " + ", ".join(case_label(r) for r, s in zip(rows, syncs) if s) + " sync"
     return Judgement(verdict, text, {"syncs": syncs}, run=_run(res, rows))
 
 
@@ -198,7 +200,7 @@ def judge_item_capture_scalar(res: Results) -> Judgement:
     if rows:
         classes = [_captured(res, r) for r in rows]
         not_graphed = all(c != "full" for c in classes)
-        graphs = (f"CUDA graphs with .item() and capture on: {', '.join(f'{_setting(r)} {c}' for r, c in zip(rows, classes))}"
+        graphs = (f"CUDA graphs with .item() and capture on: {', '.join(f'{case_setting(r)} {c}' for r, c in zip(rows, classes))}"
                   + (f" ({_ended(failed)})" if failed else ""))
         basis_rows = rows  # part (a) reads the traced graph, the one Inductor receives in any mode
     elif flagged and all(LOCAL_SCALAR in f for f in flagged):
@@ -248,7 +250,7 @@ def judge_partition_non_gpu_ops(res: Results) -> Judgement:
     reasons = sorted({k for r in rows for k in (r.get("non_cudagraphable") or {})})
     text = (f"{literal} 'non gpu ops' partition messages and {len(split)}/{len(rows)} item reduce-overhead cases "
             f"(capture on, partition on) with a non-cudagraphable partition (reasons: {', '.join(reasons) or 'none'}; "
-            + ", ".join(f"{_setting(r)}: {r.get('partitions')}" for r in rows) + ")")
+            + ", ".join(f"{case_setting(r)}: {r.get('partitions')}" for r in rows) + ")")
     if literal:
         return Judgement("confirmed", text, {"messages": literal}, run=_run(res, rows))
     if split:
@@ -279,17 +281,17 @@ def judge_int_enables(res: Results) -> Judgement:
         return _no_graph_rows(res, f"int {_cpu_note(res, 'int')}; item {_cpu_note(res, 'item')}", **where)
     int_classes = [_captured(res, r) for r in rows]
     item_rows = _ro_rows(res, variant="item", capture_scalar_outputs=True)
-    item_by = {_setting(r): _captured(res, r) for r in item_rows}
+    item_by = {case_setting(r): _captured(res, r) for r in item_rows}
     failed = _failed(res, mode="reduce-overhead", **where)
     evidence = (f"int+capture: {_describe(res, rows)}. item+capture: {_describe(res, item_rows) or 'not run'}"
                 + (f"; {_ended(failed)}" if failed else ""))
     full = [c == "full" for c in int_classes]
-    same = all(item_by.get(_setting(r)) == c for r, c in zip(rows, int_classes))
+    same = all(item_by.get(case_setting(r)) == c for r, c in zip(rows, int_classes))
     if not any(full):
         verdict = "refuted"
         if same:
             evidence += ". int() captures exactly as .item() does: the switch to int() changes nothing"
-    elif all(full) and not any(item_by.get(_setting(r)) == "full" for r in rows):
+    elif all(full) and not any(item_by.get(case_setting(r)) == "full" for r in rows):
         verdict = "confirmed"
     elif all(full):
         verdict = "partly"
@@ -297,8 +299,8 @@ def judge_int_enables(res: Results) -> Judgement:
                      "the replacement enables nothing")
     else:
         verdict = "partly"
-        evidence += (" — it holds in part: full CUDA graphs with " + ", ".join(_setting(r) for r, f in zip(rows, full) if f)
-                     + ", not with " + ", ".join(_setting(r) for r, f in zip(rows, full) if not f))
+        evidence += (" — it holds in part: full CUDA graphs with " + ", ".join(case_setting(r) for r, f in zip(rows, full) if f)
+                     + ", not with " + ", ".join(case_setting(r) for r, f in zip(rows, full) if not f))
     return Judgement(verdict, evidence, {"int": int_classes, "item": item_by}, run=_run(res, rows))
 
 
@@ -316,10 +318,10 @@ def judge_int_no_sync(res: Results) -> Judgement:
     rows = [r for r in rows if "stream_syncs" in r]
     syncs = _syncs(rows)
     text = (f"{sum(s > 0 for s in syncs)}/{len(syncs)} compiled int()+capture cases synchronise the stream in a decode "
-            f"step ({', '.join(f'{_label(r)}: {s}' for r, s in zip(rows, syncs))}); {dynamo}")
+            f"step ({', '.join(f'{case_label(r)}: {s}' for r, s in zip(rows, syncs))}); {dynamo}")
     verdict = all_none_some(sum(s == 0 for s in syncs), len(syncs))
     if verdict == "partly":
-        text += " — it holds in part: no sync in " + ", ".join(_label(r) for r, s in zip(rows, syncs) if not s)
+        text += " — it holds in part: no sync in " + ", ".join(case_label(r) for r, s in zip(rows, syncs) if not s)
     return Judgement(verdict, text, {"syncs": syncs}, run=_run(res, rows))
 
 
@@ -341,7 +343,7 @@ def judge_mutated_inputs(res: Results) -> Judgement:
     if not in_model and not hits:
         return Judgement("not_reproduced", text, {}, run=run)
     logged = [(f"the probe's cache passed as {p['cache']}", p.get("graph_launches", 0)) for p in hits]
-    logged += [(_label(r), r.get("graph_launches", 0)) for r in in_model]
+    logged += [(case_label(r), r.get("graph_launches", 0)) for r in in_model]
     ungraphed = [name for name, launches in logged if not launches]
     if not ungraphed:
         return Judgement("confirmed", text + " — every step that logs it is still replayed from CUDA graphs", {},
@@ -380,7 +382,7 @@ def _timed_in_turn(res: Results, claim: str) -> tuple[list[dict[str, Any]], Judg
     timed = [r for r in full if _rounds(r)]
     if not timed:
         errors = sorted({str(r.get("rounds_error")) for r in full if r.get("rounds_error")})
-        return [], Judgement("inconclusive", f"the full-CUDA-graph cases ({', '.join(_label(r) for r in full)}) were "
+        return [], Judgement("inconclusive", f"the full-CUDA-graph cases ({', '.join(case_label(r) for r in full)}) were "
                              "not timed in turn with the default compile (" + ("; ".join(errors) if errors else
                              "this run timed every case apart, rounds=0 or an older kit") + "): ratios of cases timed "
                              "apart cannot decide a timing claim", run=_run(res, full))
@@ -397,7 +399,7 @@ def judge_speedup(res: Results) -> Judgement:
     if why:
         return why
     lo, hi = band_of("cuda_graphs.speedup_2_5x")
-    per = {_label(r): timing.round_ratios(_rounds(r)["default"]["median_ms"], _rounds(r)["graphs"]["median_ms"])
+    per = {case_label(r): timing.round_ratios(_rounds(r)["default"]["median_ms"], _rounds(r)["graphs"]["median_ms"])
            for r in timed}
     pooled = [v for ratios in per.values() for v in ratios]
     verdict = band(pooled, lo, hi)
@@ -455,11 +457,11 @@ def judge_memory(res: Results) -> Judgement:
     inside = [lo < v <= hi for v in ratios]
     verdict = all_none_some(sum(inside), len(inside))
     text = (f"peak CUDA memory above the model's, reduce-overhead / default compile: "
-            + "; ".join(f"{_label(r)}: {ro / 2**20:.2f} vs {d / 2**20:.2f} MiB ({v:.2f}×)"
+            + "; ".join(f"{case_label(r)}: {ro / 2**20:.2f} vs {d / 2**20:.2f} MiB ({v:.2f}×)"
                         for (r, d, ro), v in zip(pairs, ratios))
             + f"; 'slightly higher': above {lo:g}× and at most {hi:g}×")
     if verdict == "partly":
-        text += " — it holds in part: only for " + ", ".join(_label(r) for (r, _, _), i in zip(pairs, inside) if i)
+        text += " — it holds in part: only for " + ", ".join(case_label(r) for (r, _, _), i in zip(pairs, inside) if i)
     return Judgement(verdict, text, {"ratios": ratios}, run=_run(res, [p[0] for p in pairs]))
 
 
@@ -476,7 +478,7 @@ def judge_consistent_latency(res: Results) -> Judgement:
     per = {}
     for r in timed:
         rounds = _rounds(r)
-        per[_label(r)] = [(g, d) for g, d in zip(rounds["graphs"].get("rel_spread") or [],
+        per[case_label(r)] = [(g, d) for g, d in zip(rounds["graphs"].get("rel_spread") or [],
                                                  rounds["default"].get("rel_spread") or []) if g > 0]
     ratios = [d / g for pairs in per.values() for g, d in pairs]
     if not ratios:
@@ -502,15 +504,15 @@ def judge_accuracy(res: Results) -> Judgement:
     pairs = []  # the fix against the original, case by case: int vs item under the same mode and setting
     for r in compiled:
         if r["variant"] == "int":
-            twin = [i for i in res.ok(variant="item", mode=r["mode"]) if _setting(i) == _setting(r)]
+            twin = [i for i in res.ok(variant="item", mode=r["mode"]) if case_setting(i) == case_setting(r)]
             if twin:
-                pairs.append((r, _max_abs(_outputs(r), _outputs(twin[0]))))
-    deltas = [_max_abs(_outputs(eager["int"]), _outputs(eager["item"]))] + [d for _, d in pairs]
+                pairs.append((r, max_abs_diff(row_outputs(r), row_outputs(twin[0]))))
+    deltas = [max_abs_diff(row_outputs(eager["int"]), row_outputs(eager["item"]))] + [d for _, d in pairs]
     worst = max(compiled, key=lambda r: max(r["max_abs_first"], r["max_abs_last"])) if compiled else None
     evidence = (f"eager int vs item bitwise equal: {bitwise}; compiled int vs item (same mode/setting) max |Δ| "
                 f"{_fmt(max((d for _, d in pairs), default=None))} over {len(pairs)} pairs"
                 + (f"; worst compiled vs its eager reference {max(worst['max_abs_first'], worst['max_abs_last']):.3g} "
-                   f"({_label(worst)}), which compiling changes, not the fix" if worst else ""))
+                   f"({case_label(worst)}), which compiling changes, not the fix" if worst else ""))
     if all(d == 0 for d in deltas) and bitwise:
         verdict = "confirmed"
     elif max(deltas) > res.atol:
@@ -531,13 +533,13 @@ def judge_tensor_position(res: Results) -> Judgement:
                               variant="tensor")
     good = [_captured(res, r) == "full" and not r.get("stream_syncs") for r in rows]
     verdict = all_none_some(sum(good), len(good))
-    details = "; ".join(f"{_setting(r)}: {_captured(res, r)}, "
+    details = "; ".join(f"{case_setting(r)}: {_captured(res, r)}, "
                         f"{r.get('graph_launches')} graph / {r.get('kernel_launches')} kernel launches, "
                         f"{r.get('stream_syncs')} stream syncs, {r.get('scalar_reads')} scalar reads per step"
                         for r in rows)
     text = f"tensor position with reduce-overhead: {details}"
     if verdict == "partly":
-        text += " — it holds in part: only with " + ", ".join(_setting(r) for r, g in zip(rows, good) if g)
+        text += " — it holds in part: only with " + ", ".join(case_setting(r) for r, g in zip(rows, good) if g)
     return Judgement(verdict, text, {"full": good}, run=_run(res, rows))
 
 

@@ -18,8 +18,8 @@ from ... import env
 from ...bench import isolate, timing
 from ...errors import BadParameter, DeviceUnavailable
 from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call, trace_one_call
-from .measures import call_times_ms, compile_settings, spread
-from .model import NAME, VARIANTS, CacheOverflow, Config, Forecaster, _fresh, build, example_context, forecast
+from .measures import call_times_ms, compile_settings, max_abs_diff, spread
+from .model import NAME, VARIANTS, CacheOverflow, Config, Forecaster, fresh_copy, build, example_context, forecast
 
 SEED = "003_e3b92752bc4fc25c.txt"
 MODES = ("default", "reduce-overhead")  # eager always runs as the reference
@@ -62,10 +62,6 @@ def _installed(package: str) -> str | None:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
-
-
-def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float:
-    return float((a.float() - b.float()).abs().max()) if a.numel() else 0.0
 
 
 def _profile_last_call(model: Forecaster, step: Callable, context: torch.Tensor, steps: int,
@@ -131,7 +127,7 @@ def run_case(variant: str, mode: str, capture: bool | None, partition: bool | No
     model = build(config, variant, device)
     context = example_context(config, device)
     reference = forecast(model, model, context, config.steps)
-    first_patch = _fresh(context[:, :1])
+    first_patch = fresh_copy(context[:, :1])
     scalar = light_cpu and torch.device(device).type == "cpu"
     mem_start = _cuda_memory_start(device)  # after the model and its eager reference: what compiling and running add
     with compile_settings(capture, partition, compile_cache, scalar):
@@ -158,7 +154,8 @@ def run_case(variant: str, mode: str, capture: bool | None, partition: bool | No
     row.update({
         "first_ms": t.first_ms, "median_ms": t.median_ms, "iqr_ms": t.iqr_ms, "p10_ms": t.p10_ms,
         "p90_ms": t.p90_ms, "runs": t.runs, "calls": config.calls, "per_step_ms": t.median_ms / config.calls,
-        "max_abs_first": _max_abs(outputs["first"], reference), "max_abs_last": _max_abs(outputs["last"], reference),
+        "max_abs_first": max_abs_diff(outputs["first"], reference),
+        "max_abs_last": max_abs_diff(outputs["last"], reference),
         "outputs": outputs["last"].float().cpu().flatten().tolist(),
         "reference": reference.float().cpu().flatten().tolist(),
     })
@@ -495,7 +492,8 @@ def run_mutation_probe(device: str, timeout: float = 300.0) -> pd.DataFrame:
 # --------------------------------------------------------------------------- reading rows (judges and tables)
 
 
-def _setting(r: dict[str, Any]) -> str:
+def case_setting(r: dict[str, Any]) -> str:
+    """The compile settings a row ran with, as a short label (capture=on, partition=off ...)."""
     parts = []
     if r.get("capture_scalar_outputs") is not None:
         parts.append(f"capture={'on' if r['capture_scalar_outputs'] else 'off'}")
@@ -504,11 +502,13 @@ def _setting(r: dict[str, Any]) -> str:
     return " ".join(parts) or "-"
 
 
-def _label(r: dict[str, Any]) -> str:
-    return f"{r['variant']} {r['mode']} {_setting(r)}".replace(" -", "")
+def case_label(r: dict[str, Any]) -> str:
+    """A row's label: variant, mode and settings."""
+    return f"{r['variant']} {r['mode']} {case_setting(r)}".replace(" -", "")
 
 
-def _eager_launches(res: Results, variant: str) -> int | None:
+def launches_of_eager(res: Results, variant: str) -> int | None:
+    """The kernel launches eager made for a variant (None without an eager row)."""
     rows = res.ok(variant=variant, mode="eager")
     return rows[0].get("kernel_launches") if rows else None
 
@@ -529,7 +529,8 @@ def capture_class(row: dict[str, Any], eager_launches: int | None) -> str:
     return "full" if row["kernel_launches"] <= allowed and not synced else "partial"
 
 
-def _outputs(row: dict[str, Any]) -> torch.Tensor:
+def row_outputs(row: dict[str, Any]) -> torch.Tensor:
+    """A row's recorded outputs as a float64 tensor."""
     return torch.tensor(row["outputs"], dtype=torch.float64)
 
 

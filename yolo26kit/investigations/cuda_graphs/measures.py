@@ -186,3 +186,8 @@ def compile_settings(capture: bool | None, partition: bool | None, compile_cache
             # scalar C++ kernels compile in about half the time of vectorized ones (CPU speed is no claim here)
             stack.enter_context(inductor_config.patch({"cpp.simdlen": 1}))
         yield
+
+
+def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    """The largest absolute difference between two outputs (0 for empty ones)."""
+    return float((a.float() - b.float()).abs().max()) if a.numel() else 0.0

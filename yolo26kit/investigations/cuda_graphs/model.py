@@ -194,7 +194,7 @@ def example_context(cfg: Config, device: str = "cpu") -> torch.Tensor:
 Hook = Callable[[int, Callable[[], torch.Tensor]], torch.Tensor]
 
 
-def _fresh(t: torch.Tensor) -> torch.Tensor:
+def fresh_copy(t: torch.Tensor) -> torch.Tensor:
     """A copy with canonical strides: every call sees the same strides (no stride-guard recompile), and
     CUDA-graph outputs are copied out before the next replay overwrites them."""
     return t.clone(memory_format=torch.contiguous_format)
@@ -210,12 +210,12 @@ def forecast(model: Forecaster, step: Callable[..., torch.Tensor], context: torc
     """
     model.reset()
     n_ctx = context.shape[1]
-    x = _fresh(context[:, :1])
+    x = fresh_copy(context[:, :1])
     outs = []
     for i in range(n_ctx + steps - 1):
         call = (lambda x=x, i=i: step(x, i)) if model.variant == "python" else (lambda x=x: step(x))
-        y = _fresh(hook(i, call) if hook else call())
+        y = fresh_copy(hook(i, call) if hook else call())
         if i >= n_ctx - 1:
             outs.append(y[:, 0])
-        x = _fresh(context[:, i + 1:i + 2]) if i + 1 < n_ctx else y
+        x = fresh_copy(context[:, i + 1:i + 2]) if i + 1 < n_ctx else y
     return torch.stack(outs)

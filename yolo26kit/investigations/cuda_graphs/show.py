@@ -9,7 +9,8 @@ from typing import Any, Callable
 import pandas as pd
 
 from ... import findings
-from .measure import Results, _eager_launches, _label, _max_abs, _outputs, _setting, capture_class
+from .measure import Results, capture_class, case_label, case_setting, launches_of_eager, row_outputs
+from .measures import max_abs_diff
 
 
 # --------------------------------------------------------------------------- tables
@@ -23,7 +24,7 @@ def stack_table(res: Results) -> pd.DataFrame:
 
 def status_table(res: Results) -> pd.DataFrame:
     """How each case ended (ok / error / crash / timeout / skipped)."""
-    return pd.DataFrame([{"case": _label(r), "status": r["status"], "seconds": r["seconds"], "error": r["error"]}
+    return pd.DataFrame([{"case": case_label(r), "status": r["status"], "seconds": r["seconds"], "error": r["error"]}
                          for r in res.rows])
 
 
@@ -35,8 +36,8 @@ def cudagraph_table(res: Results) -> pd.DataFrame:
             continue
         parts = r.get("partitions") or []
         out.append({
-            "case": _label(r),
-            "captured": capture_class(r, _eager_launches(res, r["variant"])),
+            "case": case_label(r),
+            "captured": capture_class(r, launches_of_eager(res, r["variant"])),
             "graph launches/step": r.get("graph_launches"),
             "kernel launches/step": r.get("kernel_launches"),
             "gpu kernels/step": r.get("gpu_kernels"),
@@ -62,7 +63,7 @@ def graph_break_table(res: Results) -> pd.DataFrame:
         if r["status"] != "ok" or r["mode"] == "eager":
             continue
         out.append({
-            "case": _label(r),
+            "case": case_label(r),
             "graphs (1 call)": r.get("graphs_1call"),
             "graph breaks (1 call)": r.get("breaks_1call"),
             "unique graphs (whole run)": r.get("unique_graphs"),
@@ -86,7 +87,7 @@ def latency_table(res: Results) -> pd.DataFrame:
         default = [d for d in res.ok(variant=r["variant"], mode="default")
                    if d.get("capture_scalar_outputs") == r.get("capture_scalar_outputs")]
         out.append({
-            "case": _label(r), "variant": r["variant"], "mode": r["mode"], "setting": _setting(r),
+            "case": case_label(r), "variant": r["variant"], "mode": r["mode"], "setting": case_setting(r),
             "per step ms (median)": r["per_step_ms"],
             "per step IQR ms": r["iqr_ms"] / calls,
             "per step p10 ms": r["p10_ms"] / calls, "per step p90 ms": r["p90_ms"] / calls,
@@ -111,7 +112,7 @@ def rounds_table(res: Results) -> pd.DataFrame:
             continue
         g, d = rounds["graphs"], rounds["default"]
         for i, (gm, gi, dm, di) in enumerate(zip(g["median_ms"], g["iqr_ms"], d["median_ms"], d["iqr_ms"])):
-            out.append({"case": _label(r), "round": i + 1, "reduce-overhead ms": gm, "default compile ms": dm,
+            out.append({"case": case_label(r), "round": i + 1, "reduce-overhead ms": gm, "default compile ms": dm,
                         "default / reduce-overhead": dm / gm if gm > 0 else None,
                         "IQR/median reduce-overhead": gi / gm if gm > 0 else None,
                         "IQR/median default": di / dm if dm > 0 else None})
@@ -157,7 +158,7 @@ def eager_agreement(res: Results) -> pd.DataFrame:
     return pd.DataFrame([{
         "variant": r["variant"], "against": base["variant"],
         "bitwise equal": r["outputs"] == base["outputs"],
-        "max |Δ|": _max_abs(_outputs(r), _outputs(base)),
+        "max |Δ|": max_abs_diff(row_outputs(r), row_outputs(base)),
     } for r in eager])
 
 
@@ -167,7 +168,7 @@ def accuracy_table(res: Results) -> pd.DataFrame:
     for r in res.rows:
         if r["status"] != "ok" or r["mode"] == "eager":
             continue
-        out.append({"case": _label(r), "max |Δ| first call": r["max_abs_first"],
+        out.append({"case": case_label(r), "max |Δ| first call": r["max_abs_first"],
                     "max |Δ| later call": r["max_abs_last"],
                     "bitwise equal to eager": r["outputs"] == r["reference"],
                     f"within atol={res.atol:g}": max(r["max_abs_first"], r["max_abs_last"]) <= res.atol})
@@ -186,12 +187,12 @@ def log_table(res: Results) -> pd.DataFrame:
     for r in res.rows:
         if r["status"] != "ok":
             if r["status"] != "skipped":
-                out.append({"case": _label(r), "kind": r["status"], "message": r["error"]})
+                out.append({"case": case_label(r), "kind": r["status"], "message": r["error"]})
             continue
         for kind, key in (("cudagraph skip", "skip_messages"), ("perf hint", "perf_hints"),
                           ("recompile", "recompile_messages"), ("graph break", "graph_break_messages")):
             for m in r.get(key) or []:
-                out.append({"case": _label(r), "kind": kind, "message": m})
+                out.append({"case": case_label(r), "kind": kind, "message": m})
     return pd.DataFrame(out, columns=["case", "kind", "message"])
 
 
@@ -200,7 +201,7 @@ def explorer(res: Results):
     import ipywidgets as widgets
 
     table = log_table(res)
-    cases = [_label(r) for r in res.rows]
+    cases = [case_label(r) for r in res.rows]
     out = widgets.Output()
 
     def show(change: dict[str, Any]) -> None:

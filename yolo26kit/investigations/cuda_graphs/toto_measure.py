@@ -13,7 +13,7 @@ import torch
 
 from ...bench import isolate
 from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call
-from .measures import compile_settings, first_call, memory_added, rounds_in_turn, spread
+from .measures import compile_settings, first_call, max_abs_diff, memory_added, rounds_in_turn, spread
 from .toto import TOTO_VARIANTS, TotoRun, build_toto, model_bytes, parameter_count, toto_context, toto_forecast
 
 SPEEDUP_BAND = (2.0, 5.0)  # the ledger's band of cuda_graphs.speedup_2_5x; rounds stop once they decide it
@@ -22,10 +22,6 @@ SPEEDUP_BAND = (2.0, 5.0)  # the ledger's band of cuda_graphs.speedup_2_5x; roun
 def _error(exc: BaseException) -> str:
     first = next((line for line in str(exc).splitlines() if line.strip()), "")
     return f"{type(exc).__name__}: {first}"[:MESSAGE_CHARS]
-
-
-def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float:
-    return float((a.float() - b.float()).abs().max())
 
 
 def _profile_last_call(model: Any, step: Callable, series: torch.Tensor, steps: int, device: str) -> dict[str, int]:
@@ -62,7 +58,7 @@ def compiled_mode(variant: str, mode: str, capture: bool, run: TotoRun, device: 
             return [fc() for _ in range(warm_forecasts)][-1]
         out, mem = memory_added(first_forecasts, device)
         row.update({f"mem_{k}": v for k, v in mem.items()})
-        row["max_abs_vs_eager"] = _max_abs(out, reference)
+        row["max_abs_vs_eager"] = max_abs_diff(out, reference)
         row.update(_profile_last_call(model, step, series, run.steps, device))
     row.update(counter_snapshot())
     row.update(logs.summary())
