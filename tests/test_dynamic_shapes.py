@@ -46,7 +46,7 @@ class FlatGrid(torch.nn.Module):
     """The kit's fix for Grid: anchors from 1-D grids."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        anchors, _ = ds._flat_anchors([x], [8.0], offset=0.0)
+        anchors, _ = ds.anchors_from_1d_grids([x], [8.0], offset=0.0)
         return anchors.transpose(0, 1) * x.mean()
 
 
@@ -185,7 +185,7 @@ def test_anchor_count_and_flat_anchors_match_ultralytics():
     assert ds.anchor_count(256, 256) == 1344 and ds.anchor_count(160, 160) == 525
     feats = [torch.rand(1, 2, 20, 12), torch.rand(1, 2, 10, 6), torch.rand(1, 2, 5, 3)]
     points, strides = make_anchors(feats, torch.tensor([8.0, 16.0, 32.0]), 0.5)
-    flat_points, flat_strides = ds._flat_anchors(feats, [8.0, 16.0, 32.0])
+    flat_points, flat_strides = ds.anchors_from_1d_grids(feats, [8.0, 16.0, 32.0])
     torch.testing.assert_close(flat_points, points.transpose(0, 1))
     torch.testing.assert_close(flat_strides, strides.transpose(0, 1))
 

@@ -26,7 +26,8 @@ def anchor_count(height: int, width: int, strides: tuple[int, ...] = (8, 16, 32)
     return sum((1 + (height - 1) // s) * (1 + (width - 1) // s) for s in strides)
 
 
-def _flat_anchors(feats: list[torch.Tensor], strides: list[float], offset: float = 0.5) -> tuple[torch.Tensor, torch.Tensor]:
+def anchors_from_1d_grids(feats: list[torch.Tensor], strides: list[float],
+                          offset: float = 0.5) -> tuple[torch.Tensor, torch.Tensor]:
     """make_anchors without the (h, w, 2) stack: XNNPACK's reshape takes one dynamic dim, a (h, w) grid has two."""
     points, stride_rows = [], []
     for feat, stride in zip(feats, strides):
@@ -39,13 +40,13 @@ def _flat_anchors(feats: list[torch.Tensor], strides: list[float], offset: float
     return torch.cat(points).transpose(0, 1), torch.cat(stride_rows).transpose(0, 1)
 
 
-def _decode_boxes_flat(self: Any, x: dict[str, torch.Tensor]) -> torch.Tensor:
+def decode_boxes_flat(self: Any, x: dict[str, torch.Tensor]) -> torch.Tensor:
     """Detect._get_decode_boxes that rebuilds anchors every call from flat grids (no shape cache)."""
-    anchors, strides = _flat_anchors(x["feats"], self.kit_strides)
+    anchors, strides = anchors_from_1d_grids(x["feats"], self.kit_strides)
     return self.decode_bboxes(self.dfl(x["boxes"]), anchors.unsqueeze(0), x.get("angle")) * strides
 
 
-def _topk_static_k(self: Any, scores: torch.Tensor, max_det: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def topk_static_k(self: Any, scores: torch.Tensor, max_det: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Detect.get_topk_index with k = max_det: `min(max_det, anchors)` exports as torch.sym_min, which
     ExecuTorch's edge verifier rejects. Exact when every allowed size has >= max_det anchors."""
     nc = scores.shape[-1]
@@ -76,10 +77,10 @@ def dynamic_ready(net: torch.nn.Module, min_size: int, fixes: tuple[str, ...] = 
         head.dynamic = True
     if "flat_anchors" in fixes:
         head.kit_strides = [float(s) for s in head.stride.tolist()]
-        head._get_decode_boxes = types.MethodType(_decode_boxes_flat, head)
+        head._get_decode_boxes = types.MethodType(decode_boxes_flat, head)
     if "static_k" in fixes:
         head.max_det = min(head.max_det, anchor_count(min_size, min_size, tuple(int(s) for s in head.stride.tolist())))
-        head.get_topk_index = types.MethodType(_topk_static_k, head)
+        head.get_topk_index = types.MethodType(topk_static_k, head)
     return net
 
 
@@ -344,7 +345,7 @@ class Exported:
         return self.status == "ok"
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
@@ -370,7 +371,7 @@ def export_spec(name: str, *, model: str = "yolo26n", batch: int = 1, min_size: 
         except Exception as exc:  # the failure is the finding
             message = str(exc)
             return Exported(spec, "error", time.perf_counter() - t0, tuple(example.shape),
-                            f"{type(exc).__name__}: {_first_line(message)}", message, parse_violations(message),
+                            f"{type(exc).__name__}: {first_line(message)}", message, parse_violations(message),
                             warnings=_warning_lines(caught))
     return Exported(spec, "ok", time.perf_counter() - t0, tuple(example.shape), guards=program_guards(ep),
                     ranges=program_ranges(ep), warnings=_warning_lines(caught), program=ep)
@@ -378,5 +379,5 @@ def export_spec(name: str, *, model: str = "yolo26n", batch: int = 1, min_size: 
 
 def _warning_lines(caught: list) -> list[str]:
     keep = ("assigned during export", "specializ", "dynamic")
-    lines = {_first_line(str(w.message)).split(". ")[0] for w in caught if any(k in str(w.message) for k in keep)}
+    lines = {first_line(str(w.message)).split(". ")[0] for w in caught if any(k in str(w.message) for k in keep)}
     return sorted(lines)

@@ -50,7 +50,7 @@ import pandas as pd
 
 from ... import findings, verdicts
 from ...verdicts import Judgement
-from .judge_cost import (_index_kernels, _kernels_of, judge_different_kernels, judge_memory_lower,
+from .judge_cost import (index_kernels_of, kernels_of, judge_different_kernels, judge_memory_lower,
                          judge_speedup_medium, judge_speedup_small)
 from .kernel import (MASKED_FILL_DISPATCH, assert_numbers, build_date, dispatches_to_masked_fill, fires, load_issues,
                      model_check, parse_assert, upstream_reproductions)
@@ -205,7 +205,7 @@ def _measured_path(mem: pd.DataFrame) -> list[str] | None:
     profile in this run)."""
     if "cuda kernels" not in mem or not (mem["device"] == "cuda").any():
         return None
-    return _index_kernels(_kernels_of(mem, "bool_index_put"))
+    return index_kernels_of(kernels_of(mem, "bool_index_put"))
 
 
 def judge_bool_index_alternative(res: Results) -> Judgement:

@@ -211,7 +211,7 @@ def judge_memory_lower(res: Results) -> Judgement:
 KERNEL_COLUMNS = ("cuda kernels", "cuda kernels (deterministic)")
 
 
-def _kernels_of(mem: pd.DataFrame, name: str) -> list[str]:
+def kernels_of(mem: pd.DataFrame, name: str) -> list[str]:
     """The CUDA kernels a formulation launched, with deterministic algorithms off and on (errors left out)."""
     sub = mem[(mem["device"] == "cuda") & (mem["implementation"] == name)] if "cuda kernels" in mem else mem.iloc[0:0]
     return list(dict.fromkeys(k for col in KERNEL_COLUMNS if col in sub for ks in sub[col]
@@ -221,7 +221,7 @@ def _kernels_of(mem: pd.DataFrame, name: str) -> list[str]:
 INDEX_KERNEL_WORDS = ("index", "nonzero", "sort")
 
 
-def _index_kernels(kernels: list[str]) -> list[str]:
+def index_kernels_of(kernels: list[str]) -> list[str]:
     return [k for k in kernels if any(w in k.lower() for w in INDEX_KERNEL_WORDS)]
 
 
@@ -242,8 +242,8 @@ def judge_different_kernels(res: Results) -> Judgement:
     if "cuda kernels" not in mem or not (mem["device"] == "cuda").any():
         return Judgement("needs_cuda", f"the claim is about CUDA kernels; at the ATen level {ops}", {}, "measured",
                          {"device": "cpu"})
-    orig, fix = _kernels_of(mem, ORIGINAL), _kernels_of(mem, "masked_fill")
-    orig_idx, fix_idx = _index_kernels(orig), _index_kernels(fix)
+    orig, fix = kernels_of(mem, ORIGINAL), kernels_of(mem, "masked_fill")
+    orig_idx, fix_idx = index_kernels_of(orig), index_kernels_of(fix)
     shared = [k for k in fix if k in orig_idx]
     text = (f"masked_fill launches {len(fix_idx)} indexing kernels ({', '.join(k[:60] for k in fix_idx) or 'none'}) "
             f"against the original's {len(orig_idx)} ({', '.join(k[:60] for k in orig_idx[:4]) or 'none'}), "

@@ -12,7 +12,7 @@ from ... import catalog
 from ...bench import isolate
 # The live model and its dynamic export are shared kit modules; their names stay importable from here.
 from ...bench.dynamic_export import (AXES, FIXES, PREP_TEXT, PREPS, RECOMMENDED, SHAPE_TEXT, SHAPES, SPECS, STRIDE,
-                                     Exported, Spec, _flat_anchors, anchor_count, dynamic_ready, example_size,
+                                     Exported, Spec, anchors_from_1d_grids, anchor_count, dynamic_ready, example_size,
                                      export_spec, guard_kind, parse_violations, program_guards, program_ranges,
                                      readable, register_spec, same_guard, suggested_fixes)
 from ...bench.live import build_model, image, liven

@@ -11,7 +11,7 @@ import pandas as pd
 from ...bench.dynamic_export import SPECS, STRIDE, Exported, same_guard, suggested_fixes
 from ...verdicts import Judgement
 from .measure import AOTI_BACKEND, EtRun, Results
-from .measure_export import SEED_GUARD, SEED_RANGE, SpecRun, Sweep, _flag, _spans, running_residues
+from .measure_export import SEED_GUARD, SEED_RANGE, SpecRun, Sweep, as_flag, span_text, running_residues
 from .model import model_variant
 
 SEED_GUARD_8 = "(1 + ((height-1) // 8)) == (4 + 4*((height-1) // 32))"  # seed 001's second guard
@@ -177,8 +177,8 @@ def judge_multiple_of_32(res: Results) -> Judgement:
     layers = sorted(set(bad.get("failed_in", pd.Series("", index=bad.index)).fillna("")) - {""})
     in_head = bool(layers) and all("Detect" in layer for layer in layers)
     error = bad.error.iloc[0].split(":")[0] if len(bad) else ""
-    boxed = et.runs[_flag(et.runs.letterboxed)] if len(et.runs) and "letterboxed" in et.runs else pd.DataFrame()
-    boxed_ok = boxed[(boxed.status == "ok") & _flag(boxed.agrees)] if len(boxed) else boxed
+    boxed = et.runs[as_flag(et.runs.letterboxed)] if len(et.runs) and "letterboxed" in et.runs else pd.DataFrame()
+    boxed_ok = boxed[(boxed.status == "ok") & as_flag(boxed.agrees)] if len(boxed) else boxed
     note = (f"; letterboxed to the next multiple of 32 the .pte ran {len(boxed_ok)}/{len(boxed)} such sizes matching "
             "eager") if len(boxed) else ""
     data = {"running_residues": residues, "failing_residues": failing, "failed_in": layers,
@@ -190,7 +190,7 @@ def judge_multiple_of_32(res: Results) -> Judgement:
              if layers else f"{error}, raising layer not recorded")
     verdict = "confirmed" if len(failing) == STRIDE - 1 and in_head else "partly"
     return Judgement(verdict, (f"the eager stock model fails at {len(failing)} of 31 non-multiple sizes mod 32 "
-                               f"({_spans(failing)}: {where}) and runs at {_spans(runs_at) or 'none'}{note}"),
+                               f"({span_text(failing)}: {where}) and runs at {span_text(runs_at) or 'none'}{note}"),
                      data, run=run)
 
 
@@ -217,7 +217,7 @@ def judge_xnnpack_dynamic(res: Results) -> Judgement:
         mult = r[(r.height % STRIDE == 0) & (r.height <= max_size)] if len(r) else r
         if not len(mult):
             return "untried", "no run at a multiple of 32"
-        agree = int(_flag(mult.agrees).sum())
+        agree = int(as_flag(mult.agrees).sum())
         return ("ok" if agree == len(mult) else "wrong"), (
             f"{agree}/{len(mult)} multiples of 32 match eager, max |Δ| {mult.matched_diff.max():.2g} "
             f"order-insensitive ({mult.max_abs_diff.max():.2g} row by row)")
@@ -288,7 +288,7 @@ def judge_aoti_cuda_dynamic(res: Results) -> Judgement:
         r = ran[ran.spec == best]
         run["model_variant"] = model_variant(SPECS[best]) if best in SPECS else run["model_variant"]
         _, note = _aoti_notes(rows[rows.spec == best], aoti_max)
-        agree = r[_flag(r.agrees)] if "agrees" in r else r.iloc[:0]
+        agree = r[as_flag(r.agrees)] if "agrees" in r else r.iloc[:0]
         sizes_text = ", ".join(f"{h:.0f}x{w:.0f}" for h, w in zip(r.height, r.width))
         verdict = "refuted" if agree[["height", "width"]].drop_duplicates().shape[0] >= 2 else \
             ("partly" if len(r) >= 2 else "inconclusive")

@@ -20,9 +20,9 @@ from ...bench import aoti_package as aoti_pkg, artifacts, isolate, timing
 from ... import env
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_runtime, executorch_xnnpack
-from ...bench.dynamic_export import PREPS, RECOMMENDED, SPECS, STRIDE, _first_line, example_size, export_spec
+from ...bench.dynamic_export import PREPS, RECOMMENDED, SPECS, STRIDE, first_line, example_size, export_spec
 from ...bench.live import build_model, image
-from .measure_export import SpecRun, Sweep, _run, compare
+from .measure_export import SpecRun, Sweep, call_outcome, compare
 from .model import explain, letterbox
 
 NAME = "dynamic_shapes"
@@ -72,7 +72,7 @@ def lower_xnnpack(spec_name: str, path: str, *, model: str, batch: int, min_size
             t2 = time.perf_counter()
             program = edge.to_executorch()
         except Exception as exc:
-            text = _first_line(str(exc)) or "(no message)"
+            text = first_line(str(exc)) or "(no message)"
             raise LoweringFailed(f"{type(exc).__name__}: {text} [graph calls Python functions: "
                                  f"{', '.join(calls) or 'none'}]") from exc
         ops = Counter(str(getattr(n.target, "__name__", n.target)) for n in edge.exported_program().graph.nodes
@@ -106,11 +106,11 @@ def run_pte(path: str, cases: list[tuple[int, int, int, bool]], *, model: str, s
         if boxed:
             x = letterbox(x)
         row = {"batch": b, "height": h, "width": w, "letterboxed": boxed, "input": "x".join(map(str, x.shape[-2:]))}
-        e_status, e_error, ref = _run(reference, x)
+        e_status, e_error, ref = call_outcome(reference, x)
         try:
             out = method.execute((x,))[0]
         except Exception as exc:
-            rows.append({**row, "status": "error", "error": f"{type(exc).__name__}: {_first_line(str(exc))}",
+            rows.append({**row, "status": "error", "error": f"{type(exc).__name__}: {first_line(str(exc))}",
                          "eager": e_status, "eager_error": e_error})
             continue
         row.update(status="ok", error="", eager=e_status, eager_error=e_error)
@@ -326,8 +326,8 @@ def _aoti_cases(compiled: Any, cases: list[tuple[int, int, int]], *, model: str,
     for b, h, w in cases:
         x = image(b, h, w, seed=1, device=device)
         row = {"batch": b, "height": h, "width": w}
-        e_status, e_error, ref = _run(reference, x)
-        status, error, out = _run(lambda t: compiled(t), x)
+        e_status, e_error, ref = call_outcome(reference, x)
+        status, error, out = call_outcome(lambda t: compiled(t), x)
         out = out[0] if isinstance(out, (list, tuple)) else out
         row.update(status=status, error=error, eager=e_status, eager_error=e_error)
         if out is not None:

@@ -13,7 +13,7 @@ import pandas as pd
 import torch
 
 from ... import env
-from ...bench.dynamic_export import (PREP_TEXT, RECOMMENDED, SHAPE_TEXT, SPECS, STRIDE, Exported, Spec, _first_line,
+from ...bench.dynamic_export import (PREP_TEXT, RECOMMENDED, SHAPE_TEXT, SPECS, STRIDE, Exported, Spec, first_line,
                                      example_size, export_spec, guard_kind, readable, suggested_fixes)
 from ...bench.live import build_model, image
 from .model import explain
@@ -133,14 +133,14 @@ def _cases(spec: Spec, sizes: list[int], batch: int, max_batch: int, min_size: i
     return cases
 
 
-def _run(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> tuple[str, str, Any]:
+def call_outcome(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> tuple[str, str, Any]:
     try:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return "ok", "", fn(x)
     except Exception as exc:
         status = "guard" if "Guard failed" in str(exc) or isinstance(exc, AssertionError) else "error"
-        return status, readable(f"{type(exc).__name__}: {_first_line(str(exc))}"), None
+        return status, readable(f"{type(exc).__name__}: {first_line(str(exc))}"), None
 
 
 def _ranges_only(ep: Any) -> Any:
@@ -165,14 +165,14 @@ class Sweep:
         rows = []
         for spec, d in self.detail.groupby("spec", sort=False):
             eager_ok = d[d.eager == "ok"]
-            agree = eager_ok[(eager_ok.program == "ok") & _flag(eager_ok.agrees)]
+            agree = eager_ok[(eager_ok.program == "ok") & as_flag(eager_ok.agrees)]
             rejects = eager_ok[(eager_ok.program != "ok") & eager_ok.in_range]
             outside = d[~d.in_range]
-            wrong = eager_ok[(eager_ok.program == "ok") & ~_flag(eager_ok.agrees)]
+            wrong = eager_ok[(eager_ok.program == "ok") & ~as_flag(eager_ok.agrees)]
             tried = eager_ok[~eager_ok.ranges_only.isin(["not run", "n/a"]) & eager_ok.in_range]
-            raw_bad = tried[(tried.ranges_only != "ok") | ~_flag(tried.ranges_only_agrees)]
+            raw_bad = tried[(tried.ranges_only != "ok") | ~as_flag(tried.ranges_only_agrees)]
             mult = d[d.multiple_of_32 & d.in_range & (d.eager == "ok")]
-            mult_ok = mult[(mult.program == "ok") & _flag(mult.agrees)]
+            mult_ok = mult[(mult.program == "ok") & as_flag(mult.agrees)]
             rows.append({
                 "spec": spec, "cases": len(d), "eager_ok": len(eager_ok), "program_agrees": len(agree),
                 "multiples_in_range_ok": f"{len(mult_ok)}/{len(mult)}",
@@ -187,7 +187,7 @@ class Sweep:
         return pd.DataFrame(rows)
 
 
-def _flag(values: pd.Series) -> pd.Series:
+def as_flag(values: pd.Series) -> pd.Series:
     """A column of True/False/NaN as booleans (NaN → False), whatever dtype pandas gave it."""
     return values.map(lambda v: isinstance(v, (bool, np.bool_)) and bool(v)).astype(bool)
 
@@ -216,9 +216,9 @@ def run_sweep(run: SpecRun, sweep: list[int] | None = None, atol: float = 1e-4) 
             b, h, w = case
             x = image(b, h, w, seed=1, device=p["device"])
             if case not in eager_cache:
-                eager_cache[case] = _run(reference, x)
+                eager_cache[case] = call_outcome(reference, x)
             e_status, e_error, ref = eager_cache[case]
-            status, error, out = _run(guarded, x)
+            status, error, out = call_outcome(guarded, x)
             multiple = h % STRIDE == 0 and w % STRIDE == 0
             row = {"spec": r.spec.name, "batch": b, "height": h, "width": w, "multiple_of_32": multiple,
                    "in_range": p["min_size"] <= min(h, w) and max(h, w) <= p["max_size"] and b <= p["max_batch"],
@@ -232,7 +232,7 @@ def run_sweep(run: SpecRun, sweep: list[int] | None = None, atol: float = 1e-4) 
                 if raw is None:
                     row.update(ranges_only="n/a")
                 else:
-                    u_status, u_error, u_out = _run(raw, x)
+                    u_status, u_error, u_out = call_outcome(raw, x)
                     row.update(ranges_only=u_status, ranges_only_error=u_error)
                     if u_out is not None and ref is not None:
                         c = compare(u_out, ref, atol)
@@ -270,13 +270,13 @@ def residue_scan(model: str = "yolo26n", base: int = 2 * STRIDE, device: str = "
         for n in range(base + 1, base + STRIDE + 1):
             h, w = (n, base) if axis == "height" else (base, n)
             seen["last"] = ""
-            status, error, _ = _run(net, image(1, h, w, seed=1, device=device))
+            status, error, _ = call_outcome(net, image(1, h, w, seed=1, device=device))
             rows.append({"axis": axis, "size": n, "mod_32": n % STRIDE, "eager": status, "error": error,
                          "failed_in": seen["last"] if status != "ok" else ""})
     return pd.DataFrame(rows)
 
 
-def _spans(values: list[int]) -> str:
+def span_text(values: list[int]) -> str:
     """[0, 25, 26, 27] → '0, 25-27'."""
     spans: list[list[int]] = []
     for v in sorted(values):

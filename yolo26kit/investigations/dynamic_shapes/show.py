@@ -8,12 +8,12 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ...bench.dynamic_export import (RECOMMENDED, STRIDE, _decode_boxes_flat, _flat_anchors, _topk_static_k,
+from ...bench.dynamic_export import (RECOMMENDED, STRIDE, decode_boxes_flat, anchors_from_1d_grids, topk_static_k,
                                      dynamic_ready, example_size)
 from ...bench.live import build_model, image
 from ... import findings
 from .measure import EtRun, Results
-from .measure_export import SpecRun, Sweep, _flag, _run, _spans, compare
+from .measure_export import SpecRun, Sweep, as_flag, call_outcome, span_text, compare
 from .model import explain
 
 
@@ -23,7 +23,7 @@ def fix_source() -> Any:
 
     from IPython.display import Markdown
 
-    code = "\n\n".join(inspect.getsource(f) for f in (dynamic_ready, _flat_anchors, _decode_boxes_flat, _topk_static_k))
+    code = "\n\n".join(inspect.getsource(f) for f in (dynamic_ready, anchors_from_1d_grids, decode_boxes_flat, topk_static_k))
     return Markdown(f"```python\n{code}\n```")
 
 
@@ -33,8 +33,8 @@ def residue_table(scan: pd.DataFrame) -> pd.DataFrame:
     for axis, d in scan.groupby("axis", sort=False):
         bad = d[d.eager != "ok"]
         rows.append({"axis": axis, "sizes tried": f"{d['size'].min()}-{d['size'].max()}",
-                     "runs at (mod 32)": _spans(d[d.eager == "ok"].mod_32.tolist()),
-                     "fails at (mod 32)": _spans(bad.mod_32.tolist()),
+                     "runs at (mod 32)": span_text(d[d.eager == "ok"].mod_32.tolist()),
+                     "fails at (mod 32)": span_text(bad.mod_32.tolist()),
                      "failed in": ", ".join(sorted(set(bad.get("failed_in", pd.Series(dtype=str)).dropna()) - {""})),
                      "error": bad.error.iloc[0] if len(bad) else ""})
     return pd.DataFrame(rows)
@@ -47,7 +47,7 @@ def plot_latency(et: EtRun) -> Any:
     fig, ax = plt.subplots(figsize=(7, 4))
     runs = et.runs
     if len(runs) and "median_ms" in runs:
-        boxed = _flag(runs["letterboxed"]) if "letterboxed" in runs else pd.Series(False, index=runs.index)
+        boxed = as_flag(runs["letterboxed"]) if "letterboxed" in runs else pd.Series(False, index=runs.index)
         timed = runs[runs.median_ms.notna() & ~boxed]
         for (program, dynamic), d in timed.groupby(["program", "dynamic"], sort=False):
             d = d.assign(pixels=d.height * d.width).sort_values("pixels")
@@ -89,8 +89,8 @@ def non_multiples(sweep: Sweep, et: EtRun, aoti: pd.DataFrame | None = None, spe
                "exported, letterboxed": (same.program.iloc[0] if len(same) else "not in sweep")}
         pte = et.runs[(et.runs.get("height", pd.Series(dtype=int)) == size)] if len(et.runs) else pd.DataFrame()
         if len(pte):
-            raw = pte[~_flag(pte.letterboxed)]
-            box = pte[_flag(pte.letterboxed)]
+            raw = pte[~as_flag(pte.letterboxed)]
+            box = pte[as_flag(pte.letterboxed)]
             row[".pte"] = (raw.error.iloc[0] or "ok") if len(raw) else "not run"
             if len(box):
                 b = box.iloc[0]
@@ -130,8 +130,8 @@ def explorer(run: SpecRun, spec: str = RECOMMENDED) -> Any:
         if "reference" not in state:
             state["reference"] = build_model(p["model"], p["seed"], p["device"])
         x = image(p["batch"], size.value, size.value, seed=1, device=p["device"])
-        e_status, e_error, ref = _run(state["reference"], x)
-        status, error, y = _run(run.results[pick.value].program.module(), x)
+        e_status, e_error, ref = call_outcome(state["reference"], x)
+        status, error, y = call_outcome(run.results[pick.value].program.module(), x)
         row = {"size": size.value, "mod_32": size.value % STRIDE, "eager": e_error or e_status, "program": error or status}
         if y is not None and ref is not None:
             row.update(compare(y, ref, 1e-4))
