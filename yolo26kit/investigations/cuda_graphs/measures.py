@@ -58,22 +58,27 @@ def spread(samples_ms: list[float]) -> dict[str, float]:
 # --------------------------------------------------------------------------- the first call, compiled cold
 
 
+def compile_caches_off(stack: contextlib.ExitStack) -> None:
+    """Turn Inductor's FX-graph cache and AOTAutograd's cache off until `stack` closes."""
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    stack.enter_context(inductor_config.patch(fx_graph_cache=False))
+    if hasattr(functorch_config, "enable_autograd_cache"):
+        stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
+
+
 @contextlib.contextmanager
 def cold_compile_caches() -> Iterator[str]:
     """FX-graph and AOTAutograd caches off and a fresh, empty TORCHINDUCTOR_CACHE_DIR (Triton's cache inside it) for
     the duration; yields that directory. Inductor reads the directory from the environment when it compiles. The
     directory is left in place: the kernels compiled into it stay loaded by the compiled model after the block."""
-    import torch._functorch.config as functorch_config
-    import torch._inductor.config as inductor_config
-
     saved = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}
     fresh = tempfile.mkdtemp(prefix="inductor-cold-")
     with contextlib.ExitStack() as stack:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = fresh
         os.environ["TRITON_CACHE_DIR"] = os.path.join(fresh, "triton")
-        stack.enter_context(inductor_config.patch(fx_graph_cache=False))
-        if hasattr(functorch_config, "enable_autograd_cache"):
-            stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
+        compile_caches_off(stack)
         try:
             yield fresh
         finally:
@@ -170,7 +175,6 @@ def compile_settings(capture: bool | None, partition: bool | None, compile_cache
                      scalar_cpu_kernels: bool = False) -> Iterator[None]:
     """Patch capture_scalar_outputs / graph_partition / the compile caches / CPU SIMD for the duration of one case."""
     import torch._dynamo.config as dynamo_config
-    import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 
     with contextlib.ExitStack() as stack:
@@ -179,9 +183,7 @@ def compile_settings(capture: bool | None, partition: bool | None, compile_cache
         if partition is not None and hasattr(inductor_config, "graph_partition"):
             stack.enter_context(inductor_config.patch(graph_partition=partition))
         if not compile_cache:
-            stack.enter_context(inductor_config.patch(fx_graph_cache=False))
-            if hasattr(functorch_config, "enable_autograd_cache"):
-                stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
+            compile_caches_off(stack)
         if scalar_cpu_kernels:
             # scalar C++ kernels compile in about half the time of vectorized ones (CPU speed is no claim here)
             stack.enter_context(inductor_config.patch({"cpp.simdlen": 1}))
