@@ -500,7 +500,7 @@ def test_side_by_side_times_rounds_until_the_judged_ratios_decide(monkeypatch):
             return {"x": SimpleNamespace(round_medians_ms=(next(calls),)), "e": SimpleNamespace(round_medians_ms=(10.0,))}
         return rounds
 
-    monkeypatch.setattr(measure, "_runner", lambda case, artifact: (lambda: None, {}))
+    monkeypatch.setattr(measure, "case_runner", lambda case, artifact: (lambda: None, {}))
     cases = [(SimpleNamespace(tag="x"), ""), (SimpleNamespace(tag="e"), "")]
     band = [("x", "e", 0.0, 1.0)]  # XNNPACK at most as slow as eager
     monkeypatch.setattr(timing, "measure_rounds", scripted([5.0] * 20))

@@ -57,6 +57,7 @@ class Backend:
     prepare: Prepare | None = None  # the ahead-of-time step; None: load takes the nn.Module itself
     aliases: tuple[str, ...] = ()  # other names callers and ledgers use for it (`executorch-cuda`, `et_cuda`)
     input_device: str = "cpu"  # where its example inputs must live: cuda for a back-end that runs on the GPU
+    cpu_inputs_at_load: bool = False  # its loaded program takes CPU inputs on any device (it moves them itself)
 
     @property
     def has_prepare(self) -> bool:

@@ -366,4 +366,5 @@ def preprocess_input(program: Any, autotune: bool = True) -> tuple[Any, str]:
 
 register(Backend(name="executorch_cuda", title="ExecuTorch, CUDA back-end (AOT Inductor inside ExecuTorch)",
                  needs_cuda=True, modules=("executorch",), load=load, prepare=prepare,
-                 aliases=("executorch-cuda", "et_cuda"), input_device="cuda"))
+                 aliases=("executorch-cuda", "et_cuda"), input_device="cuda",
+                 cpu_inputs_at_load=True))

@@ -44,4 +44,5 @@ def load(pte: str, inputs: tuple[Any, ...], threads: int | None = None) -> Loade
 
 
 register(Backend(name="executorch_xnnpack", title="ExecuTorch, XNNPACK (CPU)", needs_cuda=False,
-                 modules=("executorch",), load=load, prepare=prepare, aliases=("executorch-xnnpack", "xnnpack")))
+                 modules=("executorch",), load=load, prepare=prepare, aliases=("executorch-xnnpack", "xnnpack"),
+                 cpu_inputs_at_load=True))

@@ -48,4 +48,4 @@ def load(onnx_path: str, inputs: tuple[Any, ...], provider: str = "CPUExecutionP
 
 
 register(Backend(name="onnxruntime", title="ONNX Runtime (torch.onnx dynamo export)", needs_cuda=False,
-                 modules=MODULES, load=load, prepare=prepare))
+                 modules=MODULES, load=load, prepare=prepare, cpu_inputs_at_load=True))

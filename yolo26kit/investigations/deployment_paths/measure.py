@@ -186,16 +186,15 @@ def _rss_kib() -> int:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
 
 
-def _runner(case: Case, artifact: str) -> tuple[Callable[[], Any], dict[str, Any]]:
+def case_runner(case: Case, artifact: str) -> tuple[Callable[[], Any], dict[str, Any]]:
     """A zero-argument call that runs the case once, and facts about how it was set up (yolo26kit.backends' load)."""
     backend = backend_of(case.backend)
     if not backend.has_prepare:  # eager, torch.compile, Torch-TensorRT: built here, compiled on load
         loaded = backend.load(build_model(case), (example(case),))
-    elif case.backend == "aoti":
-        loaded = backend.load(artifact, (example(case),))
-    else:  # ExecuTorch and ONNX Runtime take CPU inputs
-        options = {"provider": case.provider} if case.backend == "onnxruntime" else {}
-        loaded = backend.load(artifact, (example(replace(case, device="cpu")),), **options)
+    else:  # ExecuTorch and ONNX Runtime take CPU inputs (cpu_inputs_at_load), AOTI those of the case's device
+        inputs = example(replace(case, device="cpu") if backend.cpu_inputs_at_load else case)
+        options = {"provider": case.provider} if case.provider else {}
+        loaded = backend.load(artifact, (inputs,), **options)
     return loaded.fn, loaded.info
 
 
@@ -214,7 +213,7 @@ def step_run(case: Case, artifact: str = "") -> dict[str, Any]:
     rss0 = _rss_kib()
     counters.clear()
     t0 = time.perf_counter()
-    fn, info = _runner(case, artifact)
+    fn, info = case_runner(case, artifact)
     setup_s = time.perf_counter() - t0
     if case.timed:
         t = timing.measure(fn, label=case.tag, device=case.device, min_run_time=case.min_run_time)
@@ -336,7 +335,7 @@ def step_side_by_side(cases: list[tuple[Case, str]], bands: list[tuple[str, str,
     Ratios taken round by round here see the same machine state on both sides.
     """
     torch.set_grad_enabled(False)  # this child only
-    fns = {case.tag: _runner(case, artifact)[0] for case, artifact in cases}
+    fns = {case.tag: case_runner(case, artifact)[0] for case, artifact in cases}
     cores = timing.parse_cores(os.environ.get(timing.MEASURING_CORES_ENV, ""))
     medians: dict[str, list[float]] = {tag: [] for tag in fns}
     with timing.others_busy(cores or None) as load:
