@@ -101,7 +101,7 @@ def test_as_bool_and_the_check():
     assert [cg.as_bool(v) for v in (True, "on", "false", 0, "1")] == [True, True, False, False, True]
     with pytest.raises(BadParameter):
         cg.as_bool("maybe")
-    assert cg._bools([True, "off"]) is None and cg._bools(["maybe"]) and cg._bools([])
+    assert cg.as_bools([True, "off"]) is None and cg.as_bools(["maybe"]) and cg.as_bools([])
 
 
 def test_plan_counts_cases():
@@ -152,7 +152,7 @@ def test_a_dead_group_child_is_rerun_one_case_per_child(monkeypatch):
         return cg.isolate.Outcome(step, "ok", value=[{"status": "ok", "error": ""}])
 
     monkeypatch.setattr(cg.isolate, "run_step", fake)
-    done = cg._run_group(group, TINY, "cuda", 10.0, warmup=0)
+    done = cg.run_group(group, TINY, "cuda", 10.0, warmup=0)
     assert steps == ["item: 2 cases", "item eager", "item default capture=on"]
     assert [done[id(c)]["status"] for c in group] == ["ok", "timeout"]
 

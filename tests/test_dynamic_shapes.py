@@ -125,7 +125,7 @@ def test_min_exports_as_sym_min_which_the_edge_verifier_rejects():
     from executorch.exir import to_edge_transform_and_lower
 
     ep = torch.export.export(TopK(), (torch.rand(1, 16),), dynamic_shapes=({1: Dim("n", min=8, max=64)},), strict=False)
-    assert ds._python_calls(ep) == ["sym_min"]
+    assert ds.python_calls_in(ep) == ["sym_min"]
     with pytest.raises(AssertionError):
         to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
 

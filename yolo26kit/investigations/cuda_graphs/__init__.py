@@ -22,7 +22,7 @@ from .judge import (JUDGES, LOCAL_SCALAR, TRACE_NOT_DEVICE, TRACE_NOT_MODE, judg
                     judge_memory, judge_mutated_inputs, judge_partition_non_gpu_ops, judge_speedup,
                     judge_tensor_position, model_name)
 from .measure import (ISOLATION, MODE_ORDER, MODES, ROUND_RUN_TIME, SEED, SKIPPED_ON_CPU, CacheWriter, Case, Results,
-                      _bools, _run_group, as_bool, cache_semantics, capture_class, compile_settings,
+                      as_bools, run_group, as_bool, cache_semantics, capture_class, compile_settings,
                       graph_partition_supported, groups_of, mutation_probe, plan, resolve, rounds_in_turn, run_case,
                       run_cases, run_matrix, run_mutation_probe, stack_info, write_cache)
 from .measure_evidence import (MESSAGE_CHARS, MESSAGES_KEPT, RECORD_CHARS, LogCapture, LogRecord, count_profile,
@@ -53,7 +53,7 @@ __all__ = ["JUDGES", "LOCAL_SCALAR", "TRACE_NOT_DEVICE", "TRACE_NOT_MODE", "judg
            "TOTO_OPEN_BASE", "TOTO_VARIANTS", "TotoRun", "TotoUnavailable", "build_toto", "toto_context",
            "toto_forecast",
            # what the tests patch (env.cuda_available, isolate.run_step, torch.compile), catch or call directly
-           "env", "isolate", "torch", "DeviceUnavailable", "_run_group"]
+           "env", "isolate", "torch", "DeviceUnavailable", "run_group"]
 
 
 catalog.register(catalog.Investigation(
@@ -69,11 +69,11 @@ catalog.register(catalog.Investigation(
     checks={
         "variants": catalog.one_of(*VARIANTS),
         "toto_variants": catalog.one_of(*TOTO_VARIANTS),
-        "toto_capture": _bools,
+        "toto_capture": as_bools,
         "toto_context": catalog.positive_multiple_of(64),
         "modes": catalog.one_of(*MODES),
-        "capture_scalar_outputs": _bools,
-        "graph_partition": _bools,
+        "capture_scalar_outputs": as_bools,
+        "graph_partition": as_bools,
         "device": catalog.one_of("auto", "cpu", "cuda"),
         "isolation": catalog.one_of(*ISOLATION),
         "max_seq": catalog.positive_multiple_of(8),

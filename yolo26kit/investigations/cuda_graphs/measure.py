@@ -210,7 +210,7 @@ def as_bool(value: Any) -> bool:
     raise BadParameter(f"{NAME}: {value!r} is not an on/off setting (use True/False)")
 
 
-def _bools(value: Any) -> str | None:
+def as_bools(value: Any) -> str | None:
     try:
         for v in value if isinstance(value, list) else [value]:
             as_bool(v)
@@ -350,7 +350,7 @@ def _group_name(group: list[Case]) -> str:
     return f"{group[0].variant}: {len(group)} cases" if len(variants) == 1 else f"{len(group)} cases"
 
 
-def _run_group(group: list[Case], cfg: Config, device: str, case_timeout: float, **kwargs: Any) -> dict[int, dict]:
+def run_group(group: list[Case], cfg: Config, device: str, case_timeout: float, **kwargs: Any) -> dict[int, dict]:
     """One child for the group's cases; if it dies or hangs, each case again in a child of its own."""
     specs = [(c.variant, c.mode, c.capture, c.partition) for c in group]
     outcome = isolate.run_step(run_cases, specs, asdict(cfg), device, **kwargs, timeout=case_timeout * len(group),
@@ -361,7 +361,7 @@ def _run_group(group: list[Case], cfg: Config, device: str, case_timeout: float,
     if len(group) > 1:  # a crash or hang takes the whole child: find out which case it was
         out: dict[int, dict] = {}
         for c in group:
-            out.update(_run_group([c], cfg, device, case_timeout, **kwargs))
+            out.update(run_group([c], cfg, device, case_timeout, **kwargs))
         return out
     return {id(group[0]): {"status": outcome.status, "error": outcome.error, "seconds": round(outcome.seconds, 2),
                            "log_tail": outcome.log[-2000:], "cases_in_child": 1}}
@@ -400,7 +400,7 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
               "rounds": rounds}
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(groups) + probe))) as pool:
         probed = pool.submit(run_mutation_probe, device, case_timeout) if probe else None
-        for got in pool.map(lambda g: _run_group(g, cfg, device, case_timeout, **kwargs), groups):
+        for got in pool.map(lambda g: run_group(g, cfg, device, case_timeout, **kwargs), groups):
             done.update(got)
         probe_rows = probed.result().to_dict(orient="records") if probed else []
     toto_rows = _toto_rows(toto or [], [as_bool(c) for c in toto_capture or [True]], toto_run or {}, device, on_cuda)

@@ -21,7 +21,7 @@ from .measure_export import (SEED_EXAMPLE, SEED_GUARD, SEED_RANGE, SpecRun, Swee
                              residue_scan, run_sweep, running_residues, try_specs)
 from .measure import (AOTI_BACKEND, NAME, PATHS, PRELOAD, Backends, EtRun, LoweringFailed, Results, aoti_compile,
                       aoti_compile_all, aoti_run, aoti_study, case_logs, executorch_study, lower_xnnpack, run_pte,
-                      run_pte_dropped_buffer, start_backends, time_ptes, _python_calls)
+                      run_pte_dropped_buffer, start_backends, time_ptes, python_calls_in)
 from .judge import (JUDGES, SEED_GUARD_8, judge, judge_aoti_cuda_dynamic, judge_blocked_000,
                     judge_fundamentally_blocked, judge_guard_div8, judge_multiple_of_32, judge_plain_dim,
                     judge_suggested_fix, judge_xnnpack_dynamic)

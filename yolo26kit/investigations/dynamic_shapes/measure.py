@@ -36,7 +36,7 @@ class LoweringFailed(RuntimeError):
     """ExecuTorch lowering failed; the message names the graph's suspect calls."""
 
 
-def _python_calls(ep: Any) -> list[str]:
+def python_calls_in(ep: Any) -> list[str]:
     """Non-operator Python functions in an exported graph (the edge verifier only allows `alloc`)."""
     names = []
     for node in ep.graph.nodes:
@@ -63,7 +63,7 @@ def lower_xnnpack(spec_name: str, path: str, *, model: str, batch: int, min_size
             raise LoweringFailed(f"export failed: {r.error}")
         ep = r.program
     t1 = time.perf_counter()
-    calls = _python_calls(ep)
+    calls = python_calls_in(ep)
 
     def lower(ep: Any) -> tuple[bytes, dict[str, Any]]:
         try:
