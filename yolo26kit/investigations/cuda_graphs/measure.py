@@ -17,7 +17,8 @@ from torch import nn
 from ... import env
 from ...bench import isolate, timing
 from ...errors import BadParameter, DeviceUnavailable
-from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call, trace_one_call
+from .measure_evidence import (MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call, profile_call_at,
+                               trace_one_call)
 from .measures import call_times_ms, compile_settings, max_abs_diff, spread
 from .model import NAME, VARIANTS, CacheOverflow, Config, Forecaster, fresh_copy, build, example_context, forecast
 
@@ -67,16 +68,8 @@ def _installed(package: str) -> str | None:
 def _profile_last_call(model: Forecaster, step: Callable, context: torch.Tensor, steps: int,
                        device: str) -> dict[str, int]:
     """Run a whole forecast and profile its last call (a steady-state decode step)."""
-    last = model.cfg.calls - 1
     found: dict[str, int] = {}
-
-    def hook(i: int, call: Callable[[], torch.Tensor]) -> torch.Tensor:
-        if i != last:
-            return call()
-        holder: list[torch.Tensor] = []
-        found.update(profile_call(lambda: holder.append(call()), device))
-        return holder[0]
-
+    hook = profile_call_at(model.cfg.calls - 1, found, device)
     forecast(model, step, context, steps, hook=hook)
     return found
 

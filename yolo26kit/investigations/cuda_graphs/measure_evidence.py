@@ -172,6 +172,18 @@ def profile_call(call: Callable[[], Any], device: str) -> dict[str, int]:
     return out
 
 
+def profile_call_at(index: int, found: dict[str, int], device: str) -> Callable[[int, Callable[[], Any]], Any]:
+    """A forecast hook that profiles its `index`-th call into `found` (a steady decode step) and runs the others."""
+    def hook(i: int, call: Callable[[], Any]) -> Any:
+        if i != index:
+            return call()
+        held: list[Any] = []
+        found.update(profile_call(lambda: held.append(call()), device))
+        return held[0]
+
+    return hook
+
+
 def trace_one_call(model: Forecaster, patch: torch.Tensor) -> dict[str, Any]:
     """Trace one call through Dynamo and AOTAutograd (no Inductor): graphs, breaks, and what CUDA graphs cannot hold.
 

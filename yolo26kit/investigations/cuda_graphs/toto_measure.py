@@ -12,7 +12,7 @@ from typing import Any, Callable
 import torch
 
 from ...bench import isolate
-from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call
+from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call_at
 from .measures import compile_settings, first_call, max_abs_diff, memory_added, rounds_in_turn, spread
 from .toto import TOTO_VARIANTS, TotoRun, build_toto, model_bytes, parameter_count, toto_context, toto_forecast
 
@@ -27,14 +27,7 @@ def _error(exc: BaseException) -> str:
 def _profile_last_call(model: Any, step: Callable, series: torch.Tensor, steps: int, device: str) -> dict[str, int]:
     """Profile the last decode call of a whole forecast (a steady one-patch step)."""
     found: dict[str, int] = {}
-
-    def hook(i: int, call: Callable[[], torch.Tensor]) -> torch.Tensor:
-        if i != steps - 1:
-            return call()
-        held: list[torch.Tensor] = []
-        found.update(profile_call(lambda: held.append(call()), device))
-        return held[0]
-
+    hook = profile_call_at(steps - 1, found, device)
     toto_forecast(model, step, series, steps, hook=hook)
     return found
 
