@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -151,3 +152,16 @@ def test_tables_curated_by_an_older_kit_read_with_todays_rules():
         ">int64, int64<", ">['int64', 'int64']<")
     assert older != today and display.curate_table_html(older) == today
     assert "<th>index_dtypes</th>" in display.curate_table_html(older)  # the whole frame stays as recorded
+
+
+def test_a_folded_cell_reads_as_text_in_its_summary_too() -> None:
+    """A long dict cell folds into <details>; its summary is cut from the text, not from the repr (a cut repr
+    cannot be read back as text when an older table is refreshed)."""
+    options = {"max_autotune": True, "max_autotune_gemm_backends": "TRITON", "conv_backends": "TRITON " * 12}
+    fresh = display.curated(["options"], [[repr(options)]])
+    old = ("<table class='kit-table'><tr><td><details class='cell'><summary>"
+           f"{html.escape(repr(options)[:90])}…</summary><div class='full'>{html.escape(repr(options))}</div>"
+           "</details></td></tr></table>")
+    for page in (fresh, display.refresh_kit_table(old)):
+        summary = page[page.index("<summary>"):page.index("</summary>")]
+        assert "max_autotune True" in summary and "{" not in summary and "&#x27;" not in summary

@@ -138,9 +138,14 @@ def _cell(text: str) -> str:
     text = str(text)
     if is_missing(text):
         return DASH
-    text = fmt_number(list_text(text))
+    text = fmt_number(lists_in_text(list_text(text)))
     if len(text) <= LONG_CELL:
         return html.escape(text)
+    return _folded(text)
+
+
+def _folded(text: str) -> str:
+    """A long cell folded into <details>: its start as the summary, the whole text inside."""
     return (f"<details class='cell'><summary>{html.escape(text[:90])}…</summary>"
             f"<div class='full'>{html.escape(text)}</div></details>")
 
@@ -275,6 +280,8 @@ class _Table(HTMLParser):
 
 _KIT_HEAD = re.compile(r"<th>([^<]*)</th>")
 _KIT_TEXT = re.compile(r"(<td[^>]*>|<div class='full'>|<summary>)([^<]*)(</td>|</div>|</summary>)")
+# A folded cell's summary is re-cut from its whole text once that reads as text: a cut repr cannot be parsed.
+_KIT_FOLD = re.compile(r"<details class='cell'><summary>[^<]*</summary><div class='full'>([^<]*)</div></details>")
 
 
 def refresh_kit_table(output_html: str) -> str:
@@ -285,6 +292,7 @@ def refresh_kit_table(output_html: str) -> str:
                                     f"{html.escape(human_header(html.unescape(m.group(1))))}</th>", shown)
     shown = _KIT_TEXT.sub(lambda m: m.group(1) + html.escape(lists_in_text(list_text(html.unescape(m.group(2)))),
                                                              quote=False) + m.group(3), shown)
+    shown = _KIT_FOLD.sub(lambda m: _folded(html.unescape(m.group(1))), shown)
     return shown + sep + full
 
 
