@@ -5,12 +5,14 @@ without a GPU; both give the same run.json notebooks and verdicts."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from yolo26kit import catalog, findings
+from yolo26kit.bench import isolate
 from yolo26kit.run import executors, notebook as notebook_run, runner
 
 # A notebook that measures twice under the kit's locks and says which GPU and lock it was given.
@@ -157,3 +159,5 @@ def test_a_ray_batch_stopped_at_its_deadline_leaves_no_process(tmp_path, monkeyp
     meta = json.loads((result.run_dir / "run.json").read_text())
     assert result.exit_code == runner.EXIT_DEADLINE and meta["notebooks"][0]["state"] == "interrupted"
     assert notebook_run.tagged(notebook_run.notebook_tag(meta["run_id"], "sleeper")) == []
+    # the stop ended this batch only: a step started later in this process runs (the notebook tests do so)
+    assert isolate.run_step(os.getpid, timeout=60).ok

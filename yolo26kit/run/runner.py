@@ -494,6 +494,7 @@ def _execute_all(batch: Batch, planned: batch_plan.Plan, engine: Any, child: dic
                 break
         for name in names:
             sweep(notebook_tag(meta["run_id"], name))
+        isolate.allow_steps()  # this batch is over: a later call in this process (a test, a notebook) may run steps
     runs = []
     for future, name in futures.items():
         entry = batch.entry(name)
