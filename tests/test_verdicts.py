@@ -88,6 +88,7 @@ def test_a_condition_shown_not_to_matter_keeps_the_verdict() -> None:
     final, record = settle(Judgement("confirmed", "x", run={"imgsz": 320}, irrelevant={"imgsz": why}), {"imgsz": 640})
     assert final.verdict == "confirmed"
     assert record["irrelevant"] == {"imgsz": why}
+    assert final.evidence == f"x — this run's imgsz is 320, the seed's 640, which does not matter here: {why}"
 
 
 def test_undecided_verdicts_pass_through() -> None:

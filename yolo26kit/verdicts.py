@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 VERDICTS = ("confirmed", "refuted", "partly", "not_reproduced", "inconclusive", "needs_cuda", "error")
@@ -151,8 +151,16 @@ def settle(judgement: Judgement, seed: Mapping[str, Any]) -> tuple[Judgement, di
     record = {"seed": dict(seed), "run": dict(judgement.run), "differ": differ,
               **({"irrelevant": {k: v for k, v in judgement.irrelevant.items() if k in differ}}
                  if judgement.irrelevant else {})}
-    if judgement.verdict not in DECISIVE or not deciding:
+    if judgement.verdict not in DECISIVE:
         return judgement, record
+    if not deciding:
+        shown = [k for k in differ if k in judgement.irrelevant]
+        if not shown:
+            return judgement, record
+        # a decisive verdict under another condition says in its evidence why that condition does not matter
+        why_not = "; ".join(f"this run's {k} is {_show(judgement.run[k])}, the seed's {_show(seed[k])}, which does "
+                            f"not matter here: {judgement.irrelevant[k]}" for k in shown)
+        return replace(judgement, evidence=f"{judgement.evidence.rstrip('. ')} — {why_not}"), record
     why = "; ".join(f"this run's {k} is {_show(judgement.run[k])}, the seed's {_show(seed[k])}" for k in deciding)
     evidence = (f"{judgement.evidence.rstrip('. ')} — the run would say {judgement.verdict}, but it cannot decide "
                 f"the seed's statement: {why}")
