@@ -236,3 +236,18 @@ def test_other_view_ops_names_what_was_not_compiled_and_the_release_that_covers_
     assert other.run["executorch"] == "1.2.0"
     res.pass_info["executorch"] = later["executorch"]  # the run's own release: nothing later to name
     assert "the pass covers" not in inv.judge_other_view_ops(res).evidence
+
+
+def test_a_model_the_pass_left_alone_needs_no_package_comparison():
+    res = _results("cuda")
+    untouched = {"exported": {}, "before": {"aten.view_copy": 3}, "after": {"aten.view_copy": 3}, "equal": True,
+                 "max_abs": 0.0, "edge_source": "test", "nodes": []}
+    res.graphs["yolo26n"] = isolate.Outcome("g", "ok", value=untouched)
+    failed = isolate.Outcome("compile", "error", error="InductorError: boom")
+    res.cases += [inv.Case(inv.Spec(model="yolo26n"), True, failed), inv.Case(inv.Spec(model="yolo26n"), False, failed)]
+    verdict = inv.judge_equivalent(res)
+    assert verdict.verdict == "confirmed" and verdict.data["same_graph"] == ["yolo26n"]
+    assert "no node of the kinds the pass maps" in verdict.evidence and "failed alike" in verdict.evidence
+    # a model whose graph the pass did change still needs its packages compared
+    res.graphs["yolo26n"] = isolate.Outcome("g", "ok", value={**untouched, "nodes": [{"converted": True}]})
+    assert inv.judge_equivalent(res).verdict == "inconclusive"

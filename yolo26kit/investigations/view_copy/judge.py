@@ -330,7 +330,8 @@ def judge_reinplace_misses_slice_copy(res: Results) -> Judgement:
 def judge_equivalent(res: Results) -> Judgement:
     """Outputs with and without the pass are bit-identical: edge graphs run eagerly, and AOTI packages.
     Confirmed when every comparison is equal, refuted when one differs; inconclusive when a comparison could not
-    be made (a compile or run failed)."""
+    be made (a compile or run failed) for a model whose edge graph the pass changed. Where the pass changed no node
+    (its edge graph ran and is the same with and without it), both packages compile one graph: nothing to compare."""
     if (absent := _no_pass(res)) is not None:
         return absent
     table = pd.DataFrame(equivalence_rows(res))
@@ -343,13 +344,39 @@ def judge_equivalent(res: Results) -> Judgement:
             + "; ".join(f"{r.model} {r.where}{'' if r.calls is None or pd.isna(r.calls) else f' over {int(r.calls)} calls'}"
                         f" {'equal' if r.equal else f'differs by {r.max_abs:.3g}'}" for r in measured.itertuples()))
     missing = table[table["equal"].isna()] if not table.empty else table
+    moot = [r for r in missing.itertuples() if _unchanged_by_pass(res, r.model)]
+    missing = missing[~missing["model"].isin([r.model for r in moot])] if moot else missing
+    if moot:
+        text += "; " + "; ".join(f"{r.model} {r.where} not needed: {_nothing_replaced(res, r.model)}, so both "
+                                 f"packages compile the same graph{_compile_note(res, r.model)}" for r in moot)
     if not missing.empty:
         text += f"; not compared: {', '.join(f'{r.model} {r.where}' for r in missing.itertuples())}"
-    data = {"rows": measured.to_dict(orient="records")}
+    data = {"rows": measured.to_dict(orient="records"), "same_graph": [r.model for r in moot]}
     run = {"backend": edge_backend(res)}
     if not unequal.empty:
         return Judgement("refuted", text, data, run=run)
     return Judgement("confirmed" if missing.empty else "inconclusive", text, data, run=run)
+
+
+def _unchanged_by_pass(res: Results, model: str) -> bool:
+    """Whether the model's edge graph ran and the pass turned none of its nodes into a view."""
+    graph = res.graph(model)
+    return graph is not None and graph.get("after") is not None and not any(n["converted"] for n in graph["nodes"])
+
+
+def _nothing_replaced(res: Results, model: str) -> str:
+    """What the pass did to an edge graph it left unchanged, in words."""
+    candidates = len(res.graph(model)["nodes"])
+    return (f"the pass replaced none of its edge graph's {candidates} nodes of the kinds it maps" if candidates
+            else "its edge graph has no node of the kinds the pass maps")
+
+
+def _compile_note(res: Results, model: str) -> str:
+    """` (its AOTI compile failed alike with and without the pass: <error>)` when both failed the same way."""
+    errors = [c.compile.error for c in res.cases if c.spec.model == model and c.compile is not None
+              and not c.compile.ok]
+    return (f" (its AOTI compile failed alike with and without the pass: {errors[0]})"
+            if len(errors) == 2 and len(set(errors)) == 1 else "")
 
 
 def judge_edge_introduces_slice_copy(res: Results) -> Judgement:
