@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 import logging
 from collections import Counter
 from dataclasses import asdict
@@ -506,11 +507,11 @@ def test_rounds_in_turn_times_both_compiles_round_by_round(monkeypatch):
     assert compiled == [None]
     assert set(got["rounds"]) == {"graphs", "default"}
     for timings in got["rounds"].values():
-        assert len(timings["median_ms"]) == len(timings["iqr_ms"]) == 3 and min(timings["median_ms"]) > 0
+        assert len(timings["median_ms"]) == len(timings["iqr_ms"]) >= 3 and min(timings["median_ms"]) > 0
     row = {"variant": "tensor", "mode": "reduce-overhead", "capture_scalar_outputs": True, "graph_partition": True,
            "status": "ok", **got}
     table = cg.rounds_table(cg.Results([row], cfg, "cpu", {}, 1e-4))
-    assert list(table["round"]) == [1, 2, 3] and (table["default / reduce-overhead"] > 0).all()
+    assert list(table["round"])[:3] == [1, 2, 3] and (table["default / reduce-overhead"] > 0).all()
 
 
 def test_every_ledger_claim_has_one_judge():
@@ -677,6 +678,13 @@ def test_rounds_in_turn_stop_once_the_rounds_rule_decides(clock):
     steady = measures.rounds_in_turn({"graphs": clock.call([0.001]), "default": clock.call([0.002, 0.004])}, "cpu",
                                      1.0, 5.0, calls=4)
     assert all(r > 100 for r in steady["spread_ratios"])
+    # with a spread band the rounds go on while the spreads straddle it, though the speed-up is long decided
+    straddle = measures.rounds_in_turn({"graphs": clock.call([0.001, 0.001, 0.001, 0.002, 0.001, 0.001, 0.001, 0.001]),
+                                        "default": clock.call([0.003, 0.0031, 0.0032, 0.003])}, "cpu", 2.0, 5.0,
+                                       calls=4, max_rounds=MIN_ROUNDS + 2, spread_band=(1.0, math.inf))
+    assert straddle["speed_verdict"] == "confirmed"  # decided at MIN_ROUNDS, yet the spreads kept it going
+    assert len(straddle["spread_ratios"]) == MIN_ROUNDS + 2
+    assert min(straddle["spread_ratios"]) < 1 < max(straddle["spread_ratios"])
 
 
 # --------------------------------------------------------------------------- Toto itself

@@ -21,7 +21,7 @@ from .judge import (JUDGES, LOCAL_SCALAR, TRACE_NOT_DEVICE, TRACE_NOT_MODE, judg
                     judge_item_capture_scalar, judge_item_local_scalar_dense, judge_item_skips, judge_item_syncs,
                     judge_memory, judge_mutated_inputs, judge_partition_non_gpu_ops, judge_speedup,
                     judge_tensor_position, model_name)
-from .measure import (ISOLATION, MODE_ORDER, MODES, ROUND_RUN_TIME, SEED, SKIPPED_ON_CPU, CacheWriter, Case, Results,
+from .measure import (ISOLATION, MODE_ORDER, MODES, SEED, SKIPPED_ON_CPU, CacheWriter, Case, Results,
                       as_bools, run_group, as_bool, cache_semantics, capture_class, compile_settings,
                       graph_partition_supported, groups_of, mutation_probe, plan, resolve, rounds_in_turn, run_case,
                       run_cases, run_matrix, run_mutation_probe, stack_info, write_cache)
@@ -39,7 +39,7 @@ __all__ = ["JUDGES", "LOCAL_SCALAR", "TRACE_NOT_DEVICE", "TRACE_NOT_MODE", "judg
            "judge_item_capture_scalar", "judge_item_local_scalar_dense", "judge_item_skips", "judge_item_syncs",
            "judge_memory", "judge_mutated_inputs", "judge_partition_non_gpu_ops", "judge_speedup",
            "judge_tensor_position", "model_name",
-           "ISOLATION", "MODE_ORDER", "MODES", "ROUND_RUN_TIME", "SEED", "SKIPPED_ON_CPU", "CacheWriter", "Case",
+           "ISOLATION", "MODE_ORDER", "MODES", "SEED", "SKIPPED_ON_CPU", "CacheWriter", "Case",
            "Results", "as_bool", "cache_semantics", "capture_class", "compile_settings", "graph_partition_supported",
            "groups_of", "mutation_probe", "plan", "resolve", "rounds_in_turn", "run_case", "run_cases", "run_matrix",
            "run_mutation_probe", "stack_info", "write_cache",

@@ -484,8 +484,10 @@ def judge_consistent_latency(res: Results) -> Judgement:
     if not ratios:
         return Judgement("inconclusive", "the rounds of " + ", ".join(per) + " have no spread of single forecasts "
                          "(an older kit timed blocks only)", run=_run(res, timed))
+    calls = sorted({int(r["calls_per_round"]) for r in timed if r.get("calls_per_round")})
     text = ("relative spread (p90 − p10)/median of single forecasts with full CUDA graphs vs the default compile, "
-            "round by round (timed in turn): " + "; ".join(f"{k}: " + ", ".join(f"{g:.1%} vs {d:.1%}" for g, d in pairs)
+            f"round by round ({'/'.join(map(str, calls)) + ' calls each per round, ' if calls else ''}"
+            "timed in turn): " + "; ".join(f"{k}: " + ", ".join(f"{g:.1%} vs {d:.1%}" for g, d in pairs)
                                                            for k, pairs in per.items())
             + "; above 1 (default's over graphs'): steadier with CUDA graphs")
     if toto is not None:  # the claim names no model: Toto's failure is told, the kit's forecaster decides

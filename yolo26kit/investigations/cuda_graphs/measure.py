@@ -3,7 +3,9 @@ Results, the helpers that read its rows (shared by the judges and the tables) an
 
 from __future__ import annotations
 
+import math
 import os
+import statistics
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +21,8 @@ from ...bench import isolate, timing
 from ...errors import BadParameter, DeviceUnavailable
 from .measure_evidence import (MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call, profile_call_at,
                                trace_one_call)
-from .measures import call_times_ms, compile_settings, max_abs_diff, spread
+from .measures import SPEEDUP_BAND, compile_settings, max_abs_diff, spread
+from .measures import rounds_in_turn as paired_rounds
 from .model import NAME, VARIANTS, CacheOverflow, Config, Forecaster, fresh_copy, build, example_context, forecast
 
 SEED = "003_e3b92752bc4fc25c.txt"
@@ -152,41 +155,48 @@ def run_case(variant: str, mode: str, capture: bool | None, partition: bool | No
         "outputs": outputs["last"].float().cpu().flatten().tolist(),
         "reference": reference.float().cpu().flatten().tolist(),
     })
-    if mode == "reduce-overhead" and rounds > 0:
+    if mode == "reduce-overhead" and rounds > 0 and capture and row.get("graph_launches"):
+        # only capture-on cases that replay graphs are timed in turn: the timing verdicts read no other rows
         with compile_settings(capture, partition, compile_cache, scalar):
             row.update(_guarded("rounds", lambda: rounds_in_turn(model, step, config, variant, context, device,
                                                                  rounds, warmup)))
     return row
 
 
-ROUND_RUN_TIME = 0.1  # seconds of blocked_autorange per callable and round
-SPREAD_CALLS = 20  # forecasts timed one by one per callable and round, for the spread (p10 and p90 of 20)
+SPREAD_CALLS = 40  # forecasts per callable and round, timed one by one in turn (p10 and p90 of 40)
+MAX_ROUNDS = 15
 
 
 def rounds_in_turn(model: Forecaster, step: Callable, cfg: Config, variant: str, context: torch.Tensor, device: str,
                    rounds: int, warmup: int = 3) -> dict[str, Any]:
     """Time whole forecasts with CUDA graphs (`step`, already warm) and with the default compile of a twin model
-    (same weights, same settings), in turn, `rounds` times: per round each one's median and IQR (ms).
+    (same weights, same settings) call by call in turn (measures.rounds_in_turn), at least `rounds` rounds and until
+    both the speed-up and the spread ratio are decided (at most MAX_ROUNDS): per round each one's median, IQR and
+    relative spread (ms).
 
     The twin compiles after every other collector of the case has read its counters and logs, so they describe
-    the reduce-overhead compile alone. Load that changes between rounds hits both alike; a ratio is taken round
-    by round (timing.round_ratios).
+    the reduce-overhead compile alone. Load that changes during a round hits both alike: their calls alternate.
     """
     twin = build(cfg, variant, device)
     twin_step = torch.compile(twin, mode=None)
     fns = {"graphs": lambda: forecast(model, step, context, cfg.steps),
            "default": lambda: forecast(twin, twin_step, context, cfg.steps)}
-    per: dict[str, list[timing.Timing]] = {name: [] for name in fns}
-    spreads: dict[str, list[float]] = {name: [] for name in fns}
-    for r in range(rounds):
-        for name, fn in fns.items():
-            per[name].append(timing.measure(fn, name, device, warmup if r == 0 else 0, ROUND_RUN_TIME))
-            # the spread of single forecasts, each timed alone (a block's median hides the jitter between calls)
-            with timing.device_lock():
-                spreads[name].append(spread(call_times_ms(fn, device, SPREAD_CALLS))["rel_spread"])
-    return {"rounds": {name: {"median_ms": [t.median_ms for t in ts], "iqr_ms": [t.iqr_ms for t in ts],
-                              "rel_spread": spreads[name]} for name, ts in per.items()},
-            "twin_first_ms": per["default"][0].first_ms if per["default"] else None}
+    first_ms = timing.first_call_ms(fns["default"], device)
+    for _ in range(warmup):
+        fns["default"]()
+    got = paired_rounds(fns, device, *SPEEDUP_BAND, calls=SPREAD_CALLS, min_rounds=rounds,
+                        max_rounds=max(rounds, MAX_ROUNDS), spread_band=(1.0, math.inf))
+    per_round = {name: [spread(calls) for calls in got["per_call_ms"][name]] for name in fns}
+    return {"rounds": {name: {"median_ms": [s["median_ms"] for s in spreads],
+                              "iqr_ms": [_iqr(calls) for calls in got["per_call_ms"][name]],
+                              "rel_spread": [s["rel_spread"] for s in spreads]} for name, spreads in per_round.items()},
+            "twin_first_ms": first_ms, "calls_per_round": SPREAD_CALLS}
+
+
+def _iqr(values: list[float]) -> float:
+    """Inter-quartile range of a round's single calls (ms)."""
+    q = statistics.quantiles(values, n=4) if len(values) > 1 else [0.0, 0.0, 0.0]
+    return q[2] - q[0]
 
 
 # --------------------------------------------------------------------------- the matrix (notebook process)

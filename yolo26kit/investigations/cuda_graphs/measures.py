@@ -1,7 +1,7 @@
 """CUDA graphs: measures that can vary. Latency of individually timed calls (a CUDA event pair per call, perf_counter
 on CPU), a first call with the compile caches off in a fresh cache directory, the memory a callable adds (CUDA
 allocator deltas; process RSS on CPU), and speed/spread rounds of two callables timed call by call in turn until the
-rounds rule (verdicts.rounds_until_decided) decides the speed-up against the seed's band."""
+rounds rule (verdicts.band_decision) decides the speed-up against the seed's band and the spread ratio against 1."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from ...bench import timing
-from ...verdicts import band, rounds_until_decided
+from ...verdicts import band, band_decision
 
 
 # --------------------------------------------------------------------------- latency of single calls
@@ -137,17 +137,28 @@ def memory_added(fn: Callable[[], Any], device: str) -> tuple[Any, dict[str, int
 # --------------------------------------------------------------------------- rounds timed in turn
 
 
+SPEEDUP_BAND = (2.0, 5.0)  # the ledger's band of cuda_graphs.speedup_2_5x; rounds stop once they decide it
+
+
 def rounds_in_turn(fns: dict[str, Callable[[], Any]], device: str, lo: float, hi: float, calls: int = 20,
-                   min_rounds: int = 5, max_rounds: int = 15) -> dict[str, Any]:
+                   min_rounds: int = 5, max_rounds: int = 15,
+                   spread_band: tuple[float, float] | None = None) -> dict[str, Any]:
     """Time `graphs` and `default` call by call in turn, `calls` calls each per round, until the speed-up rounds
-    (median default / median graphs) decide the band [lo, hi] by the rounds rule or `max_rounds` is reached.
+    (median default / median graphs) decide the band [lo, hi] by the rounds rule — and, with `spread_band`, the
+    spread ratios decide that band too — or `max_rounds` is reached.
 
     Per round also the spread ratio (default's relative spread / graphs'): above 1, CUDA graphs were steadier.
     """
     per_call: dict[str, list[list[float]]] = {name: [] for name in fns}
+    speedups: list[float] = []
     spreads: list[float] = []
 
-    def one_round() -> float:
+    def decided() -> bool:
+        if band_decision(speedups, lo, hi, min_rounds=min_rounds) is None:
+            return False
+        return spread_band is None or band_decision(spreads, *spread_band, min_rounds=min_rounds) is not None
+
+    while len(speedups) < max_rounds and not decided():
         got: dict[str, list[float]] = {name: [] for name in fns}
         with timing.device_lock():
             for _ in range(calls):
@@ -157,9 +168,7 @@ def rounds_in_turn(fns: dict[str, Callable[[], Any]], device: str, lo: float, hi
             per_call[name].append(values)
         g, d = spread(got["graphs"]), spread(got["default"])
         spreads.append(d["rel_spread"] / g["rel_spread"] if g["rel_spread"] > 0 else math.inf)
-        return d["median_ms"] / g["median_ms"]
-
-    speedups = rounds_until_decided(one_round, lo, hi, min_rounds=min_rounds, max_rounds=max_rounds)
+        speedups.append(d["median_ms"] / g["median_ms"])
     return {"speedups": speedups, "spread_ratios": spreads, "calls_per_round": calls,
             "per_call_ms": per_call, "speed_verdict": band(speedups, lo, hi),
             "summary": {name: spread([v for r in rounds for v in r]) for name, rounds in per_call.items()}}

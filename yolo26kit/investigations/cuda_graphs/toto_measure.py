@@ -4,6 +4,7 @@ rounds; every step's failure is its row's measured outcome (status and error), n
 
 from __future__ import annotations
 
+import math
 import time
 import traceback
 from dataclasses import asdict
@@ -13,10 +14,9 @@ import torch
 
 from ...bench import isolate
 from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call_at
-from .measures import compile_settings, first_call, max_abs_diff, memory_added, rounds_in_turn, spread
+from .measures import SPEEDUP_BAND, compile_settings, first_call, max_abs_diff, memory_added, rounds_in_turn, spread
 from .toto import TOTO_VARIANTS, TotoRun, build_toto, model_bytes, parameter_count, toto_context, toto_forecast
 
-SPEEDUP_BAND = (2.0, 5.0)  # the ledger's band of cuda_graphs.speedup_2_5x; rounds stop once they decide it
 
 
 def _error(exc: BaseException) -> str:
@@ -102,7 +102,8 @@ def toto_case(variant: str, run: dict[str, Any], device: str, capture: bool = Tr
         try:
             with compile_settings(capture, None):
                 row["rounds"] = rounds_in_turn({"graphs": graphs_fc, "default": default_fc}, device, *SPEEDUP_BAND,
-                                               calls=calls, min_rounds=min_rounds, max_rounds=max_rounds)
+                                               calls=calls, min_rounds=min_rounds, max_rounds=max_rounds,
+                                               spread_band=(1.0, math.inf))
         except Exception as exc:
             row["rounds_error"] = _error(exc)
     row.update({"status": "ok", "error": "", "seconds": round(time.perf_counter() - t0, 2)})
