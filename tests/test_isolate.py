@@ -115,6 +115,27 @@ def test_phase_seconds_are_accounted():
     assert timing.phase_seconds()["compile"] > before
 
 
+
+def test_a_step_logs_its_start_up_and_a_crash_its_forensics(tmp_path, monkeypatch):
+    import json
+
+    from yolo26kit.bench import timing
+
+    log = tmp_path / "phases.jsonl"
+    monkeypatch.setenv(timing.PHASE_LOG_ENV, str(log))
+    monkeypatch.setenv(isolate.FORENSICS_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(isolate.FORENSICS_TIMEOUT_ENV, "60")
+    isolate.run_step(returns, 3, timeout=60, step="a")
+    isolate.run_step(segfault, timeout=60, step="b")
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    started = {r["step"]: r for r in rows if r["phase"] == "step_start"}
+    ran = {r["step"]: r for r in rows if r["phase"] in ("compile", "other")}
+    assert set(started) == {"a", "b"}
+    assert ran["a"]["t0"] <= started["a"]["t0"] <= started["a"]["t1"] <= ran["a"]["t1"]  # inside the step
+    assert started["a"]["pid"] != os.getpid()  # the child logged when it was ready
+    forensics = [r for r in rows if r["phase"] == "forensics"]
+    assert [r["step"] for r in forensics] == ["b"] and forensics[0]["t0"] >= ran["b"]["t1"] - 0.01
+
 def spawn_sleeper_and_wait(marker: str) -> None:
     import subprocess
 

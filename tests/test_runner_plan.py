@@ -95,13 +95,14 @@ def test_accounts_add_up_and_overlaps_count_once():
     rows = [row("compile", 10, 50), row("compile", 20, 60),  # side by side: 50 s, not 80, less the wait
             row("lock_wait", 55, 70, lock="gpu0"), row("measure", 70, 90, lock="gpu0"), row("measure", 80, 95)]
     acc = timeline.accounts(0.0, 100.0, 5.0, rows)
-    assert acc == {"startup": 5.0, "lock_wait": 15.0, "compile": 45.0, "measure": 25.0, "rest": 10.0, "wall": 100.0}
+    assert {k: acc[k] for k in ("kernel_start", "lock_wait", "compile", "measure", "rest")} == {
+        "kernel_start": 5.0, "lock_wait": 15.0, "compile": 45.0, "measure": 25.0, "rest": 10.0}
     assert sum(v for k, v in acc.items() if k != "wall") == pytest.approx(acc["wall"])
 
 
 def test_accounts_clip_to_the_notebook_and_without_a_startup_mark():
     acc = timeline.accounts(100.0, 110.0, None, [row("measure", 90, 105)])
-    assert acc["startup"] == 0 and acc["measure"] == 5 and acc["rest"] == 5
+    assert timeline.startup_seconds(acc) == 0 and acc["measure"] == 5 and acc["rest"] == 5
 
 
 def test_the_startup_ends_with_the_cell_that_starts_the_findings(tmp_path):
@@ -190,3 +191,30 @@ def test_parse_cores():
     from yolo26kit.bench import timing
 
     assert timing.parse_cores("0-2,8") == [0, 1, 2, 8] and timing.parse_cores("") == []
+
+
+def test_the_startup_splits_into_spawn_kernel_start_and_imports():
+    rows = [row("step_start", 0, 6, step="nb"), row("step_start", 30, 34, step="a"), row("compile", 30, 60, step="a")]
+    acc = timeline.accounts(0.0, 100.0, 20.0, rows, kernel_up=15.0)
+    assert (acc["spawn"], acc["kernel_start"], acc["imports"]) == (6.0, 9.0, 5.0)
+    assert acc["step_start"] == 4 and acc["compile"] == 26 and acc["rest"] == 50
+    assert sum(v for k, v in acc.items() if k != "wall") == pytest.approx(acc["wall"])
+    assert timeline.startup_seconds(acc) == 20 and timeline.startup_seconds({"startup": 7.0}) == 7
+
+
+def test_forensics_step_waits_and_other_steps_have_accounts_of_their_own():
+    rows = [row("other", 10, 40, step="probe"), row("forensics", 40, 70, step="probe"),
+            row("compile", 45, 60, step="debugger re-run"), row("step_wait", 70, 75, step="b"),
+            row("measure", 75, 80, step="b")]
+    acc = timeline.accounts(0.0, 100.0, 10.0, rows, kernel_up=5.0)
+    assert acc["steps"] == 30 and acc["forensics"] == 30 and acc["compile"] == 0
+    assert acc["step_wait"] == 5 and acc["measure"] == 5 and acc["rest"] == 20
+
+
+def test_the_first_cell_start_marks_the_kernel_up(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# x"),
+        nbformat.v4.new_code_cell("x = 1", metadata={"papermill": {"start_time": "2026-11-26T10:00:01.000000"}})])
+    nbformat.write(nb, tmp_path / "x.ipynb")
+    assert timeline.first_cell_start(tmp_path / "x.ipynb") == pytest.approx(1795687201.0)
+    assert timeline.first_cell_start(tmp_path / "missing.ipynb") is None

@@ -59,3 +59,25 @@ def test_a_planned_run_names_its_gpus_lower_bound_critical_path_and_accounts(tmp
     assert lines[2] == "| `alpha` | 90 s; 3/1, 2/0; GPU 1 |"
     assert lines[4] == "| whole call, wall | **150 s** (lower bound 70 s; ended by `alpha` in measure) |"
     assert "| `alpha` | 1 | 90 | 20 | 5 | 40 | 20 | 5 |" in lines
+
+
+def test_a_run_with_the_split_accounts_shows_their_columns_and_an_old_run_keeps_its_own(tmp_path):
+    new, old = _run(tmp_path / "new", 100, 90.0), _run(tmp_path / "old", 100, 90.0)
+    split = {"spawn": 2.0, "kernel_start": 3.0, "imports": 10.0, "lock_wait": 0.0, "compile": 40.0, "measure": 20.0,
+             "forensics": 6.0, "step_start": 4.0, "step_wait": 0.0, "steps": 1.0, "rest": 4.0, "wall": 90.0}
+    for folder, acc in ((new, split), (old, {"startup": 15.0, "compile": 40.0, "rest": 35.0, "wall": 90.0})):
+        meta = json.loads((folder / "run.json").read_text())
+        meta["notebooks"][0]["accounts"] = acc
+        (folder / "run.json").write_text(json.dumps(meta))
+    lines = accounts.table([new, old]).splitlines()
+    assert ("| notebook | GPU | seconds | spawn | kernel start | imports | lock wait | compile | measure | forensics | "
+            "step start | step wait | other steps | rest |") in lines
+    assert "| `alpha` | — | 90 | 2 | 3 | 10 | 0 | 40 | 20 | 6 | 4 | 0 | 1 | 4 |" in lines
+    assert "| notebook | GPU | seconds | start-up | compile | rest |" in lines
+    assert "| `alpha` | — | 90 | 15 | 40 | 35 |" in lines
+
+
+def test_every_account_has_a_column_head():
+    from yolo26kit.run import timeline
+
+    assert list(accounts.ACCOUNT_HEADS) == list(timeline.ACCOUNTS)

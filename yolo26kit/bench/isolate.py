@@ -107,7 +107,7 @@ def _watch_lifeline(lifeline: Connection) -> None:
 
 
 def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kwargs: dict, log_path: str | None,
-           env: dict, preload_global: list[str]) -> None:
+           env: dict, preload_global: list[str], spawned_at: float = 0.0, step: str = "") -> None:
     os.setsid()  # own process group: a timeout kills the step and every worker it started
     threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True).start()
     os.environ.pop(SLOTS_ENV, None)
@@ -124,6 +124,8 @@ def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kw
 
     try:
         load_global(preload_global)
+        if spawned_at:  # from the parent's start() to here: the fork, and the imports that unpickling `fn` needed
+            timing.log_interval("step_start", spawned_at, time.time(), step=step)
         value = fn(*args, **kwargs)
         message: tuple = ("ok", value)
     except BaseException as exc:  # the step's failure is data for the parent
@@ -349,7 +351,10 @@ def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: 
               file=sys.stderr, flush=True)
         return kept
     remade = remake_artifacts(journal, args, kwargs) if journal else []
+    asked = time.time()
     with step_slot() as waited:
+        if waited > 0.01:
+            _log_phase("step_wait", asked, step)
         out = _run_step(fn, args, kwargs, timeout, step, capture, env, phase, preload_global)
     if waited > 1:
         out.details["slot_wait_s"] = round(waited, 1)
@@ -358,10 +363,19 @@ def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: 
     if key:
         write_journal(journal, key, out, (fn, args, kwargs, step, env, list(preload_global), timeout, phase))
     if out.status in ("crash", "timeout"):
+        began = time.time()
         with step_slot():  # a debugger re-run is as heavy as the step
             _investigate(out, (fn, args, kwargs, dict(env or {}), list(preload_global)),
                          forensics and out.status == "crash")
+        _log_phase("forensics", began, step)
     return out
+
+
+def _log_phase(phase: str, t0: float, step: str) -> None:
+    """Log `phase` from `t0` (epoch) until now for this step (timing's phase log, the runner's time accounts)."""
+    from . import timing
+
+    timing.log_interval(phase, t0, time.time(), step=step)
 
 
 def work_dir(name: str) -> str:
@@ -502,9 +516,12 @@ def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str
     ctx = _context()
     parent_end, child_end = ctx.Pipe(duplex=False)
     lifeline_child, lifeline_parent = ctx.Pipe(duplex=False)  # we never write: EOF there means we died
-    proc = ctx.Process(target=_child, args=(child_end, lifeline_child, fn, args, kwargs, log_path, dict(env or {}),
-                                            list(preload_global)), daemon=False)
     t0, started = time.perf_counter(), time.time()
+    # The phase log as this process has it now: the step server may have started before it was set.
+    logged = {timing.PHASE_LOG_ENV: os.environ[timing.PHASE_LOG_ENV]} if os.environ.get(timing.PHASE_LOG_ENV) else {}
+    proc = ctx.Process(target=_child, args=(child_end, lifeline_child, fn, args, kwargs, log_path,
+                                            {**logged, **(env or {})}, list(preload_global), started, step),
+                       daemon=False)
     with _main_file_hidden():
         proc.start()
     with _LIVE_LOCK:

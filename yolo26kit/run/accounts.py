@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadParameter
+from . import timeline
 
 
 def read_run(run_dir: Path) -> dict[str, Any]:
@@ -70,22 +71,30 @@ def table(run_dirs: list[Path]) -> str:
     return "\n".join(lines + [split_table(d, meta) for d, meta in runs if _has_accounts(meta)])
 
 
-ACCOUNT_HEADS = {"startup": "start-up", "lock_wait": "lock wait", "compile": "compile", "measure": "measure",
-                 "rest": "rest"}
+ACCOUNT_HEADS = {"startup": "start-up", "spawn": "spawn", "kernel_start": "kernel start", "imports": "imports",
+                 "lock_wait": "lock wait", "compile": "compile", "measure": "measure", "forensics": "forensics",
+                 "step_start": "step start", "step_wait": "step wait", "steps": "other steps", "rest": "rest"}
 
 
 def _has_accounts(meta: dict[str, Any]) -> bool:
     return any(n.get("accounts") for n in meta.get("notebooks", []))
 
 
+def account_columns(meta: dict[str, Any]) -> list[str]:
+    """The accounts a run recorded, in table order: a run from before an account existed shows no column for it."""
+    seen = {k for n in meta.get("notebooks", []) for k in (n.get("accounts") or {})}
+    return [k for k in timeline.ACCOUNTS if k in seen]
+
+
 def split_table(run_dir: Path, meta: dict[str, Any]) -> str:
     """Markdown: where each notebook's seconds went in one run (its accounts, which add up to its seconds)."""
-    head = ["notebook", "GPU", "seconds", *ACCOUNT_HEADS.values()]
+    columns = account_columns(meta)
+    head = ["notebook", "GPU", "seconds", *(ACCOUNT_HEADS[k] for k in columns)]
     lines = ["", f"{column_name(meta)} ({run_dir.name}): where each notebook's seconds went", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for entry in sorted(meta.get("notebooks", []), key=lambda n: n["name"]):
         acc = entry.get("accounts") or {}
         cells = [f"`{entry['name']}`", str(entry.get("gpu") if entry.get("gpu") is not None else "—"),
-                 f"{entry.get('seconds', 0):.0f}", *(f"{acc[k]:.0f}" if k in acc else "" for k in ACCOUNT_HEADS)]
+                 f"{entry.get('seconds', 0):.0f}", *(f"{acc[k]:.0f}" if k in acc else "" for k in columns)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -135,7 +135,8 @@ def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_i
     rows = timeline.read_intervals(phase_log)
     phase_log.unlink(missing_ok=True)  # the folder stays until the batch ends: another notebook may not have written yet
     if result.state != "not_started":
-        result.accounts = timeline.accounts(started_at, result.ended_at, timeline.startup_end(result.notebook), rows)
+        result.accounts = timeline.accounts(started_at, result.ended_at, timeline.startup_end(result.notebook), rows,
+                                            timeline.first_cell_start(result.notebook))
         result.measuring = timeline.measuring(rows)
         result.lock_spans = [(r["lock"], r["t0"], r["t1"]) for r in rows if r["phase"] == "measure" and r.get("lock")]
         result.last_phase = timeline.last_phase(rows, result.ended_at)

@@ -13,7 +13,8 @@ Decisions:
   machine's CPU lock and, on a large machine, cores kept for them (timing.cpu_lock). Executors (run/executors.py):
   `local` threads or Ray tasks, with the same run folder and run.json.
 - Accounts: every process of a notebook logs its phase intervals (timing.PHASE_LOG_ENV); each notebook's
-  `accounts` (start-up, lock wait, compile, measure, rest) add up to its seconds, and each call records the
+  `accounts` (start-up as spawn, kernel start and imports; lock wait, compile, measure, crash forensics, step
+  start-up, step-slot waits, other steps, rest: run/timeline.py) add up to its seconds, and each call records the
   critical path (the notebook that ended it) and the lower bound (the longest time one measuring lock was held).
 - The compile cache (Inductor's FX-graph/AOTAutograd caches, Triton's, and the kit's AOTI packages under
   `$YOLO26KIT_CACHE/aoti`) lives outside the repository, by default `$XDG_CACHE_HOME/yolo26kit` or

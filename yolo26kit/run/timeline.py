@@ -1,12 +1,18 @@
 """Where each notebook's wall time went, from the phase intervals its processes logged (timing.PHASE_LOG_ENV):
 accounts that add up to the notebook's seconds, the batch's critical path, and its lower bound.
 
-Accounts of one notebook (seconds): `startup` (child, kernel and the imports of the cell that starts the findings),
-then, for the rest of its life, `measure` (a measuring lock held, or a measuring step running), `lock_wait`
-(waiting for a measuring lock), `compile` (a compile step running) and `rest` (anything else: eager work in the
-kernel, other steps, rendering). Overlapping intervals count once, for the first of: a lock held, a lock waited
-for, a measuring step, a compile step — a wait inside a measuring step is a wait — so the five add up to the wall
-time.
+Accounts of one notebook (seconds). Its start-up, until the cell that starts the findings ends, is split in three:
+`spawn` (its process forked from the runner's step server and ready: waiting for the server, which imports torch
+and papermill once), `kernel_start` (papermill starting the Jupyter kernel, until the first cell begins) and
+`imports` (the first cells, up to the end of the one that starts the findings). The rest of its life goes to, in
+this order for overlapping intervals: `measure` (a measuring lock held), `lock_wait` (waiting for a measuring lock),
+`forensics` (a crashed step re-run under a debugger for its native backtrace), `step_start` (an isolated step's
+process starting: fork, imports of the step's module, until the step's function runs), `step_wait` (a step waiting
+for one of the run's step slots), `measure` (a measuring step running), `compile` (a compile step running),
+`steps` (another isolated step running) and `rest` (anything else: eager work in the kernel, rendering). Each
+interval counts once, for the first account that claims it — a wait inside a measuring step is a wait — so the
+accounts add up to the wall time. Runs recorded before the split have one `startup` account instead of the first
+three; renderers take whichever a run has (`ACCOUNTS` lists both, in table order).
 """
 
 from __future__ import annotations
@@ -16,11 +22,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-PRECEDENCE = ("measure", "lock_wait", "compile")
+PRECEDENCE = ("measure", "lock_wait", "compile")  # phases a notebook can end in (last_phase), first wins
 # (account, phase, from a lock?) in the order overlapping intervals are given to accounts
-CLAIMS = (("measure", "measure", True), ("lock_wait", "lock_wait", True), ("measure", "measure", False),
-          ("compile", "compile", False))
-ACCOUNTS = ("startup", "lock_wait", "compile", "measure", "rest")
+CLAIMS = (("measure", "measure", True), ("lock_wait", "lock_wait", True), ("forensics", "forensics", False),
+          ("step_start", "step_start", False), ("step_wait", "step_wait", False), ("measure", "measure", False),
+          ("compile", "compile", False), ("steps", "other", False))
+STARTUP = ("spawn", "kernel_start", "imports")
+AFTER_STARTUP = ("lock_wait", "compile", "measure", "forensics", "step_start", "step_wait", "steps", "rest")
+ACCOUNTS = ("startup", *STARTUP, *AFTER_STARTUP)  # table order; `startup`: runs recorded before the split
 STARTS_FINDINGS = "findings.start("  # the notebook cell whose end closes the start-up
 
 
@@ -41,16 +50,32 @@ def read_intervals(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def startup_end(notebook: Path) -> float | None:
-    """Epoch seconds at which the cell that starts the findings ended (papermill's cell metadata); None if unknown."""
+def _code_cells(notebook: Path) -> list[dict[str, Any]]:
+    """The code cells of an executed notebook; [] when it does not read."""
     try:
         cells = json.loads(Path(notebook).read_text())["cells"]
     except (OSError, ValueError, KeyError):
-        return None
-    for cell in cells:
-        if cell.get("cell_type") == "code" and STARTS_FINDINGS in "".join(cell.get("source") or ""):
-            return _epoch((cell.get("metadata", {}).get("papermill") or {}).get("end_time"))
+        return []
+    return [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+
+
+def _stamp(cell: dict[str, Any], key: str) -> float | None:
+    """A cell's papermill start_time / end_time as epoch seconds."""
+    return _epoch((cell.get("metadata", {}).get("papermill") or {}).get(key))
+
+
+def startup_end(notebook: Path) -> float | None:
+    """Epoch seconds at which the cell that starts the findings ended (papermill's cell metadata); None if unknown."""
+    for cell in _code_cells(notebook):
+        if STARTS_FINDINGS in "".join(cell.get("source") or ""):
+            return _stamp(cell, "end_time")
     return None
+
+
+def first_cell_start(notebook: Path) -> float | None:
+    """Epoch seconds at which the notebook's first code cell began (its kernel was up); None if unknown."""
+    cells = _code_cells(notebook)
+    return _stamp(cells[0], "start_time") if cells else None
 
 
 def _epoch(stamp: str | None) -> float | None:
@@ -79,18 +104,33 @@ def _clip(rows: list[dict[str, Any]], lo: float, hi: float, phase: str, locked: 
             if r["phase"] == phase and bool(r.get("lock")) == locked and r["t1"] > lo and r["t0"] < hi]
 
 
-def accounts(start: float, end: float, started: float | None, rows: list[dict[str, Any]]) -> dict[str, float]:
-    """One notebook's accounts (module notes) between `start` and `end`; `started`: when its start-up ended."""
+def startup_split(start: float, begin: float, kernel_up: float | None, rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The start-up [start, begin] as spawn, kernel_start and imports (module notes); `kernel_up`: when the first
+    cell began (None: unknown, all of it before the imports)."""
+    up = min(max(kernel_up if kernel_up is not None else begin, start), begin)
+    spawn = covered(_clip(rows, start, up, "step_start", False))
+    return {"spawn": spawn, "kernel_start": up - start - spawn, "imports": begin - up}
+
+
+def accounts(start: float, end: float, started: float | None, rows: list[dict[str, Any]],
+             kernel_up: float | None = None) -> dict[str, float]:
+    """One notebook's accounts (module notes) between `start` and `end`; `started`: when its start-up ended,
+    `kernel_up`: when its first cell began."""
     wall = max(0.0, end - start)
     begin = min(max(started if started is not None else start, start), end)
-    out = {"startup": begin - start, "measure": 0.0, "lock_wait": 0.0, "compile": 0.0}
+    out = startup_split(start, begin, kernel_up, rows) | {k: 0.0 for k in AFTER_STARTUP}
     taken: list[tuple[float, float]] = []
     for account, phase, locked in CLAIMS:
         mine = _clip(rows, begin, end, phase, locked)
         out[account] += covered(taken + mine) - covered(taken)
         taken += mine
     out["rest"] = max(0.0, wall - sum(out.values()))
-    return {k: round(out[k], 2) for k in ACCOUNTS} | {"wall": round(wall, 2)}
+    return {k: round(v, 2) for k, v in out.items()} | {"wall": round(wall, 2)}
+
+
+def startup_seconds(acc: dict[str, float]) -> float:
+    """A notebook's whole start-up from its accounts, split (spawn, kernel_start, imports) or not (`startup`)."""
+    return acc.get("startup", 0.0) + sum(acc.get(k, 0.0) for k in STARTUP)
 
 
 def measuring(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
