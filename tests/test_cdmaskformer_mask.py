@@ -223,12 +223,8 @@ def test_judge_speed_missing_shape_is_inconclusive_on_cuda():
     assert j.verdict == "inconclusive" and "not in this run's benchmark" in j.evidence
 
 
-def test_run_devices():
-    assert mf.run_devices("cuda") == ["cuda", "cpu"]  # what the runner passes for --device auto on a GPU machine
-    assert mf.run_devices("cpu") == ["cpu"] and mf.run_devices("auto") == ["cpu", "cuda"]
-    assert mf.run_devices("cuda", ["cuda"]) == ["cuda"]
-    with pytest.raises(ValueError):
-        mf.run_devices("cpu", ["tpu"])
+def test_sections_take_the_run_devices_as_given():
+    assert mf.devices("cpu") == ["cpu"] and mf.devices(["cpu", "cpu"]) == ["cpu"]
     assert "cuda" not in mf.devices(["cpu", "cuda"]) or torch.cuda.is_available()
     assert mf.devices(["cpu", "cuda"], include_absent_cuda=True) == ["cpu", "cuda"]
 
@@ -283,7 +279,7 @@ def test_versions_summary_cites_fixes():
 # --- attempts --------------------------------------------------------------------------------------
 
 def test_attempts_and_batches():
-    items = mf.attempts(["32x5x49"], [100, 0], 8, 0, "auto")
+    items = mf.attempts(["32x5x49"], [100, 0], 8, 0, ["cpu", "cuda"])
     assert len(items) == 2 * 2 * len(mf.FORMULATIONS) * 2  # shares × det × formulations × devices
     groups = mf.batches(items, cuda_children=2)
     cuda = [g for g in groups if g[0].device == "cuda"]

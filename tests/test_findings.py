@@ -166,3 +166,31 @@ def test_interactive_results_stay_out_of_the_source_tree(monkeypatch):
     path = Path(found.results_path)
     assert path.parent == findings.INTERACTIVE and not path.is_relative_to(findings.DATA.parent / "notebooks")
     assert path.is_relative_to(findings.DATA.parent / "reports" / "runs")  # ignored by git
+
+
+@pytest.mark.parametrize("gpu, device, devices, with_cpu, expected", [
+    (False, "auto", [], True, ("cpu", ("cpu",))),
+    (True, "auto", [], True, ("cuda", ("cuda", "cpu"))),  # an investigation that needs both asks for both
+    (True, "auto", [], False, ("cuda", ("cuda",))),
+    (True, "cpu", [], True, ("cpu", ("cpu",))),
+    (True, "cuda", ["cuda"], True, ("cuda", ("cuda",))),  # a devices list wins
+])
+def test_start_resolves_the_run_target_once(monkeypatch, gpu, device, devices, with_cpu, expected):
+    from yolo26kit import catalog, env
+
+    monkeypatch.setattr(env, "cuda_available", lambda: gpu)
+    monkeypatch.setattr(catalog, "get", lambda name: catalog.Investigation(name, "t", (), with_cpu=with_cpu))
+    found = findings.start("index_dtype", {"device": device, "devices": devices, "results_path": "", "run_id": ""})
+    assert (found.device, tuple(found.devices)) == expected and found.parameters["device"] == expected[0]
+
+
+def test_start_refuses_a_device_the_machine_lacks(monkeypatch):
+    from yolo26kit import catalog, env
+    from yolo26kit.errors import BadParameter, DeviceUnavailable
+
+    monkeypatch.setattr(env, "cuda_available", lambda: False)
+    monkeypatch.setattr(catalog, "get", lambda name: catalog.Investigation(name, "t", ()))
+    with pytest.raises(DeviceUnavailable, match="no CUDA"):
+        findings.start("index_dtype", {"device": "cuda", "results_path": "", "run_id": ""})
+    with pytest.raises(BadParameter, match="tpu"):
+        findings.start("index_dtype", {"device": "cpu", "devices": ["tpu"], "results_path": "", "run_id": ""})

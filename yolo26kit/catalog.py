@@ -41,6 +41,8 @@ class Investigation:
     checks: dict[str, Check] = field(default_factory=dict)
     # One judge per claim id of data/claims/<name>.json: judge(...) -> (verdict, evidence, data).
     judges: Mapping[str, Callable[..., tuple[str, str, dict]]] = field(default_factory=dict)
+    # Also measures on the CPU when the run's device is CUDA (claims about both; see env.resolve_target).
+    with_cpu: bool = False
 
     @property
     def notebook(self) -> Path:

@@ -63,11 +63,7 @@ def build_plan(names: list[str], run_all: bool, profile: str, overrides: dict[st
     if run_all == bool(names):
         raise BadParameter("name investigations or pass --all (not both); see `yolo26kit list`")
     chosen = investigations() if run_all else [catalog.get(n) for n in names]
-    if device not in ("auto", "cpu", "cuda"):
-        raise BadParameter(f"--device must be auto, cpu or cuda, got {device!r}")
-    if device == "cuda" and not env.cuda_available():
-        raise DeviceUnavailable("--device cuda was asked for but no CUDA GPU is visible; use --device cpu or auto")
-    device = env.resolve_device(device)
+    device = env.resolve_device(device, what="--device")  # notebooks get the concrete device
     unused = set(overrides)
     plan = []
     for inv in chosen:

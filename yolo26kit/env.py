@@ -6,12 +6,15 @@ import os
 import platform
 import re
 import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .errors import BadParameter, DeviceUnavailable
 from .paths import ROOT
 
 # The torch release pyproject.toml pins; any other torch means the kit runs on a host's own stack
@@ -96,11 +99,37 @@ def cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def resolve_device(device: str) -> str:
-    """`auto` becomes `cuda` when a GPU is visible, else `cpu`; other values pass through."""
+DEVICE_CHOICES = ("auto", "cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a run measures, resolved once: its device (cpu or cuda) and every device it measures on, that one first."""
+
+    device: str
+    devices: tuple[str, ...]
+
+
+def resolve_device(device: str, what: str = "device") -> str:
+    """The concrete device of a run: `auto` becomes cuda when a GPU is visible, else cpu; cuda where none is
+    visible, or any other word, is refused (`what` names the setting in the message)."""
+    if device not in DEVICE_CHOICES:
+        raise BadParameter(f"{what} must be one of {', '.join(DEVICE_CHOICES)}, got {device!r}")
     if device == "auto":
         return "cuda" if cuda_available() else "cpu"
+    if device == "cuda" and not cuda_available():
+        raise DeviceUnavailable(f"{what} cuda was asked for but no CUDA GPU is visible; use cpu or auto")
     return device
+
+
+def resolve_target(device: str, devices: Sequence[str] = (), with_cpu: bool = False) -> Target:
+    """The run target from a notebook's `device` and, where it has one, `devices` (a list that wins when not empty);
+    `with_cpu`: an investigation that also needs the CPU measures there too when its device is CUDA."""
+    main = resolve_device(device)
+    if devices:
+        chosen = tuple(dict.fromkeys(resolve_device(d) if d != "auto" else main for d in devices))
+        return Target(chosen[0], chosen)
+    return Target(main, (main, "cpu") if with_cpu and main != "cpu" else (main,))
 
 
 @cache

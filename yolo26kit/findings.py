@@ -159,6 +159,17 @@ class Findings:
         self.claims: dict[str, Claim] = {}
         self.tables: dict[str, list[dict[str, Any]]] = {}
         self.results_path = ""
+        self.target = env.Target("cpu", ("cpu",))  # replaced by start() from the notebook's device parameter
+
+    @property
+    def device(self) -> str:
+        """The run's concrete device (cpu or cuda), resolved once by start()."""
+        return self.target.device
+
+    @property
+    def devices(self) -> list[str]:
+        """Every device the run measures on, its device first."""
+        return list(self.target.devices)
 
     def _persist(self) -> None:
         if self.results_path:
@@ -235,7 +246,8 @@ class Findings:
 
 
 def start(investigation: str, namespace: dict[str, Any]) -> Findings:
-    """Begin a notebook's findings from its parameter variables (call with `globals()` after the parameters cell).
+    """Begin a notebook's findings from its parameter variables (call with `globals()` after the parameters cell);
+    its `device` (and `devices`) are resolved here, once, into `found.device` / `found.devices`.
 
     The runner injects `results_path` and `run_id`; interactively they are empty and results go to
     reports/runs/interactive/<investigation>.results.json (ignored by git), never next to the notebook.
@@ -246,6 +258,10 @@ def start(investigation: str, namespace: dict[str, Any]) -> Findings:
     display.install()  # the kernel's DataFrames render as curated tables (— for missing values, few columns)
     names = [n for n in catalog.get(investigation).params if n not in catalog.RUNNER_PARAMETERS]
     found = Findings(investigation, {n: namespace[n] for n in names if n in namespace}, namespace.get("run_id", ""))
+    if "device" in namespace:
+        found.target = env.resolve_target(namespace["device"], namespace.get("devices") or (),
+                                          with_cpu=catalog.get(investigation).with_cpu)
+        found.parameters["device"] = found.target.device  # what the run measured on, as the runner records it
     found.results_path = namespace.get("results_path", "") or str(INTERACTIVE / f"{investigation}.results.json")
     return found
 

@@ -260,14 +260,15 @@ LEDGER = [
 NOTEBOOK_CELLS = [
     ("markdown", "# $title\n\nSource: $source. What is claimed, and how this notebook tests it, in two sentences."),
     ("parameters", "# Sizes of the input's last dimension to compile and time\nsizes = [256]\n"
-                   "# cpu or cuda (the run passes the device it resolved)\ndevice = \"cpu\"\n"
+                   "# auto (CUDA if present, else CPU), cpu or cuda; findings.start resolves it once: found.device\n"
+                   "device = \"auto\"\n"
                    "# Seed for the inputs\nseed = 0\n# Seconds of timing per round and callable\nmin_run_time = 0.05\n"
                    "# Filled in by `yolo26kit run`; leave empty when exploring interactively\n"
                    "results_path = \"\"\nrun_id = \"\""),
     ("code", "from yolo26kit import findings\nfrom yolo26kit.investigations import $name as inv\n\n"
              "found = findings.start(\"$name\", globals())"),
     ("markdown", "## Measure\n\nOne isolated step per size: compiled vs eager, both timed in turn over rounds."),
-    ("code", "rows = inv.measure(sizes, device=device, seed=seed, min_run_time=min_run_time)"),
+    ("code", "rows = inv.measure(sizes, device=found.device, seed=seed, min_run_time=min_run_time)"),
     ("markdown", "## Verdicts"),
     ("code", "inv.record_tables(found, rows)[\"rows\"]"),
     ("code", "inv.judge(found, rows)"),

@@ -35,7 +35,7 @@ from .kernel import (ISSUES_FILE, RULES, SEED_ASSERT_MESSAGE, SEED_CONFIG, asser
                      MASKED_FILL_DISPATCH, dispatches_to_masked_fill, first_release, upstream_reproductions)
 from .measure import (BENCH_ROUNDS, INDEX_OPS, NAME, RESTORE, SEED, AllocationTracker, Case, Results, benchmark,
                       check_equivalence, compare_all, copy_bandwidth, cpu_threads, devices, edge_cases,
-                      equivalence_cases, memory_profile, model_bytes, round_ratios, run_devices,
+                      equivalence_cases, memory_profile, model_bytes, round_ratios,
                       SPEED_CLAIMS, SPEED_PAIR, speed_claims, speed_rounds_table, speed_until_decided)
 from .measure_assert import (CUDA_CHILDREN, Attempt, attempt_batch, attempt_step, attempts, batches, predictions,
                              run_attempts, try_triggers)
@@ -55,7 +55,7 @@ __all__ = ["FORMULATIONS", "IMPLEMENTATIONS", "ORIGINAL", "Formulation", "Impl",
            "first_release", "upstream_reproductions", "BENCH_ROUNDS", "INDEX_OPS", "NAME", "RESTORE", "SEED",
            "AllocationTracker", "Case", "Results", "benchmark", "check_equivalence", "compare_all", "copy_bandwidth",
            "cpu_threads", "devices", "edge_cases", "equivalence_cases", "memory_profile", "model_bytes", "round_ratios",
-           "run_devices", "SPEED_CLAIMS", "SPEED_PAIR", "speed_claims", "speed_rounds_table", "speed_until_decided",
+           "SPEED_CLAIMS", "SPEED_PAIR", "speed_claims", "speed_rounds_table", "speed_until_decided",
            "CUDA_CHILDREN", "Attempt", "attempt_batch", "attempt_step", "attempts", "batches",
            "predictions", "run_attempts", "try_triggers", "INDEX_KERNEL_WORDS", "KERNEL_COLUMNS", "SEED_BENCH",
            "judge_different_kernels", "judge_memory_lower", "judge_speedup_medium", "judge_speedup_small",
@@ -95,4 +95,5 @@ catalog.register(catalog.Investigation(
         "equivalence_seeds": lambda v: None if v >= 1 else "must be at least 1",
     },
     judges=JUDGES,
+    with_cpu=True,
 ))

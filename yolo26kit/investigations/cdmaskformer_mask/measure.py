@@ -1,9 +1,9 @@
 """CDMaskFormer attention mask: what the notebook measures — equivalence with a NumPy reference, copy bandwidth,
 the benchmark, memory and the ops and kernels of each formulation — and the results the judges read.
 
-Devices: `run_devices(device, devices)` — a `devices` list as given, else "cuda" → CUDA and CPU, "auto" → CPU plus
-CUDA when present, "cpu" → CPU. The runner turns `--device auto` into "cuda" on a GPU machine; the CPU rows answer the
-claims that do not depend on the device (equivalence, the ATen ops), so a GPU run measures both.
+Devices: the run's devices, resolved once by findings.start — a `devices` list as given, else the run's device, and
+the CPU beside CUDA (the investigation registers with_cpu): the CPU rows answer the claims that do not depend on the
+device (equivalence, the ATen ops), so a GPU run measures both.
 
 Timing: every implementation gets the same fresh input each call (`buf.copy_(src)` then the implementation on
 `buf`), because the in-place ones clear the full rows and a second call on the same tensor would find none.
@@ -52,26 +52,10 @@ def cpu_threads(n: int) -> Iterator[None]:
         torch.set_num_threads(prev)
 
 
-def run_devices(device: str, devices_: list[str] | None = None) -> list[str]:
-    """The devices the notebook measures, from its two parameters.
-
-    `devices` (a list) wins when given. Otherwise `device` decides: "cuda" → CUDA and CPU, "auto" → CPU plus CUDA
-    when present, "cpu" → CPU only. The runner turns `--device auto` into "cuda" on a GPU machine, and the claims
-    the CPU answers (equivalence, the ATen ops) need CPU rows there too; `devices=["cuda"]` measures CUDA alone.
-    """
-    if devices_:
-        bad = [d for d in devices_ if d not in ("cpu", "cuda")]
-        if bad:
-            raise ValueError(f"devices {bad}: each must be 'cpu' or 'cuda'")
-        return list(dict.fromkeys(devices_))
-    return {"cuda": ["cuda", "cpu"], "cpu": ["cpu"]}.get(device, ["cpu", "cuda"])
-
-
 def devices(device: str | list[str], include_absent_cuda: bool = False) -> list[str]:
-    """Devices a section runs on: a list as given, 'auto' = CPU plus CUDA, or one device; CUDA is left out when
+    """Devices a section runs on: the run's devices (resolved by findings.start) or one device; CUDA is left out when
     absent unless `include_absent_cuda` (to report it as skipped)."""
-    wanted = list(dict.fromkeys(device)) if isinstance(device, (list, tuple)) else (
-        ["cpu", "cuda"] if device == "auto" else [device])
+    wanted = list(dict.fromkeys(device)) if isinstance(device, (list, tuple)) else [device]
     keep_cuda = include_absent_cuda or env.cuda_available() or not isinstance(device, (list, tuple)) and device == "cuda"
     return [d for d in wanted if d != "cuda" or keep_cuda]
 
@@ -121,7 +105,7 @@ def compare_all(mask: torch.Tensor, names: list[str]) -> dict[str, bool | str]:
     return out
 
 
-def check_equivalence(shapes: list[str], seeds: int = 2, heads: int = 8, device: str = "auto",
+def check_equivalence(shapes: list[str], seeds: int = 2, heads: int = 8, device: str = "cpu",
                       implementations: list[str] | None = None) -> pd.DataFrame:
     """One row per case and device, one column per implementation: True when it equals the reference.
 
@@ -142,7 +126,7 @@ def check_equivalence(shapes: list[str], seeds: int = 2, heads: int = 8, device:
 
 # --- 2. benchmark ----------------------------------------------------------------------------------
 
-def copy_bandwidth(device: str = "auto", mib: int = 256, min_run_time: float = 0.2, warmup: int = 3,
+def copy_bandwidth(device: str = "cpu", mib: int = 256, min_run_time: float = 0.2, warmup: int = 3,
                    threads: int = 0) -> pd.DataFrame:
     """Copy bandwidth per device: `dst.copy_(src)` of `mib` MiB, counted as read + write (2 × size).
 
@@ -180,7 +164,7 @@ def _bandwidth_of(bandwidth: pd.DataFrame | None, dev: str) -> float:
     return float(hit["GB/s"].iloc[0]) if len(hit) else float("nan")
 
 
-def benchmark(shapes: list[str], implementations: list[str] | None = None, device: str = "auto", full_percent: int = 25,
+def benchmark(shapes: list[str], implementations: list[str] | None = None, device: str = "cpu", full_percent: int = 25,
               heads: int = 8, seed: int = 0, deterministic_too: bool = True, min_run_time: float = 0.2, warmup: int = 3,
               bandwidth: pd.DataFrame | None = None, threads: int = 0, rounds: int = BENCH_ROUNDS) -> pd.DataFrame:
     """Median and spread per device × shape × implementation (× deterministic algorithms off/on), net of the input copy.
@@ -346,7 +330,7 @@ def speed_until_decided(dev: str, shape: Shape, lo: float, hi: float, det: bool,
             "decision": verdicts.band_decision(rounds, lo, hi, min_rounds=min_rounds) or "undecided"}
 
 
-def speed_rounds_table(device: str | list[str] = "auto", full_percent: int = 25, heads: int = 8, seed: int = 0,
+def speed_rounds_table(device: str | list[str] = "cpu", full_percent: int = 25, heads: int = 8, seed: int = 0,
                        min_run_time: float = 0.05, warmup: int = 1, threads: int = 0) -> pd.DataFrame:
     """One row per speed claim × device × deterministic algorithms off/on: the seed's pair at the seed's shape,
     timed in rounds until decided (`speed_until_decided`)."""
@@ -441,7 +425,7 @@ def _cuda_kernels_deterministic(fn: Callable[[], Any]) -> list[str]:
 INDEX_OPS = ("aten::index_put", "aten::_index_put_impl", "aten::nonzero")
 
 
-def memory_profile(shapes: list[str], implementations: list[str] | None = None, device: str = "auto",
+def memory_profile(shapes: list[str], implementations: list[str] | None = None, device: str = "cpu",
                    full_percent: int = 25, heads: int = 8, seed: int = 0) -> pd.DataFrame:
     """Per device × shape × formulation: ATen ops, index ops, bytes of new tensors (peak and kept), CUDA kernels and peak.
 

@@ -147,7 +147,7 @@ def run_attempts(batch: list[Attempt], timeout: float) -> list[tuple[Attempt, is
     return done
 
 
-def try_triggers(shapes: list[str], full_percents: list[int], heads: int = 8, seed: int = 0, device: str = "auto",
+def try_triggers(shapes: list[str], full_percents: list[int], heads: int = 8, seed: int = 0, device: str = "cpu",
                  timeout: float = 120) -> pd.DataFrame:
     """Run the attempts in isolated children, side by side: outcome, assert numbers, and the rules' predictions."""
     groups = batches(attempts(shapes, full_percents, heads, seed, device))

@@ -23,7 +23,7 @@ from .judge import (JUDGES, LOCAL_SCALAR, TRACE_NOT_DEVICE, TRACE_NOT_MODE, judg
                     judge_tensor_position, model_name)
 from .measure import (ISOLATION, MODE_ORDER, MODES, SEED, SKIPPED_ON_CPU, CacheWriter, Case, Results,
                       as_bools, run_group, as_bool, cache_semantics, capture_class, compile_settings,
-                      graph_partition_supported, groups_of, mutation_probe, plan, resolve, rounds_in_turn, run_case,
+                      graph_partition_supported, groups_of, mutation_probe, plan, rounds_in_turn, run_case,
                       run_cases, run_matrix, run_mutation_probe, stack_info, write_cache)
 from .measure_evidence import (MESSAGE_CHARS, MESSAGES_KEPT, RECORD_CHARS, LogCapture, LogRecord, count_profile,
                                counter_snapshot, profile_call, summarize_logs, trace_one_call)
@@ -41,7 +41,7 @@ __all__ = ["JUDGES", "LOCAL_SCALAR", "TRACE_NOT_DEVICE", "TRACE_NOT_MODE", "judg
            "judge_tensor_position", "model_name",
            "ISOLATION", "MODE_ORDER", "MODES", "SEED", "SKIPPED_ON_CPU", "CacheWriter", "Case",
            "Results", "as_bool", "cache_semantics", "capture_class", "compile_settings", "graph_partition_supported",
-           "groups_of", "mutation_probe", "plan", "resolve", "rounds_in_turn", "run_case", "run_cases", "run_matrix",
+           "groups_of", "mutation_probe", "plan", "rounds_in_turn", "run_case", "run_cases", "run_matrix",
            "run_mutation_probe", "stack_info", "write_cache",
            "MESSAGE_CHARS", "MESSAGES_KEPT", "RECORD_CHARS", "LogCapture", "LogRecord", "count_profile",
            "counter_snapshot", "profile_call", "summarize_logs", "trace_one_call",

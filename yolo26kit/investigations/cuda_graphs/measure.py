@@ -16,9 +16,8 @@ import pandas as pd
 import torch
 from torch import nn
 
-from ... import env
 from ...bench import isolate, timing
-from ...errors import BadParameter, DeviceUnavailable
+from ...errors import BadParameter
 from .measure_evidence import (MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call, profile_call_at,
                                trace_one_call)
 from .measures import SPEEDUP_BAND, compile_settings, max_abs_diff, spread
@@ -275,15 +274,6 @@ class Results:
         return [r for r in self.rows if r.get("status") == "ok" and all(r.get(k) == v for k, v in where.items())]
 
 
-def resolve(device: str) -> str:
-    """Resolve `auto`; asking for CUDA where there is none is a clear error, not a crash later."""
-    device = env.resolve_device(device)
-    if torch.device(device).type == "cuda" and not env.cuda_available():
-        raise DeviceUnavailable(f"{NAME}: device={device!r} but this machine has no CUDA device; "
-                                "use device=auto or cpu")
-    return device
-
-
 def run_cases(cases: list[tuple[str, str, bool | None, bool | None]], cfg: dict[str, Any], device: str,
               warmup: int = 3, min_run_time: float = 0.3, compile_cache: bool = True,
               light_cpu: bool = True, rounds: int = 0) -> list[dict[str, Any]]:
@@ -371,7 +361,7 @@ def run_group(group: list[Case], cfg: Config, device: str, case_timeout: float, 
 
 
 def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: list[Any], graph_partition: list[Any],
-               cfg: Config, device: str = "auto", warmup: int = 3, min_run_time: float = 0.3, atol: float = 1e-4,
+               cfg: Config, device: str = "cpu", warmup: int = 3, min_run_time: float = 0.3, atol: float = 1e-4,
                compile_cache: bool = True, case_timeout: float = 300.0, isolation: str = "auto",
                light_cpu: bool = True, workers: int = 4, probe: bool = True, rounds: int = 5,
                toto: list[str] | None = None, toto_capture: list[Any] | None = None,
@@ -391,7 +381,6 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
     times beside them.
     """
     cfg.check()
-    device = resolve(device)
     on_cuda = torch.device(device).type == "cuda"
     if isolation not in ISOLATION:
         raise BadParameter(f"{NAME}: isolation={isolation!r}; choose from {list(ISOLATION)}")
@@ -483,7 +472,6 @@ def mutation_probe(device: str, calls: int = 6) -> list[dict[str, Any]]:
 
 def run_mutation_probe(device: str, timeout: float = 300.0) -> pd.DataFrame:
     """The mutation probe in a child process on CUDA; on CPU one `skipped` row (reduce-overhead needs CUDA)."""
-    device = resolve(device)
     if torch.device(device).type != "cuda":
         return pd.DataFrame([{"cache": "buffer / argument", "status": "skipped", "error": SKIPPED_ON_CPU}])
     o = isolate.run_step(mutation_probe, device, timeout=timeout, step="mutation probe compile", phase="compile")

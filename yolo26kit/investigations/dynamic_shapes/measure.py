@@ -17,7 +17,6 @@ import pandas as pd
 import torch
 
 from ...bench import aoti_package as aoti_pkg, artifacts, isolate, timing
-from ... import env
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_runtime, executorch_xnnpack
 from ...bench.dynamic_export import PREPS, RECOMMENDED, SPECS, STRIDE, first_line, example_size, export_spec
@@ -356,14 +355,13 @@ def aoti_compile_all(aoti_specs: list[str], work: Path, *, model: str = "yolo26n
 
 
 def aoti_study(aoti_specs: list[str], *, model: str = "yolo26n", batch: int = 1, min_size: int = 160,
-               max_size: int = 320, max_batch: int = 4, seed: int = 0, device: str = "auto", aoti_cpu: bool = False,
+               max_size: int = 320, max_batch: int = 4, seed: int = 0, device: str = "cpu", aoti_cpu: bool = False,
                sizes: list[int] | None = None, atol: float = 1e-3, min_run_time: float = 0.3,
                step_timeout: float = 600, enabled: bool = True) -> pd.DataFrame:
     """AOTInductor with each spec: compile (all specs at once), then load and run in separate child steps through
     the kit's aoti.run_step (as is; again with the workaround when loading crashed from a known cause)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    device = env.resolve_device(device)
     isolate.preload(*PRELOAD)
     if not enabled:
         return pd.DataFrame([{"spec": n, "backend": AOTI_BACKEND, **isolate.skipped("aoti", "`aoti` not in paths").row()} for n in aoti_specs])
@@ -427,7 +425,7 @@ class Backends:
         return self._get("aoti")
 
 
-def start_backends(et_specs: list[str], aoti_specs: list[str], *, paths: list[str], device: str = "auto",
+def start_backends(et_specs: list[str], aoti_specs: list[str], *, paths: list[str], device: str = "cpu",
                    background: bool | None = None, et: dict[str, Any] | None = None,
                    aoti: dict[str, Any] | None = None, **common: Any) -> Backends:
     """Start the ExecuTorch and AOTI studies (in background threads when `background`, default: on CUDA).
@@ -436,7 +434,6 @@ def start_backends(et_specs: list[str], aoti_specs: list[str], *, paths: list[st
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    device = env.resolve_device(device)
     isolate.preload(*PRELOAD)  # before any thread starts the step server
     jobs = {
         "executorch": functools.partial(executorch_study, et_specs, **common, **(et or {}), enabled="executorch" in paths),

@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import env
 from ...bench.dynamic_export import (PREP_TEXT, RECOMMENDED, SHAPE_TEXT, SPECS, STRIDE, Exported, Spec, first_line,
                                      example_size, export_spec, guard_kind, readable, suggested_fixes)
 from ...bench.live import build_model, image
@@ -75,12 +74,11 @@ class SpecRun:
 
 
 def try_specs(specs: list[str], *, model: str = "yolo26n", batch: int = 1, min_size: int = 160, max_size: int = 320,
-              max_batch: int = 4, device: str = "auto", seed: int = 0) -> SpecRun:
+              max_batch: int = 4, device: str = "cpu", seed: int = 0) -> SpecRun:
     """Export the model under each named spec (in this process: torch.export raises, it does not crash)."""
     unknown = [s for s in specs if s not in SPECS]
     if unknown:
         raise KeyError(f"unknown spec(s) {unknown}; known: {', '.join(SPECS)}")
-    device = env.resolve_device(device)
     params = dict(model=model, batch=batch, min_size=min_size, max_size=max_size, max_batch=max_batch, device=device, seed=seed)
     results = {name: export_spec(name, **params) for name in specs}
     seed_range = None
@@ -256,13 +254,12 @@ def _layer_tracker(net: torch.nn.Module) -> dict[str, str]:
     return seen
 
 
-def residue_scan(model: str = "yolo26n", base: int = 2 * STRIDE, device: str = "auto", seed: int = 0) -> pd.DataFrame:
+def residue_scan(model: str = "yolo26n", base: int = 2 * STRIDE, device: str = "cpu", seed: int = 0) -> pd.DataFrame:
     """Eager model at every height (then width) from base+1 to base+32: which sizes mod 32 run at all, and for
     those that fail, the top-level layer that raised (`failed_in`, e.g. `13 Concat` or `23 Detect`).
 
     The pattern repeats every 32 px, so a small base keeps the scan cheap.
     """
-    device = env.resolve_device(device)
     net = build_model(model, seed, device)
     seen = _layer_tracker(net)
     rows = []
