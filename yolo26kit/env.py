@@ -145,6 +145,7 @@ def fingerprint() -> dict[str, Any]:
         "cuda": torch.version.cuda,
         "device_type": "cuda" if on_cuda else "cpu",
         "device": torch.cuda.get_device_name(0) if on_cuda else cpu_name(),
+        "cpu": cpu_name(),
         "cpu_count": os.cpu_count(),
         "executorch": package_version("executorch"),
         "ultralytics": package_version("ultralytics"),

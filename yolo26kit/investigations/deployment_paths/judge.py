@@ -16,6 +16,7 @@ Rules shared by the judges:
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Callable
 
 import pandas as pd
@@ -142,7 +143,7 @@ def _stack(run: Run) -> dict[str, str]:
     graph = run.backbone.get("graph")
     if graph is not None and graph.ok and isinstance(graph.value, dict) and graph.value.get("executorch"):
         return {"executorch": graph.value["executorch"], "torch": graph.value["torch"]}
-    return {"executorch": env.package_version("executorch"), "torch": env.package_version("torch").split("+")[0]}
+    return {"executorch": run.environment.get("executorch"), "torch": str(run.environment.get("torch", "")).split("+")[0]}
 
 
 def _backbone(run: Run) -> tuple[str, str, dict[str, Any]]:
@@ -487,7 +488,7 @@ def judge_xnnpack_vs_eager(run: Run) -> Judgement:
         evidence += f" — the rounds alone would say {verdict}"
         verdict = "inconclusive"
     cond = {"device": "cpu", "backend": "executorch-xnnpack", "model": seed_model["model"],
-            "imgsz": seed_model["imgsz"], "cpu": env.cpu_class(run.cpu_rounds.get("cpu") or env.cpu_name())}
+            "imgsz": seed_model["imgsz"], "cpu": env.cpu_class(run.cpu_rounds.get("cpu") or run.environment.get("cpu", ""))}
     return Judgement(verdict, evidence, {"pairs": pairs, "band": [lo, hi], "others_busy_cores":
                                          run.cpu_rounds.get("others_busy_cores")}, run=cond)
 
@@ -507,7 +508,7 @@ def judge_xnnpack_scaling(run: Run) -> Judgement:
     # the growth depends on the CPU (how far the runtime spreads the smaller model over its cores): the ledger names
     # the seed's CPU class as a condition, so another CPU shows its rounds but cannot decide
     cond = {"device": "cpu", "backend": "executorch-xnnpack", "imgsz": imgsz,
-            "cpu": env.cpu_class(run.cpu_rounds.get("cpu") or env.cpu_name())}
+            "cpu": env.cpu_class(run.cpu_rounds.get("cpu") or run.environment.get("cpu", ""))}
     if len(timed) < 2:
         return Judgement("inconclusive", f"{len(timed)} size(s) ran on XNNPACK and matched eager: growth with size needs "
                          f"two (this profile's models: {', '.join(run.models)}; the full profile has n…x)",
@@ -635,4 +636,4 @@ JUDGES: dict[str, Callable[[Run], Judgement]] = {
 
 def judge(found: findings.Findings, run: Run) -> pd.DataFrame:
     """Record every claim's verdict from the run; a judge that breaks records `error` for its claim only."""
-    return found.judge_all(JUDGES, run)
+    return found.judge_all(JUDGES, replace(run, environment=found.environment))

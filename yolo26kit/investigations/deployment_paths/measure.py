@@ -749,6 +749,8 @@ class Run:
     backbone: dict[str, isolate.Outcome] = field(default_factory=dict)  # backbone_parts: graph, split
     variant_modules: isolate.Outcome | None = None  # step_variant_modules: module types of the 25 variants
     known_releases: list[dict[str, Any]] = field(default_factory=release_records)  # later executorch, on CPU
+    # the environment the run recorded (its results.json `environment`): what the judges read of the stack and CPU
+    environment: dict[str, Any] = field(default_factory=env.fingerprint)
 
     @property
     def cpu_rounds(self) -> dict[str, Any]:

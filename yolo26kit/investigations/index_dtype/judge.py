@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from ... import env, findings
+from ... import findings
 from ...bench import graphs, isolate
 from ...backends.executorch_cuda_releases import (ATEN_CONV, UNFINISHED, WHOLE_MODEL_SKIP, backbone_half, failure_text,
                                                   missing_kernels, outcome_text)
@@ -285,7 +285,7 @@ def judge_gather_equivalent(res: Results) -> Judgement:
 
 def judge_gather_upstreamed(res: Results) -> Judgement:
     """The installed ultralytics' top-k, read from its exported graph: gather (upstreamed) or advanced indexing."""
-    release = env.package_version("ultralytics") or "?"
+    release = res.environment.get("ultralytics") or "?"
     cell = res.cell("upstream", "export")
     if cell is None or not cell.final.ok:
         return Judgement("error", "the upstream variant was not exported (add `upstream` to variants)", basis="none")
@@ -558,9 +558,7 @@ def stack_of(res: Results) -> dict[str, str]:
     graph = res.run.backbone_graph
     if graph is not None and graph.ok and graph.value.get("executorch"):
         return {"executorch": graph.value["executorch"], "torch": graph.value["torch"]}
-    import torch
-
-    return {"executorch": env.package_version("executorch"), "torch": torch.__version__.split("+")[0]}
+    return {"executorch": res.environment.get("executorch"), "torch": str(res.environment.get("torch", "")).split("+")[0]}
 
 
 def judge_backbone_static(res: Results) -> Judgement:
@@ -645,5 +643,5 @@ JUDGES = {
 
 def judge(found: findings.Findings, run: "Run", equiv: pd.DataFrame) -> pd.DataFrame:
     """Record every claim's verdict from the run; a judge that breaks records `error` for its claim only."""
-    res = Results(run, equiv)
+    res = Results(run, equiv, environment=found.environment)
     return found.judge_all(JUDGES, res)

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 import torch
 
+from ... import env
 from ...bench import aoti_package as aoti, graphs, isolate, yolo
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_cuda, executorch_cuda_releases, executorch_xnnpack
@@ -456,6 +457,8 @@ class Results:
     run: "Run"
     equiv: pd.DataFrame
     root: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # the environment the run recorded (its results.json `environment`): what the judges read of the stack
+    environment: dict[str, Any] = field(default_factory=env.fingerprint)
 
     @property
     def on_cuda(self) -> bool:
