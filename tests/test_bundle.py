@@ -354,3 +354,28 @@ def test_onnx_is_never_shipped_and_the_manifest_says_so(tmp_path: Path) -> None:
     assert not {"onnx", "onnxscript", "onnxruntime"} & {p.wheel.name for p in result.wheels}
     manifest = bundle.build_wheelhouse(tmp_path / "w", write_have(tmp_path), fetch=runner_index(MIB), repo_size=0)
     assert {"onnx", "onnxscript", "onnxruntime"} <= set(manifest["never_shipped"])
+
+
+def test_slim_wheel_drops_the_named_parts_and_their_record_lines(tmp_path: Path) -> None:
+    import zipfile
+
+    wheel = tmp_path / "ray-2.60.0-cp312-cp312-manylinux2014_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("ray/__init__.py", "x = 1\n")
+        z.writestr("ray/jars/ray_dist.jar", b"\0" * 200_000)
+        z.writestr("ray-2.60.0.dist-info/RECORD", "ray/__init__.py,sha256=a,6\nray/jars/ray_dist.jar,sha256=b,200000\n")
+    saved = bundle.slim_wheel(wheel, [d for d, _ in bundle.SLIM["ray"]])
+    with zipfile.ZipFile(wheel) as z:
+        assert z.namelist() == ["ray/__init__.py", "ray-2.60.0.dist-info/RECORD"]
+        assert "jars" not in z.read("ray-2.60.0.dist-info/RECORD").decode()
+    assert saved > 0
+
+
+def test_only_builds_a_wheelhouse_of_those_requirements(tmp_path: Path) -> None:
+    out = tmp_path / "wheelhouse-ray"
+    fetch = FakeIndex({"ray": {"2.60.0": ["click", "msgpack"]}, "click": {"8.1": []}, "msgpack": {"1.1": []}})
+    have = tmp_path / "runner.txt"
+    have.write_text("torch==2.11.0+cu130\nclick\n")
+    manifest = bundle.build_wheelhouse(out, have, fetch=fetch, repo_size=MIB, only=["ray==2.60.0"])
+    assert manifest["requirements"] == ["ray==2.60.0"]
+    assert {w["package"] for w in manifest["wheels"]} == {"ray", "msgpack"}  # click: the runner has it

@@ -267,6 +267,33 @@ def read_have(path: str | Path) -> dict[str, str | None]:
     return have
 
 
+# Parts of a wheel no runner task uses, dropped so that the wheel fits one call (package -> (member prefix, why)).
+# Ray's cp312 wheel is 74.8 MiB, over the 64 MiB a call carries; without these it is about 43 MiB and travels in
+# a call of its own (`--only ray==...`) to a runner that keeps /tmp between calls.
+SLIM: dict[str, tuple[tuple[str, str], ...]] = {
+    "ray": (("ray/jars/", "Java workers' classes (30.6 MiB): the kit's Ray tasks are Python"),
+            ("ray/dashboard/client/build/", "the dashboard's web front-end: a runner is headless")),
+}
+
+
+def slim_wheel(path: Path, drop: Iterable[str]) -> int:
+    """Rewrite a wheel without the members under the `drop` prefixes (and their RECORD lines); the bytes saved."""
+    prefixes = tuple(drop)
+    before = path.stat().st_size
+    tmp = path.with_suffix(".slim")
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            if info.filename.startswith(prefixes):
+                continue
+            data = src.read(info)
+            if info.filename.endswith(".dist-info/RECORD"):
+                kept = [line for line in data.decode().splitlines() if not line.startswith(prefixes)]
+                data = ("\n".join(kept) + "\n").encode()
+            dst.writestr(info, data)
+    tmp.replace(path)
+    return before - path.stat().st_size
+
+
 def excluded(name: str, exclude: Mapping[str, str] = EXCLUDE) -> str | None:
     """EXCLUDE's reason for a (PEP 503) package name, or None."""
     for pattern, reason in exclude.items():
@@ -446,11 +473,13 @@ def build_wheelhouse(
     *,
     fetch: Fetch | None = None,
     repo_size: int | None = None,
+    only: list[str] | None = None,
 ) -> dict[str, Any]:
     """Download what the runner lacks into out_dir, write out_dir/MANIFEST.json, return the manifest.
 
     torch_version defaults to the runner list's torch. Raises BundleTooLarge (after writing the
-    manifest) when wheels plus the repo (`repo_size`, measured with git when None) exceed max_mib.
+    manifest) when wheels plus the repo (`repo_size`, measured with git when None) exceed max_mib. `only`: these
+    requirements instead of the kit's (a second wheelhouse for a later call, e.g. Ray); SLIM's parts are dropped.
     """
     out = Path(out_dir)
     have = read_have(have_path)
@@ -458,15 +487,19 @@ def build_wheelhouse(
     if not torch_version:
         raise UnknownTorch(f"{have_path} gives no torch version; pass torch_version")
     target = Target(python=python_version)
-    requirements = runner_requirements(torch_version)
+    requirements = list(only) if only else runner_requirements(torch_version)
     out.mkdir(parents=True, exist_ok=True)
     result = plan(requirements, have, fetch or pip_fetcher(out, target), target=target)
+    slimmed = {p.wheel.file: {"dropped": [d for d, _ in SLIM[canonicalize_name(p.wheel.name)]],
+                              "bytes_saved": slim_wheel(out / p.wheel.file,
+                                                        (d for d, _ in SLIM[canonicalize_name(p.wheel.name)]))}
+               for p in result.wheels if canonicalize_name(p.wheel.name) in SLIM and (out / p.wheel.file).exists()}
 
     keep = {p.wheel.file for p in result.wheels}
     for stale in out.glob("*.whl"):  # earlier builds, versions dropped during resolution
         if stale.name not in keep:
             stale.unlink()
-    wheels_total = sum(p.wheel.bytes for p in result.wheels)
+    wheels_total = sum(p.wheel.bytes - slimmed.get(p.wheel.file, {}).get("bytes_saved", 0) for p in result.wheels)
     repo = repo_bytes(REPO, skip=out) if repo_size is None else repo_size
     manifest: dict[str, Any] = {
         "target": {"python": target.full_python, "platforms": target.platforms, "torch": torch_version},
@@ -477,13 +510,14 @@ def build_wheelhouse(
                 "package": p.wheel.name,
                 "version": p.wheel.version,
                 "file": p.wheel.file,
-                "bytes": p.wheel.bytes,
+                "bytes": p.wheel.bytes - slimmed.get(p.wheel.file, {}).get("bytes_saved", 0),
                 "why": list(p.why),
             }
             for p in result.wheels
         ],
         "left_out": [vars(x) | {"by": list(x.by)} for x in result.left_out],
         "never_shipped": dict(EXCLUDE),  # every rule, whether or not something asked for it this time
+        "slimmed": slimmed,
         "conflicts": result.conflicts,
         "wheels_bytes": wheels_total,
         "repo_bytes": repo,
