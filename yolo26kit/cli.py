@@ -269,7 +269,8 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
     if env.git_revision() is not None:  # the copy that travels to the runner knows its revision without .git
         print(f"revision {env.write_stamp()} recorded in {env.STAMP}")
-    manifest = bundle.build_wheelhouse(args.out, args.have, args.torch or None, args.python, args.max_mib)
+    manifest = bundle.build_wheelhouse(args.out, args.have, args.torch or None, args.python, args.max_mib,
+                                       only=args.only or None)
     print(bundle.describe(manifest))
     problems = bundle.verify(args.out, bundle.read_have(args.have))
     for problem in problems:
@@ -380,6 +381,8 @@ def parser() -> argparse.ArgumentParser:
     bun.add_argument("--python", default="3.12", help="the runner's Python version")
     bun.add_argument("--out", default="wheelhouse", help="folder for the wheels and MANIFEST.json")
     bun.add_argument("--max-mib", type=float, default=64, help="limit for wheels plus repository, MiB")
+    bun.add_argument("--only", action="append", default=[], metavar="REQ",
+                     help="these requirements instead of the kit's (repeatable), e.g. ray==2.60.0 for a second call")
     bun.set_defaults(fn=cmd_bundle)
     from .matrix import plan as matrix  # `yolo26kit matrix`: the same claims across stacks (yolo26kit/matrix/)
 
