@@ -17,9 +17,9 @@ Decisions:
   releases split nothing, so each can cost a step. The two ends are probed first (their own step).
 - `all_changes`: every release is probed (a linear scan, k per step): a change that a later release undoes leaves
   both ends of an interval alike, and nothing short of probing inside it can see that.
-- Workers are the matrix's executors: `local` runs k probes at once in threads of this process, `ray` as k Ray
-  tasks (a local Ray, or the cluster at RAY_ADDRESS). Each probe prepares its stack (matrix/stacks.py) and runs the
-  claim's probe there (matrix/probes.py).
+- Workers are the kit's executors (run/executors.py): `local` runs k probes at once in threads of this process,
+  `ray` as k Ray tasks (a local Ray, or the cluster at RAY_ADDRESS). Each probe prepares its stack
+  (matrix/stacks.py) and runs the claim's probe there (matrix/probes.py).
 - Output: `<out>/bisect-<id>/bisect.json` (claim, package, range, each probed release with its verdict, basis,
   evidence and page, the changes, the skipped releases and why) and bisect.html; probes' pages under `probes/`.
 """
@@ -35,7 +35,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from itertools import zip_longest
 from datetime import datetime, timezone
@@ -447,10 +446,14 @@ def probe_release(ctx: Context, release: str) -> Probe:
 
 
 def local_workers(ctx: Context, k: int) -> ProbeMany:
-    """k probes at once in threads of this process (each probe's work runs in its stack's child processes)."""
+    """k probes at once on the run's local executor (threads of this process; each probe's work runs in its stack's
+    child processes)."""
+    from ..run.executors import LocalExecutor
+
+    executor = LocalExecutor(jobs=max(1, k))
+
     def probe_many(batch: list[str]) -> list[Probe]:
-        with ThreadPoolExecutor(max_workers=max(1, k)) as pool:
-            return list(pool.map(lambda release: probe_release(ctx, release), batch))
+        return [_probe_or_raise(found) for found in executor.map(probe_release, [(ctx, r) for r in batch])]
     return probe_many
 
 
@@ -459,17 +462,25 @@ def _ray_probe(ctx: dict[str, Any], release: str) -> dict[str, Any]:
     return asdict(probe_release(Context(**ctx), release))
 
 
+def _probe_or_raise(found: Any) -> Probe:
+    """A probe's result from an executor's map: a Probe (or its fields), or the exception its task raised."""
+    if isinstance(found, Exception):
+        raise found
+    return found if isinstance(found, Probe) else Probe(**found)
+
+
 def ray_workers(ctx: Context, k: int, log: Callable[[str], None]) -> tuple[ProbeMany, Callable[[], None]]:
-    """k probes at once as Ray tasks (the matrix's Ray executor starts or joins Ray); the closer to call at the end."""
-    from .executors import RayExecutor
+    """k probes at once as Ray tasks on the matrix's Ray executor (it starts or joins Ray); the closer to call at
+    the end."""
+    from .cells import RayExecutor
 
     executor = RayExecutor(log=log)
-    ray = executor._init(Path(ctx.kit_root))
-    cpus = max(1.0, float(ray.cluster_resources().get("CPU", 1)) / max(1, k))
-    task = ray.remote(num_cpus=cpus, max_retries=executor.max_retries)(_ray_probe)
+    executor.kit_root = Path(ctx.kit_root)
+    cpus = max(1.0, float(executor.cpus()) / max(1, k))
 
     def probe_many(batch: list[str]) -> list[Probe]:
-        return [Probe(**found) for found in ray.get([task.remote(asdict(ctx), r) for r in batch])]
+        done = executor.map(_ray_probe, [(asdict(ctx), r) for r in batch], {"num_cpus": cpus}, executor.retries)
+        return [_probe_or_raise(found) for found in done]
     return probe_many, executor.close
 
 
@@ -484,7 +495,7 @@ def new_bisect_dir(out: Path, claim: str, package: str, now: datetime | None = N
 
 def known_claims(kit_root: Path) -> set[str]:
     """Every claim a bisect can probe: the ledgers' claims and the probes' facts."""
-    from .executors import ledger_claims
+    from .cells import ledger_claims
     from .probes import ENTRY_POINTS
 
     ledgers = (kit_root / "data" / "claims").glob("*.json")

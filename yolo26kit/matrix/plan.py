@@ -11,8 +11,9 @@ Decisions:
 - "Since which release": `data/stacks.json` orders stacks in series (torch releases; ultralytics releases on
   one torch); for each claim and series, the first stack whose verdict differs from the stack before it.
 
-The stacks and their environments are in stacks.py, the cells and executors in matrix_exec.py; this module
-keeps the table, the page and the command line, and re-exports the public names of both.
+The stacks and their environments are in stacks.py, the cells and how the kit's executors (run/executors.py) run
+them in cells.py; this module keeps the table, the page and the command line, and re-exports the public names of
+both.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from typing import Any, Callable
 from ..bench.artifacts import read_json_object
 from ..paths import DEFAULT_OUT, new_run_dir
 from ..report.matrix_page import listing, render
-from .executors import (CELL_RECORD, CELL_TIMEOUT, PLAN, RAY_EXCLUDES, STOP_GRACE, Cell, LocalExecutor, RayExecutor,
-                         _plan_cells, finished_cells, ledger_claims, run_cell)
+from .cells import (CELL_RECORD, CELL_TIMEOUT, PLAN, RAY_EXCLUDES, STOP_GRACE, Cell, LocalExecutor, RayExecutor,
+                    finished_cells, ledger_claims, plan_cells, run_cell)
 from .stacks import (CHECK, CHECK_TIMEOUT, CHILD_ENV, CORE_IMPORTS, EXTRA_IMPORTS, INSTALL_TIMEOUT, MARKER, PINNED,
                      ROOT, STACKS_FILE, STATES_RUN, MatrixError, Stack, check, child_environ, choose, clean,
                      default_envs, disk_bytes, env_dir, env_key, kit_dependencies, load_stacks, prepare,
@@ -182,7 +183,7 @@ def run_matrix(stacks: list[Stack], series: dict[str, list[str]], investigations
         for stack, row in zip(stacks, rows):
             row["_stack"] = asdict(stack)
         by_id = {r["id"]: r for r in rows}
-        cells = _plan_cells(rows, investigations, device, profile, routed)
+        cells = plan_cells(rows, investigations, device, profile, routed)
         kept = finished_cells(matrix_dir)
         todo = [c for c in cells if (c.stack, c.investigation) not in kept]
         if kept:

@@ -125,7 +125,7 @@ def entry_in_stack(claim: str, row: dict[str, Any], out: Path, kit_root: Path, t
 
 def investigation_of(claim: str, kit_root: Path) -> str | None:
     """The investigation whose ledger (data/claims/*.json) holds the claim."""
-    from .executors import ledger_claims
+    from .cells import ledger_claims
 
     return next((p.stem for p in sorted((kit_root / "data" / "claims").glob("*.json"))
                  if claim in ledger_claims(kit_root, p.stem)), None)
@@ -134,7 +134,7 @@ def investigation_of(claim: str, kit_root: Path) -> str | None:
 def notebook_in_stack(claim: str, row: dict[str, Any], out: Path, kit_root: Path, envs: Path | None,
                       timeout: float) -> dict[str, Any]:
     """Run the claim's investigation (quick profile, CPU) in the stack, as a matrix cell; the claim's record."""
-    from .executors import Cell, run_cell
+    from .cells import Cell, run_cell
 
     investigation = investigation_of(claim, kit_root)
     if investigation is None:

@@ -1,4 +1,8 @@
-"""Executors of a batch's notebooks, and the Ray start-up the matrix's executor shares.
+"""The kit's executors: where a batch's notebooks, a matrix's stacks and cells and a bisect's probes run.
+
+Two executors, each with `execute` (one notebook of a batch, below) and `map` (any picklable function over a list
+of calls, results in order, an exception in place of the result of a call that raised: what matrix/ and bisect
+run their stack-specific tasks through):
 
 - `local`: each notebook on a thread of this process, which runs it in a child (notebook.execute); `jobs` threads.
 - `ray`: each notebook a Ray task that calls the same notebook.execute on a local Ray started here (or the cluster at
@@ -11,7 +15,9 @@
   takes that GPU's measuring lock, and says which GPU it used. On a cluster whose nodes do not share the run
   folder, a task runs in a folder of its own and sends it back packed; the driver unpacks it into the run folder.
 
-Both give back the same NotebookRun, so run.json, resume and the pages do not depend on the executor.
+Both give back the same NotebookRun, so run.json, resume and the pages do not depend on the executor. `map` runs
+calls on `jobs` threads (local) or as Ray tasks with the resources each call asks for and `retries` re-runs of a
+task whose worker died (ray).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import socket
 import tarfile
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -103,11 +110,28 @@ class LocalExecutor:
     def execute(self, task: NotebookTask, stopping: Callable[[], bool]) -> Any:
         return run_task(task, stopping)
 
+    def map(self, fn: Callable[..., Any], calls: list[tuple], options: Any = None, retries: int = 0) -> Iterator[Any]:
+        """fn(*call) for each call on `jobs` threads, results in call order (an exception in place of a call's result);
+        `options` and `retries` are Ray's and mean nothing here."""
+        if self.jobs <= 1:
+            yield from (_called(fn, call) for call in calls)
+            return
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            yield from pool.map(lambda call: _called(fn, call), calls)
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "jobs": self.jobs}
 
     def close(self) -> None:
         pass
+
+
+def _called(fn: Callable[..., Any], call: tuple) -> Any:
+    """fn(*call), or the exception it raised (a Ctrl-C still stops the caller)."""
+    try:
+        return fn(*call)
+    except Exception as exc:  # noqa: BLE001 - the caller records the call as failed, with this exception
+        return exc
 
 
 def start_ray(log: Callable[[str], None], address: str = "", kit_root: Path | None = None,
@@ -197,28 +221,51 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, log: Callable[[str], None], gpus: list[str], address: str | None = None) -> None:
+    def __init__(self, log: Callable[[str], None], gpus: list[str] | None = None, address: str | None = None,
+                 kit_root: Path | None = None, env_vars: dict[str, str] | None = None) -> None:
         self.log = log
-        self.gpus = gpus
+        self.gpus = gpus or []
         self.address = address if address is not None else os.environ.get("RAY_ADDRESS", "")
+        self.kit_root = kit_root  # the checkout a cluster gets as working_dir (default: this one)
+        self.env_vars = env_vars or {}  # set in a local Ray's workers
         self._ray: Any = None
         self._lock = threading.Lock()
 
     def threads(self, tasks: int) -> int:
         return tasks  # Ray's resources decide how many run at once
 
-    def _started(self) -> Any:
+    def started(self) -> Any:
+        """`ray`, started here or joined (once per executor)."""
         with self._lock:
             if self._ray is None:
                 local_gpus = None if self.address or not self.gpus else len(self.gpus)
                 with _visible(self.gpus if local_gpus and _real_gpus() else None):
-                    self._ray = start_ray(self.log, self.address, num_gpus=local_gpus,
+                    self._ray = start_ray(self.log, self.address, self.kit_root, self.env_vars, num_gpus=local_gpus,
                                           resources={gpu_resource(g): 1.0 for g in self.gpus} if local_gpus else None)
             return self._ray
 
+    def cpus(self) -> int:
+        """The CPUs of the Ray this executor runs on (the whole cluster's)."""
+        return int(self.started().cluster_resources().get("CPU", 1))
+
+    def map(self, fn: Callable[..., Any], calls: list[tuple],
+            options: dict[str, Any] | list[dict[str, Any]] | None = None, retries: int = 0) -> Iterator[Any]:
+        """fn(*call) for each call as a Ray task (`options`: its resources, one dict for all or one per call; a task
+        whose worker died is run again `retries` times), all submitted at once; results in call order, an exception
+        in place of a failed task's result."""
+        ray = self.started()
+        task = ray.remote(max_retries=retries)(fn)
+        each = options if isinstance(options, list) else [options or {}] * len(calls)
+        refs = [task.options(**opts).remote(*call) for opts, call in zip(each, calls)]
+        for ref in refs:
+            try:
+                yield ray.get(ref)
+            except Exception as exc:  # noqa: BLE001 - a worker that died, or the task's own code that broke
+                yield exc
+
     def execute(self, task: NotebookTask, stopping: Callable[[], bool]) -> Any:
         """Submit the notebook's task, wait for it (cancelled, its worker killed, when the run stops)."""
-        ray = self._started()
+        ray = self.started()
         share: dict[str, Any] = {}
         if task.gpu is not None:
             share["num_gpus"] = task.gpu_share

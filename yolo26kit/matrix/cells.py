@@ -1,31 +1,31 @@
-"""Cells of the matrix and the executors that run them: one `yolo26kit run` of one investigation in one stack.
+"""Cells of the matrix and how the kit's executors (run/executors.py) run them: one `yolo26kit run` of one
+investigation in one stack.
 
-Executors: `local` (default; one cell at a time on CPU, as `yolo26kit run` does) and `ray` (a Ray task per
-stack install and per cell, `num_gpus=1` for CUDA cells; a local Ray started here, or the cluster at
-RAY_ADDRESS, which gets the checkout as its working_dir). A Ray cell packs its run folder and the driver
-unpacks it, so both executors leave the same files; a cell whose worker dies is re-run once (Ray's
-`max_retries=1`), then recorded as failed. matrix.json keeps what depends on the executor or the clock (times,
-run folders, install reuse) apart from what must agree (`matrix.comparable()`).
+`LocalExecutor` (default; one cell at a time on CPU, as `yolo26kit run` does) and `RayExecutor` (a Ray task per
+stack install and per cell, `num_gpus=1` for CUDA cells; a local Ray started here, or the cluster at RAY_ADDRESS,
+which gets the checkout as its working_dir) are the run's executors with the matrix's stack-specific tasks on top:
+both go through the executor's `map`. A Ray cell packs its run folder and the driver unpacks it, so both executors
+leave the same files; a cell whose worker dies is re-run once (`retries=1`), then recorded as failed, as is a cell
+whose task raised. matrix.json keeps what depends on the executor or the clock (times, run folders, install reuse)
+apart from what must agree (`matrix.comparable()`).
 """
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import signal
 import socket
 import subprocess
-import tarfile
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..bench.artifacts import read_json_object
-from ..run.executors import RAY_EXCLUDES  # what a cluster is not sent of the checkout; matrix re-exports it
-from .stacks import (CHILD_ENV, ROOT, STATES_RUN, MatrixError, Stack, stack_row, output_tail, child_environ, default_envs,
+from ..run import executors
+from ..run.executors import RAY_EXCLUDES  # noqa: F401 - what a cluster is not sent of the checkout; re-exported
+from .stacks import (CHILD_ENV, ROOT, STATES_RUN, Stack, stack_row, output_tail, child_environ, default_envs,
                      prepare)
 
 CELL_TIMEOUT = 3600.0  # one `yolo26kit run` of one notebook, on top of its own per-notebook timeout
@@ -167,145 +167,154 @@ def run_cell(cell: Cell, row: dict[str, Any], out: Path, kit_root: str | Path = 
 # ---------------------------------------------------------------- executors
 
 
-def _plan_cells(rows: list[dict[str, Any]], investigations: list[str], device: str, profile: str,
-                params: dict[str, list[str]]) -> list[Cell]:
+def plan_cells(rows: list[dict[str, Any]], investigations: list[str], device: str, profile: str,
+               params: dict[str, list[str]]) -> list[Cell]:
+    """Every investigation of every stack that installed, with the `-p` overrides routed to it."""
     return [Cell(r["id"], inv, device, profile, params.get(inv, [])) for r in rows if r["state"] in STATES_RUN
             for inv in investigations]
 
 
-class LocalExecutor:
-    """Stacks and cells one after the other in this process's children."""
-
-    name = "local"
-
-    def __init__(self, log: Callable[[str], None] = print) -> None:
-        self.log = log
-
-    def prepare(self, stacks: list[Stack], envs: Path | None, kit_root: Path) -> list[dict[str, Any]]:
-        return [prepare(s, envs, kit_root, self.log) for s in stacks]
-
-    def run(self, cells: list[Cell], rows: dict[str, dict[str, Any]], matrix_dir: Path, kit_root: Path,
-            envs: Path | None, timeout: float) -> list[dict[str, Any]]:
-        return [run_cell(c, rows[c.stack], matrix_dir / "cells" / c.stack / c.investigation, kit_root, envs, timeout,
-                         self.log) for c in cells]
+def failed_cell(cell: Cell, why: str, kit_root: Path) -> dict[str, Any]:
+    """The record of a cell that did not run to its end: `error` for every claim of its ledger."""
+    return {**asdict(cell), "state": "failed", "error": why, "seconds": 0.0, "run": None,
+            "verdicts": {c: "error" for c in ledger_claims(kit_root, cell.investigation)}}
 
 
-def _pack(folder: Path) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        tar.add(folder, arcname=".")
-    return buffer.getvalue()
+def failure_reason(exc: Exception, retries: int) -> str:
+    """Why a cell's task failed: its worker died every time it ran, or its own code raised."""
+    died = "WorkerCrashed" in type(exc).__name__ or "died" in str(exc).lower()
+    return (f"its Ray worker died {retries + 1} times" if died
+            else f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
 
 
-def _unpack(data: bytes, folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        tar.extractall(folder, filter="data")
-
-
-def _ray_prepare(stack: dict[str, Any], envs: str | None, kit_root: str | None) -> dict[str, Any]:
-    """Ray task: a stack's environment on the node that runs it."""
+def _prepare_task(stack: dict[str, Any], envs: str | None, kit_root: str | None) -> dict[str, Any]:
+    """Task: a stack's environment on the machine that runs it."""
     return prepare(Stack(**stack), envs, Path(kit_root) if kit_root else Path.cwd())
 
 
-def _ray_cell(cell: dict[str, Any], row: dict[str, Any], envs: str | None, kit_root: str | None,
-              timeout: float) -> dict[str, Any]:
-    """Ray task: run the cell in its stack's environment, pack its folder.
+def _cell_task(cell: dict[str, Any], row: dict[str, Any], envs: str | None, kit_root: str | None,
+               timeout: float, out: str | None = None) -> dict[str, Any]:
+    """Task: run the cell in its stack's environment, into `out` when given, else into a folder of its own that it
+    sends back packed.
 
-    The driver's stack row is used when its Python exists here (a local Ray, or a node that shares the path);
-    otherwise this node creates (or reuses) the stack's environment first.
+    The driver's stack row is used when its Python exists here (this machine, a local Ray, or a node that shares
+    the path); otherwise this node creates (or reuses) the stack's environment first.
     """
     kit = Path(kit_root) if kit_root else Path.cwd()  # a cluster gets the checkout as the task's working_dir
     if not (row.get("python") and Path(row["python"]).exists() and row["state"] in STATES_RUN):
         row = prepare(Stack(**row["_stack"]), envs, kit)
     cell_ = Cell(**cell)
     if row["state"] not in STATES_RUN:
-        return {**asdict(cell_), "state": "failed", "error": f"stack on this node: {row['state']}: {row['reason']}",
-                "seconds": 0.0, "verdicts": {c: "error" for c in ledger_claims(kit, cell_.investigation)},
-                "run": None, "archive": None, "node": socket.gethostname()}
-    with tempfile.TemporaryDirectory(prefix="yolo26kit-cell-") as tmp:
-        record = run_cell(cell_, row, Path(tmp), kit, envs, timeout)
-        record["archive"] = _pack(Path(tmp))
+        return {**failed_cell(cell_, f"stack on this node: {row['state']}: {row['reason']}", kit), "archive": None,
+                "node": socket.gethostname()}
+    if out:
+        record = run_cell(cell_, row, Path(out), kit, envs, timeout)
+    else:
+        with tempfile.TemporaryDirectory(prefix="yolo26kit-cell-") as tmp:
+            record = run_cell(cell_, row, Path(tmp), kit, envs, timeout)
+            record["archive"] = executors.pack(Path(tmp))
     record["node"] = socket.gethostname()
     return record
 
 
-class RayExecutor:
-    """A Ray task per stack install and per cell: a local Ray started here, or the cluster at RAY_ADDRESS.
+class _CellsOnExecutor:
+    """The matrix's work on one of the run's executors: stacks prepared, then cells run, each as a task of `map`."""
 
-    CPU cells ask for `cell_cpus` CPUs (default: every CPU of a local Ray, so cells run one at a time as the
-    local executor runs them; 1 on a cluster); CUDA cells for one GPU. A worker that dies is replaced and its
-    task re-run once (max_retries=1); a second death makes the cell `failed`.
-    """
+    log: Callable[[str], None]
+    map: Callable[..., Iterator[Any]]  # the executor's (run/executors.py)
+    retries = 0
 
-    name = "ray"
-    max_retries = 1
+    def _kit_for_tasks(self, kit_root: Path) -> str | None:
+        """The checkout a task runs from: this one, except on a cluster (its working_dir)."""
+        return str(kit_root)
 
-    def __init__(self, log: Callable[[str], None] = print, address: str | None = None,
-                 cell_cpus: float | None = None) -> None:
-        self.log = log
-        self.address = address if address is not None else os.environ.get("RAY_ADDRESS", "")
-        self.cell_cpus = cell_cpus
-        self._started = False
+    def _cell_options(self, cells: list[Cell]) -> list[dict[str, Any]]:
+        return [{} for _ in cells]
 
-    def _init(self, kit_root: Path) -> Any:
-        """Ray, started or joined as the run's executor does (run.executors.start_ray)."""
-        from ..run import executors
-
-        try:
-            ray = executors.start_ray(self.log, self.address, kit_root, env_vars=dict(CHILD_ENV))
-        except executors.ExecutorError as exc:
-            raise MatrixError(str(exc)) from None
-        self._remote_kit = None if self.address else str(kit_root)
-        self._started = True
-        return ray
-
-    def close(self) -> None:
-        if self._started:
-            import ray
-
-            ray.shutdown()
-            self._started = False
+    def _cell_folder(self, folder: Path) -> str | None:
+        """Where a cell's task writes its run: the matrix folder itself (local), else None (sent back packed)."""
+        return str(folder)
 
     def prepare(self, stacks: list[Stack], envs: Path | None, kit_root: Path) -> list[dict[str, Any]]:
-        ray = self._init(kit_root)
-        task = ray.remote(num_cpus=1, max_retries=self.max_retries)(_ray_prepare)
-        refs = [task.remote(asdict(s), str(envs) if envs else None, self._remote_kit) for s in stacks]
+        """Each stack's environment (created or reused), as matrix rows."""
+        calls = [(asdict(s), str(envs) if envs else None, self._kit_for_tasks(kit_root)) for s in stacks]
         rows = []
-        for stack, ref in zip(stacks, refs):
-            try:
-                rows.append(ray.get(ref))
-            except Exception as exc:  # noqa: BLE001 - the stack is a row with the reason
-                rows.append({**stack_row(stack), "state": "install_failed", "reason": f"ray: {type(exc).__name__}: {exc}"})
-            self.log(f"[{stack.id}] {rows[-1]['state']}" + (f": {rows[-1]['reason']}" if rows[-1]["reason"] else ""))
+        for stack, row in zip(stacks, self.map(_prepare_task, calls, {"num_cpus": 1}, self.retries)):
+            if isinstance(row, Exception):  # the stack is a row with the reason
+                row = {**stack_row(stack), "state": "install_failed", "reason": f"{type(row).__name__}: {row}"}
+            self.log(f"[{stack.id}] {row['state']}" + (f": {row['reason']}" if row["reason"] else ""))
+            rows.append(row)
         return rows
+
+    def _row_for_tasks(self, row: dict[str, Any]) -> dict[str, Any]:
+        return row
 
     def run(self, cells: list[Cell], rows: dict[str, dict[str, Any]], matrix_dir: Path, kit_root: Path,
             envs: Path | None, timeout: float) -> list[dict[str, Any]]:
-        ray = self._init(kit_root)
-        task = ray.remote(max_retries=self.max_retries)(_ray_cell)
-        local_cpus = int(ray.cluster_resources().get("CPU", 1)) if not self.address else 1
-        refs = []
-        for cell in cells:
-            gpu = cell.device == "cuda"
-            cpus = self.cell_cpus if self.cell_cpus is not None else (1 if gpu else local_cpus)
-            row = rows[cell.stack] if not self.address else {**rows[cell.stack], "python": ""}
-            refs.append(task.options(num_cpus=cpus, num_gpus=1 if gpu else 0).remote(
-                asdict(cell), row, str(envs) if envs else None, self._remote_kit, timeout))
+        """Every cell's record, each cell's run folder in matrix_dir/cells/<stack>/<investigation>."""
+        folders = [matrix_dir / "cells" / c.stack / c.investigation for c in cells]
+        calls = [(asdict(c), self._row_for_tasks(rows[c.stack]), str(envs) if envs else None,
+                  self._kit_for_tasks(kit_root), timeout, self._cell_folder(f)) for c, f in zip(cells, folders)]
         records = []
-        for cell, ref in zip(cells, refs):
-            try:
-                record = ray.get(ref)
-            except Exception as exc:  # noqa: BLE001 - worker died twice, or the task's own code broke
-                died = "WorkerCrashed" in type(exc).__name__ or "died" in str(exc).lower()
-                why = (f"its Ray worker died {self.max_retries + 1} times" if died
-                       else f"ray: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-                record = {**asdict(cell), "state": "failed", "error": why, "seconds": 0.0, "run": None,
-                          "verdicts": {c: "error" for c in ledger_claims(kit_root, cell.investigation)}}
+        done = self.map(_cell_task, calls, self._cell_options(cells), self.retries)
+        for cell, folder, record in zip(cells, folders, done):
+            if isinstance(record, Exception):
+                record = failed_cell(cell, failure_reason(record, self.retries), kit_root)
             archive = record.pop("archive", None)
             if archive:
-                _unpack(archive, matrix_dir / "cells" / cell.stack / cell.investigation)
+                executors.unpack(archive, folder)
             self.log(f"[{cell.key}] {record['state']} in {record['seconds']:.0f} s"
                      + (f": {record['error']}" if record["error"] else ""))
             records.append(record)
         return records
+
+
+class LocalExecutor(_CellsOnExecutor, executors.LocalExecutor):
+    """Stacks and cells one after the other, in this process's children (the run's local executor, one job)."""
+
+    def __init__(self, log: Callable[[str], None] = print) -> None:
+        executors.LocalExecutor.__init__(self, jobs=1)
+        self.log = log
+
+
+class RayExecutor(_CellsOnExecutor, executors.RayExecutor):
+    """A Ray task per stack install and per cell (the run's Ray executor): a local Ray started here, or the cluster
+    at RAY_ADDRESS.
+
+    CPU cells ask for `cell_cpus` CPUs (default: every CPU of a local Ray, so cells run one at a time as the
+    local executor runs them; 1 on a cluster); CUDA cells for one GPU. A worker that dies is replaced and its
+    task re-run once (retries=1); a second death makes the cell `failed`.
+    """
+
+    retries = 1
+
+    def __init__(self, log: Callable[[str], None] = print, address: str | None = None,
+                 cell_cpus: float | None = None) -> None:
+        executors.RayExecutor.__init__(self, log, address=address, env_vars=dict(CHILD_ENV))
+        self.cell_cpus = cell_cpus
+
+    def _kit_for_tasks(self, kit_root: Path) -> str | None:
+        self.kit_root = self.kit_root or kit_root  # what a cluster is sent when Ray starts
+        return None if self.address else str(kit_root)
+
+    def _row_for_tasks(self, row: dict[str, Any]) -> dict[str, Any]:
+        return {**row, "python": ""} if self.address else row  # a cluster node makes its own environment
+
+    def _cell_folder(self, folder: Path) -> str | None:
+        return None  # a worker may be another node: its run folder comes back packed
+
+    def _cell_options(self, cells: list[Cell]) -> list[dict[str, Any]]:
+        local_cpus = self.cpus() if not self.address else 1
+        options = []
+        for cell in cells:
+            gpu = cell.device == "cuda"
+            cpus = self.cell_cpus if self.cell_cpus is not None else (1 if gpu else local_cpus)
+            options.append({"num_cpus": cpus, "num_gpus": 1 if gpu else 0})
+        return options
+
+    def close(self) -> None:
+        """Disconnect from Ray (a local Ray stops)."""
+        with self._lock:
+            if self._ray is not None:
+                self._ray.shutdown()
+            self._ray = None
