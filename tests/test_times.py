@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -81,3 +82,19 @@ def test_every_account_has_a_column_head():
     from yolo26kit.run import timeline
 
     assert list(accounts.ACCOUNT_HEADS) == list(timeline.ACCOUNTS)
+
+
+def test_a_times_block_is_made_again_from_the_runs_it_names(tmp_path):
+    _run(tmp_path / "a", 100.4, 61.2)
+    text = "before\n<!-- times a -->\n| typed | in |\n<!-- /times -->\nafter\n"
+    again = accounts.render_blocks(text, tmp_path)
+    assert "typed" not in again and "| `alpha` | 61 s; 3/1, 2/0 |" in again
+    assert again.startswith("before\n<!-- times a -->\n") and again.endswith("<!-- /times -->\nafter\n")
+    assert accounts.render_blocks(again, tmp_path) == again
+
+
+def test_the_readme_time_tables_are_those_its_runs_give():
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    text = readme.read_text()
+    assert accounts.BLOCK.search(text), "the README has no times block"
+    assert accounts.render_blocks(text, readme.parent) == text, "run: python -m yolo26kit.run.accounts README.md"

@@ -1,8 +1,11 @@
-"""`yolo26kit times RUN...`: the README's run-time table, read from the runs' run.json files (never typed in)."""
+"""`yolo26kit times RUN...`: the README's run-time table, read from the runs' run.json files (never typed in);
+`python -m yolo26kit.run.accounts README.md` writes it into the README's times blocks."""
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +101,27 @@ def split_table(run_dir: Path, meta: dict[str, Any]) -> str:
                  f"{entry.get('seconds', 0):.0f}", *(f"{acc[k]:.0f}" if k in acc else "" for k in columns)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+# A generated block of a markdown file: `<!-- times RUN_DIR... -->`, the tables of those runs, `<!-- /times -->`.
+BLOCK = re.compile(r"(<!-- times ((?:[^\s>]+ ?)+) -->\n)(.*?)(<!-- /times -->)", re.S)
+
+
+def render_blocks(text: str, root: Path) -> str:
+    """`text` with every times block's tables made again from the runs it names (paths relative to `root`)."""
+    def again(match: re.Match[str]) -> str:
+        runs = [root / d for d in match.group(2).split()]
+        return f"{match.group(1)}\n{table(runs)}\n\n{match.group(4)}"
+    return BLOCK.sub(again, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m yolo26kit.run.accounts FILE.md...`: rewrite each file's times blocks from their runs' run.json."""
+    for name in argv if argv is not None else sys.argv[1:]:
+        path = Path(name)
+        path.write_text(render_blocks(path.read_text(), path.resolve().parent))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
