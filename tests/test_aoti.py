@@ -105,16 +105,17 @@ def test_load_crash_verdict_names_the_stack_it_rests_on():
     from pathlib import Path
 
     from yolo26kit import findings
-    from yolo26kit.investigations import aoti_load
     from yolo26kit.verdicts import settle
+
+    aoti_judge = importlib.import_module("yolo26kit.investigations.aoti_load.judge")
 
     path = Path(__file__).parent / "judge_cases" / "aoti_load.py"
     spec = importlib.util.spec_from_file_location("judge_cases_aoti_load", path)
     cases = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cases)
-    judged = aoti_load.judge_load_crash_cause(cases._rows("ok", torch="2.14.1+cu130"))
+    judged = aoti_judge.judge_load_crash_cause(cases._rows("ok", torch="2.14.1+cu130"))
     assert judged.verdict == "not_reproduced" and judged.run == {"device": "cpu", "torch": "2.14.1"}
-    final, record = settle(judged, findings.ledger_entry(aoti_load.CLAIM)["conditions"])
+    final, record = settle(judged, findings.ledger_entry(aoti_judge.CLAIM)["conditions"])
     assert final.verdict == "inconclusive" and record["differ"] == ["torch"]
     assert "torch is 2.14.1" in final.evidence
 

@@ -3,6 +3,7 @@ rules, notebook."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 
@@ -12,44 +13,47 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yolo26kit import findings
+from yolo26kit import env, findings
+from yolo26kit.bench import isolate
 from yolo26kit.investigations import cdmaskformer_mask as mf
+
+mf_judge = importlib.import_module("yolo26kit.investigations.cdmaskformer_mask.judge")  # the module; the package's judge is the function
 
 
 # --- shapes and labels -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["32x5x1024", "32×5×1024", "32*5*1024", "32, 5, 1024", " 32 x 5 x 1024 ", (32, 5, 1024)])
 def test_parse_shape_accepts_spellings(text):
-    assert mf.parse_shape(text) == (32, 5, 1024)
+    assert mf.model.parse_shape(text) == (32, 5, 1024)
 
 
 @pytest.mark.parametrize("text", ["32x5", "32x5x1024x2", "axbxc", "-1x5x4", ""])
 def test_parse_shape_rejects(text):
     with pytest.raises(ValueError):
-        mf.parse_shape(text)
+        mf.model.parse_shape(text)
 
 
 @given(st.tuples(st.integers(0, 10_000), st.integers(0, 10_000), st.integers(0, 10_000)))
 def test_shape_label_round_trip(shape):
-    assert mf.parse_shape(mf.shape_label(shape)) == shape
+    assert mf.model.parse_shape(mf.model.shape_label(shape)) == shape
 
 
 def test_checks():
-    assert mf.check_shapes(["32x5x49", "1x1x1"]) is None
-    assert "three" in mf.check_shapes(["32x5"])
-    assert mf.check_percent([0, 25, 100]) is None
-    assert mf.check_percent(50) is None
-    assert mf.check_percent([101]) and mf.check_percent(True) and mf.check_percent([2.5])
-    assert mf.heads_for(32, 8) == 8 and mf.heads_for(30, 8) == 1 and mf.heads_for(5, 0) == 1
+    assert mf.model.check_shapes(["32x5x49", "1x1x1"]) is None
+    assert "three" in mf.model.check_shapes(["32x5"])
+    assert mf.model.check_percent([0, 25, 100]) is None
+    assert mf.model.check_percent(50) is None
+    assert mf.model.check_percent([101]) and mf.model.check_percent(True) and mf.model.check_percent([2.5])
+    assert mf.model.heads_for(32, 8) == 8 and mf.model.heads_for(30, 8) == 1 and mf.model.heads_for(5, 0) == 1
 
 
 # --- the generator ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("pct", [0, 25, 50, 100])
 def test_make_mask_full_rows_and_heads(pct):
-    m = mf.make_mask("32x5x49", pct, seed=3, heads=8)
+    m = mf.model.make_mask("32x5x49", pct, seed=3, heads=8)
     assert m.shape == (32, 5, 49) and m.dtype == torch.bool
-    assert mf.full_rows(m) == mf.full_pairs(4 * 5, pct) * 8
+    assert mf.model.full_rows(m) == mf.model.full_pairs(4 * 5, pct) * 8
     per_head = m.view(4, 8, 5, 49)
     assert torch.equal(per_head, per_head[:, :1].expand_as(per_head))  # each image's rows repeat over its heads
     not_full = ~m.all(-1)
@@ -57,20 +61,20 @@ def test_make_mask_full_rows_and_heads(pct):
 
 
 def test_make_mask_is_seeded():
-    assert torch.equal(mf.make_mask("8x3x7", 50, seed=1, heads=2), mf.make_mask("8x3x7", 50, seed=1, heads=2))
-    assert not torch.equal(mf.make_mask("8x30x70", 50, seed=1, heads=2), mf.make_mask("8x30x70", 50, seed=2, heads=2))
+    assert torch.equal(mf.model.make_mask("8x3x7", 50, seed=1, heads=2), mf.model.make_mask("8x3x7", 50, seed=1, heads=2))
+    assert not torch.equal(mf.model.make_mask("8x30x70", 50, seed=1, heads=2), mf.model.make_mask("8x30x70", 50, seed=2, heads=2))
 
 
 def test_decoder_attn_mask_matches_mask2former_shape():
     logits = torch.randn(4, 5, 7, 7)
-    m = mf.decoder_attn_mask(logits, heads=8)
+    m = mf.model.decoder_attn_mask(logits, heads=8)
     assert m.shape == (32, 5, 49)
     assert torch.equal(m[0], logits[0].flatten(1) < 0)
 
 
 def test_seed_setting_all_rows_full():
-    m = mf.make_mask((32, 5, 49), 100, heads=8)
-    assert mf.full_rows(m) == 160 == m.shape[0] * m.shape[1]
+    m = mf.model.make_mask((32, 5, 49), 100, heads=8)
+    assert mf.model.full_rows(m) == 160 == m.shape[0] * m.shape[1]
 
 
 # --- equivalence -----------------------------------------------------------------------------------
@@ -90,8 +94,8 @@ def masks(draw):
 @settings(max_examples=300, deadline=None)
 @given(masks())
 def test_every_implementation_equals_reference(m):
-    ref = mf.reference(m)
-    for name, impl in mf.IMPLEMENTATIONS.items():
+    ref = mf.model.reference(m)
+    for name, impl in mf.model.IMPLEMENTATIONS.items():
         got = impl.fn(m.clone())
         assert got.dtype == torch.bool and got.shape == m.shape, name
         assert torch.equal(got, ref), name
@@ -100,32 +104,32 @@ def test_every_implementation_equals_reference(m):
 @settings(max_examples=50, deadline=None)
 @given(st.integers(1, 4), st.integers(0, 6), st.integers(0, 40), st.sampled_from([0, 25, 50, 100]), st.integers(0, 99))
 def test_generated_masks_equal_reference(batch, queries, hw, pct, seed):
-    m = mf.make_mask((batch * 2, queries, hw), pct, seed, heads=2)
-    assert all(v is True for v in mf.compare_all(m, list(mf.IMPLEMENTATIONS)).values())
+    m = mf.model.make_mask((batch * 2, queries, hw), pct, seed, heads=2)
+    assert all(v is True for v in mf.measure.compare_all(m, list(mf.model.IMPLEMENTATIONS)).values())
 
 
 def test_reference_is_independent_of_torch():
     m = torch.tensor([[[True, True], [True, False]]])
-    assert mf.reference(m).tolist() == [[[False, False], [True, False]]]
+    assert mf.model.reference(m).tolist() == [[[False, False], [True, False]]]
 
 
 def test_inplace_flags_match_behaviour():
-    m = mf.make_mask("8x3x7", 50, heads=1)
-    for impl in mf.IMPLEMENTATIONS.values():
+    m = mf.model.make_mask("8x3x7", 50, heads=1)
+    for impl in mf.model.IMPLEMENTATIONS.values():
         x = m.clone()
         impl.fn(x)
-        assert torch.equal(x, mf.reference(m)) == impl.inplace, impl.name
+        assert torch.equal(x, mf.model.reference(m)) == impl.inplace, impl.name
 
 
 def test_edge_cases_cover_the_brief():
-    labels = " ".join(c.label for c in mf.edge_cases())
+    labels = " ".join(c.label for c in mf.measure.edge_cases())
     for word in ("no full rows", "all rows full", "49", "single query", "empty batch"):
         assert word in labels
 
 
 def test_deterministic_context_restores():
     before = torch.are_deterministic_algorithms_enabled()
-    with mf.deterministic(not before):
+    with mf.model.deterministic(not before):
         assert torch.are_deterministic_algorithms_enabled() != before
     assert torch.are_deterministic_algorithms_enabled() == before
 
@@ -133,8 +137,8 @@ def test_deterministic_context_restores():
 # --- bytes and verdict rules -----------------------------------------------------------------------
 
 def test_model_bytes():
-    assert mf.model_bytes((32, 5, 49), 40, inplace=True) == 32 * 5 * 49 + 40 * 49
-    assert mf.model_bytes((32, 5, 49), 40, inplace=False) == 2 * 32 * 5 * 49
+    assert mf.measure.model_bytes((32, 5, 49), 40, inplace=True) == 32 * 5 * 49 + 40 * 49
+    assert mf.measure.model_bytes((32, 5, 49), 40, inplace=False) == 2 * 32 * 5 * 49
 
 
 def test_speed_bands_come_from_the_ledger():
@@ -148,7 +152,7 @@ def test_speed_bands_come_from_the_ledger():
 
 def _bench(device: str, orig: float, fix: float, shape: str = "32x5x1024", rounds: int = 3) -> pd.DataFrame:
     return pd.DataFrame([
-        {"device": device, "shape": shape, "implementation": mf.ORIGINAL, "deterministic": False, "net_ms": orig,
+        {"device": device, "shape": shape, "implementation": mf.model.ORIGINAL, "deterministic": False, "net_ms": orig,
          "first_ms": orig, "restore_ms": 0.01, "speedup": 1.0, "round_net_ms": [orig] * rounds},
         {"device": device, "shape": shape, "implementation": "masked_fill", "deterministic": False, "net_ms": fix,
          "first_ms": fix, "restore_ms": 0.01, "speedup": orig / fix, "round_net_ms": [fix] * rounds},
@@ -164,35 +168,35 @@ def _res(bench: pd.DataFrame | None = None, trig: pd.DataFrame | None = None, me
 
 
 def test_judge_speed_cpu_only_needs_cuda():
-    j = mf.judge_speedup_small(_res(_bench("cpu", 1.0, 0.5)))
+    j = mf.judge_cost.judge_speedup_small(_res(_bench("cpu", 1.0, 0.5)))
     assert j.verdict == "needs_cuda" and j.run["device"] == "cpu"
     assert j.evidence.startswith("cpu 32x5x1024: where_index_put/masked_fill = 2.00× (masked_fill faster")
 
 
 def test_judge_speed_cuda_decides_against_the_band():
     res = _res(pd.concat([_bench("cuda", 2.0, 0.1), _bench("cuda", 0.15, 0.1, "32x100x4096")]))
-    small = mf.judge_speedup_small(res)
+    small = mf.judge_cost.judge_speedup_small(res)
     assert small.verdict == "confirmed" and small.run == {"device": "cuda", "shape": "32x5x1024"}
     # 1.5× against a claimed 3.5× (band 1.75–7×): every round outside the band is refuted, not partly
-    assert mf.judge_speedup_medium(res).verdict == "refuted"
+    assert mf.judge_cost.judge_speedup_medium(res).verdict == "refuted"
     # the committed H100 figure, ~2.2× against a claimed 20×: refuted
-    assert mf.judge_speedup_small(_res(_bench("cuda", 0.1139, 0.0528))).verdict == "refuted"
+    assert mf.judge_cost.judge_speedup_small(_res(_bench("cuda", 0.1139, 0.0528))).verdict == "refuted"
 
 
 def test_judge_speed_rounds_on_both_sides_of_a_band_edge_are_inconclusive():
     bench = _bench("cuda", 0.35, 0.1, "32x100x4096")
     bench["round_net_ms"] = [[0.35] * 4, [0.1, 0.1, 0.25, 0.25]]  # ×3.5, ×3.5, ×1.4, ×1.4: half below 1.75
-    j = mf.judge_speedup_medium(_res(bench))
+    j = mf.judge_cost.judge_speedup_medium(_res(bench))
     assert j.verdict == "inconclusive" and "both sides" in j.evidence and "1.40" in j.evidence
     bench["round_net_ms"] = [[0.35] * 3, [0.1, 0.1, 0.25]]  # one outlier among three cannot block the verdict
-    assert mf.judge_speedup_medium(_res(bench)).verdict == "confirmed"
+    assert mf.judge_cost.judge_speedup_medium(_res(bench)).verdict == "confirmed"
 
 
 def test_judge_speed_a_round_that_could_not_be_timed_says_so():
     bench = _bench("cuda", 0.35, 0.1, "32x100x4096")
     bench["round_net_ms"] = [[0.35, 0.35, 0.35], [0.1, -0.002, 0.1]]
     bench.loc[1, "net_ms"] = float("nan")
-    j = mf.judge_speedup_medium(_res(bench))
+    j = mf.judge_cost.judge_speedup_medium(_res(bench))
     assert j.verdict == "inconclusive" and "could not time" in j.evidence and "nan" not in j.evidence.lower()
 
 
@@ -202,10 +206,10 @@ def test_benchmark_times_the_copy_in_the_same_rounds():
     assert len(bench) == 2 and all(len(r) == 3 for r in bench["round_net_ms"])
     assert set(bench["implementation"]) == {"where_index_put", "masked_fill"}  # the copy is not a row of its own
     fix = bench.set_index("implementation").loc["masked_fill"]
-    ratios = mf.round_ratios(bench.set_index("implementation").loc[mf.ORIGINAL, "round_net_ms"], fix["round_net_ms"])
+    ratios = mf.measure.round_ratios(bench.set_index("implementation").loc[mf.model.ORIGINAL, "round_net_ms"], fix["round_net_ms"])
     if fix["timed"]:
         assert fix["speedup_min"] == min(ratios) and fix["speedup_max"] == max(ratios)
-    assert mf.round_ratios([1.0, -0.1], [0.5, 0.5]) == [2.0]  # a round whose net time is not positive is left out
+    assert mf.measure.round_ratios([1.0, -0.1], [0.5, 0.5]) == [2.0]  # a round whose net time is not positive is left out
 
 
 def test_measure_rounds_times_every_callable_each_round():
@@ -219,23 +223,23 @@ def test_measure_rounds_times_every_callable_each_round():
 
 
 def test_judge_speed_missing_shape_is_inconclusive_on_cuda():
-    j = mf.judge_speedup_medium(_res(_bench("cuda", 2.0, 0.1)))
+    j = mf.judge_cost.judge_speedup_medium(_res(_bench("cuda", 2.0, 0.1)))
     assert j.verdict == "inconclusive" and "not in this run's benchmark" in j.evidence
 
 
 def test_sections_take_the_run_devices_as_given():
-    assert mf.devices("cpu") == ["cpu"] and mf.devices(["cpu", "cpu"]) == ["cpu"]
-    assert "cuda" not in mf.devices(["cpu", "cuda"]) or torch.cuda.is_available()
-    assert mf.devices(["cpu", "cuda"], include_absent_cuda=True) == ["cpu", "cuda"]
+    assert mf.measure.devices("cpu") == ["cpu"] and mf.measure.devices(["cpu", "cpu"]) == ["cpu"]
+    assert "cuda" not in mf.measure.devices(["cpu", "cuda"]) or torch.cuda.is_available()
+    assert mf.measure.devices(["cpu", "cuda"], include_absent_cuda=True) == ["cpu", "cuda"]
 
 
 # --- the INTERNAL ASSERT arithmetic ------------------------------------------------------------------
 
 def test_seed_numbers_from_shapes():
-    assert mf.parse_assert(mf.SEED_ASSERT_MESSAGE) == (7840, 160)
-    assert mf.assert_numbers((32, 5, 49), 2, (160,), (), "expand_to_index") == (7840, 160)
-    assert mf.assert_numbers((32, 5, 49), 2, (160,), (), "expand_index_and_slice") == (7840, 7840)
-    assert mf.fires(7840, 160) and not mf.fires(7840, 7840) and not mf.fires(0, 1)
+    assert mf.kernel.parse_assert(mf.kernel.SEED_ASSERT_MESSAGE) == (7840, 160)
+    assert mf.kernel.assert_numbers((32, 5, 49), 2, (160,), (), "expand_to_index") == (7840, 160)
+    assert mf.kernel.assert_numbers((32, 5, 49), 2, (160,), (), "expand_index_and_slice") == (7840, 7840)
+    assert mf.kernel.fires(7840, 160) and not mf.kernel.fires(7840, 7840) and not mf.kernel.fires(0, 1)
 
 
 def test_explain_seed_assert():
@@ -255,12 +259,12 @@ def test_model_reproduces_every_reported_pair():
 
 def test_row_value_still_mismatches_after_105833():
     # a row-vector value over n rows: the post-#105833 rule appends the slice to [H·W] → H·W² (the #79987 family)
-    lhs, rhs = mf.assert_numbers((32, 5, 49), 2, (40,), (49,), "expand_index_and_slice")
-    assert (lhs, rhs) == (1960, 2401) and mf.fires(lhs, rhs)
+    lhs, rhs = mf.kernel.assert_numbers((32, 5, 49), 2, (40,), (49,), "expand_index_and_slice")
+    assert (lhs, rhs) == (1960, 2401) and mf.kernel.fires(lhs, rhs)
 
 
 def test_issue_data_is_well_formed():
-    data = json.loads(mf.ISSUES_FILE.read_text())
+    data = json.loads(mf.kernel.ISSUES_FILE.read_text())
     keys = {"repo", "number", "kind", "date", "state", "title", "url", "versions", "says"}
     numbers = [(e["repo"], e["number"]) for e in data["entries"]]
     assert len(numbers) == len(set(numbers))
@@ -279,26 +283,26 @@ def test_versions_summary_cites_fixes():
 # --- attempts --------------------------------------------------------------------------------------
 
 def test_attempts_and_batches():
-    items = mf.attempts(["32x5x49"], [100, 0], 8, 0, ["cpu", "cuda"])
-    assert len(items) == 2 * 2 * len(mf.FORMULATIONS) * 2  # shares × det × formulations × devices
-    groups = mf.batches(items, cuda_children=2)
+    items = mf.measure_assert.attempts(["32x5x49"], [100, 0], 8, 0, ["cpu", "cuda"])
+    assert len(items) == 2 * 2 * len(mf.model.FORMULATIONS) * 2  # shares × det × formulations × devices
+    groups = mf.measure_assert.batches(items, cuda_children=2)
     cuda = [g for g in groups if g[0].device == "cuda"]
     cpu = [g for g in groups if g[0].device == "cpu"]
     assert len(cuda) == 2 and len(cpu) == 1 and all(a.device == "cuda" for g in cuda for a in g)
     assert sorted(id(a) for g in groups for a in g) == sorted(id(a) for a in items)  # each attempt once
     a = next(i for i in items if i.device == "cuda" and i.formulation == "where_index_put" and i.deterministic)
     assert a.sort_path
-    assert not mf.Attempt("where_index_put", (32, 5, 49), 100, 8, False, "cuda").sort_path
-    assert mf.Attempt("index_put_accumulate", (32, 5, 49), 100, 8, False, "cuda").sort_path
-    assert not mf.Attempt("masked_fill", (32, 5, 49), 100, 8, True, "cuda").sort_path
-    assert not mf.Attempt("where_index_put", (32, 5, 49), 100, 8, True, "cpu").sort_path
+    assert not mf.measure_assert.Attempt("where_index_put", (32, 5, 49), 100, 8, False, "cuda").sort_path
+    assert mf.measure_assert.Attempt("index_put_accumulate", (32, 5, 49), 100, 8, False, "cuda").sort_path
+    assert not mf.measure_assert.Attempt("masked_fill", (32, 5, 49), 100, 8, True, "cuda").sort_path
+    assert not mf.measure_assert.Attempt("where_index_put", (32, 5, 49), 100, 8, True, "cpu").sort_path
 
 
 def test_predictions_for_the_seed_case():
-    a = mf.Attempt("where_index_put", (32, 5, 49), 100, 8, True, "cuda")
-    p = mf.predictions(a, 160)
+    a = mf.measure_assert.Attempt("where_index_put", (32, 5, 49), 100, 8, True, "cuda")
+    p = mf.measure_assert.predictions(a, 160)
     assert p["predicted expand_to_index"] == "7840 vs 160" and p["predicted expand_index_and_slice"] == ""
-    assert mf.predictions(mf.Attempt("masked_fill", (32, 5, 49), 100, 8, True, "cuda"), 160)["predicted expand_to_index"] == ""
+    assert mf.measure_assert.predictions(mf.measure_assert.Attempt("masked_fill", (32, 5, 49), 100, 8, True, "cuda"), 160)["predicted expand_to_index"] == ""
 
 
 @pytest.mark.parametrize("formulation,outcome", [
@@ -308,7 +312,7 @@ def test_predictions_for_the_seed_case():
 def test_attempt_step_on_cpu(formulation, outcome):
     before = torch.are_deterministic_algorithms_enabled()
     try:
-        got = mf.attempt_step(mf.Attempt(formulation, (32, 5, 49), 100, 8, True, "cpu"))
+        got = mf.measure_assert.attempt_step(mf.measure_assert.Attempt(formulation, (32, 5, 49), 100, 8, True, "cpu"))
     finally:
         torch.use_deterministic_algorithms(before)
     assert got["outcome"] == outcome, got
@@ -333,12 +337,12 @@ def test_judge_triggers_cpu_only():
                             "sort path": False, "outcome": "ok"},
                            {"device": "cuda", "formulation": "where_index_put", "deterministic": True,
                             "sort path": True, "outcome": "skipped", "status": "skipped"}]))
-    for judge in (mf.judge_assert_trigger, mf.judge_updates_fix):
+    for judge in (mf_judge.judge_assert_trigger, mf_judge.judge_updates_fix):
         assert judge(res).verdict == "needs_cuda"
-    j = mf.judge_not_reproducible(res)  # derived: the kernel arithmetic and upstream's synthetic snippets
+    j = mf_judge.judge_not_reproducible(res)  # derived: the kernel arithmetic and upstream's synthetic snippets
     assert j.verdict == "refuted" and j.basis == "derived" and "#96724" in j.evidence and "#105819" in j.evidence
     assert _settled("mask.not_reproducible_synthetic", j) == "refuted"
-    j = mf.judge_data_independent(res)  # derived from the seed's own numbers, on any device
+    j = mf_judge.judge_data_independent(res)  # derived from the seed's own numbers, on any device
     assert j.verdict == "refuted" and j.basis == "derived"
     assert _settled("mask.data_independent", j) == "refuted"  # the run's device and torch do not enter it
 
@@ -349,9 +353,9 @@ def test_judge_triggers_affected_torch():
          "outcome": "internal_assert", "lhs": 7840, "rhs": 160, "predicted expand_to_index": "7840 vs 160"},
         {"device": "cuda", "formulation": "where_index_put", "deterministic": False, "sort path": False, "outcome": "ok"},
     ]))
-    assert mf.judge_not_reproducible(res).verdict == "refuted"
-    assert mf.judge_assert_trigger(res).verdict == "confirmed"
-    j = mf.judge_updates_fix(res)
+    assert mf_judge.judge_not_reproducible(res).verdict == "refuted"
+    assert mf_judge.judge_assert_trigger(res).verdict == "confirmed"
+    j = mf_judge.judge_updates_fix(res)
     assert j.verdict == "refuted" and _settled("mask.updates_fix", j) == "inconclusive"  # 2.0.0 is not newer
 
 
@@ -363,10 +367,10 @@ def test_judge_triggers_fixed_torch():
          "predicted expand_to_index": "7840 vs 160"},
         {"device": "cuda", "formulation": "row_value", "deterministic": True, "sort path": True, "outcome": "ok"},
     ], torch_version="2.11.0+cu130"))
-    j = mf.judge_not_reproducible(res)  # measured here does not decide; the arithmetic and upstream do
+    j = mf_judge.judge_not_reproducible(res)  # measured here does not decide; the arithmetic and upstream do
     assert j.verdict == "refuted" and j.basis == "derived" and "not one of 1.11–2.0.1" in j.evidence
-    assert mf.judge_assert_trigger(res).verdict == "inconclusive"
-    j = mf.judge_updates_fix(res)
+    assert mf_judge.judge_assert_trigger(res).verdict == "inconclusive"
+    j = mf_judge.judge_updates_fix(res)
     assert j.verdict == "confirmed" and j.evidence.startswith("0 of 1 CUDA attempts") and j.basis == "both"
     assert _settled("mask.updates_fix", j) == "confirmed"
 
@@ -376,34 +380,34 @@ def test_judge_triggers_off_path_refutes():
         {"device": "cuda", "formulation": "where_index_put", "deterministic": False, "sort path": False,
          "outcome": "internal_assert", "lhs": 7840, "rhs": 160},
     ]))
-    assert mf.judge_assert_trigger(res).verdict == "refuted"
+    assert mf_judge.judge_assert_trigger(res).verdict == "refuted"
 
 
 def test_data_independent_measured_on_an_affected_torch():
     rows = [{"device": "cuda", "formulation": "where_index_put", "deterministic": True, "sort path": True,
              "full %": pct, "full rows": 160 if pct else 0, "outcome": "internal_assert" if pct else "ok"}
             for pct in (100, 0)]
-    j = mf.judge_data_independent(_res(trig=_trig(rows)))
+    j = mf_judge.judge_data_independent(_res(trig=_trig(rows)))
     assert j.verdict == "refuted" and j.basis == "measured" and j.run == {"device": "cuda", "torch": "2.0.0"}
 
 
 def test_derived_verdicts_can_disagree_with_the_seed():
     ok = _res()
-    assert mf.judge_ratio_spatial(ok).verdict == "confirmed"
+    assert mf_judge.judge_ratio_spatial(ok).verdict == "confirmed"
     for message in ("... value tensor: 7840 vs 8", "... value tensor: 7841 vs 160", "... value tensor: 7680 vs 160"):
         res = _res()
         res.seed_message = message  # not square (980), not whole rows, a 48-element slice
-        assert mf.judge_ratio_spatial(res).verdict == "refuted", message
+        assert mf_judge.judge_ratio_spatial(res).verdict == "refuted", message
     res = _res()
     res.seed_message = "... value tensor: 7840 vs 320"  # more indexed rows than the mask has: does not fit
-    assert mf.judge_data_independent(res).verdict == "inconclusive"
+    assert mf_judge.judge_data_independent(res).verdict == "inconclusive"
 
 
 # --- memory and ops --------------------------------------------------------------------------------
 
 def test_allocation_tracker_counts_new_storages_only():
     x = torch.zeros(1000, dtype=torch.bool)
-    with mf.AllocationTracker(x) as t:
+    with mf.measure.AllocationTracker(x) as t:
         x.fill_(True)  # in place: nothing new
         y = x.clone()  # 1000 B new, kept
         z = torch.ones(500, dtype=torch.int64)  # 4000 B new
@@ -428,7 +432,7 @@ def test_memory_profile_on_cpu():
 
 def _mem(device: str, orig: int, fix: int, kernels: dict | None = None, shape: str = "32x5x1024") -> pd.DataFrame:
     rows = []
-    for name, peak, ops in ((mf.ORIGINAL, orig, ["aten::nonzero", "aten::index_put_"]), ("masked_fill", fix, []),
+    for name, peak, ops in ((mf.model.ORIGINAL, orig, ["aten::nonzero", "aten::index_put_"]), ("masked_fill", fix, []),
                             ("bool_index_put", orig, ["aten::index_put_"]), ("masked_fill_inplace", orig // 2, [])):
         row = {"device": device, "shape": shape, "implementation": name, "peak new bytes": peak,
                "new bytes (total)": peak, "index ops": ops}
@@ -441,7 +445,7 @@ def _mem(device: str, orig: int, fix: int, kernels: dict | None = None, shape: s
 def test_judge_memory_lower_on_cpu_needs_cuda():
     # Before: `refuted` from ATen-level peaks on the CPU. The seed's memory is a CUDA training's, and the CPU has no
     # allocator peak comparable with CUDA's: needs_cuda, with the CPU figures shown as another measure.
-    j = mf.judge_memory_lower(_res(memory=_mem("cpu", 1000, 160000)))
+    j = mf.judge_cost.judge_memory_lower(_res(memory=_mem("cpu", 1000, 160000)))
     assert j.verdict == "needs_cuda" and "ATen-level" in j.evidence
 
 
@@ -449,27 +453,27 @@ def test_judge_memory_lower_on_cpu_needs_cuda():
                                                 (1000, 1000, "refuted")])  # equal peaks: not lower (was partly)
 def test_judge_memory_lower_on_cuda(orig, fix, verdict):
     mem = pd.concat([_mem("cuda", orig, fix, {}), _mem("cpu", 7, 9)])
-    j = mf.judge_memory_lower(_res(memory=mem))
+    j = mf.judge_cost.judge_memory_lower(_res(memory=mem))
     assert j.verdict == verdict and j.evidence.startswith("CUDA caching allocator") and j.run == {"device": "cuda"}
     assert "masked_fill_inplace" not in j.evidence  # the seed's two formulations only
 
 
 def test_judge_memory_lower_some_shapes_is_partly():
     mem = pd.concat([_mem("cuda", 2000, 1000, {}), _mem("cuda", 1000, 2000, {}, "32x5x49")])
-    assert mf.judge_memory_lower(_res(memory=mem)).verdict == "partly"
+    assert mf.judge_cost.judge_memory_lower(_res(memory=mem)).verdict == "partly"
 
 
 def test_judge_different_kernels():
-    assert mf.judge_different_kernels(_res(memory=_mem("cpu", 1, 1))).verdict == "needs_cuda"
-    kernels = {mf.ORIGINAL: ["reduce_kernel", "nonzero_kernel", "index_put_kernel"],
+    assert mf.judge_cost.judge_different_kernels(_res(memory=_mem("cpu", 1, 1))).verdict == "needs_cuda"
+    kernels = {mf.model.ORIGINAL: ["reduce_kernel", "nonzero_kernel", "index_put_kernel"],
                "masked_fill": ["reduce_kernel", "masked_fill_kernel"]}
-    assert mf.judge_different_kernels(_res(memory=_mem("cuda", 1, 1, kernels))).verdict == "confirmed"
+    assert mf.judge_cost.judge_different_kernels(_res(memory=_mem("cuda", 1, 1, kernels))).verdict == "confirmed"
     mem = _mem("cuda", 1, 1, kernels)
     mem["cuda kernels (deterministic)"] = [["sort_kernel", "index_put_with_sort_kernel"], ["sort_kernel"], [], []]
-    assert mf.judge_different_kernels(_res(memory=mem)).verdict == "refuted"  # shares the deterministic sort
+    assert mf.judge_cost.judge_different_kernels(_res(memory=mem)).verdict == "refuted"  # shares the deterministic sort
     kernels["masked_fill"].append("index_put_kernel")
-    assert mf.judge_different_kernels(_res(memory=_mem("cuda", 1, 1, kernels))).verdict == "refuted"
-    assert mf.judge_different_kernels(_res(memory=_mem("cuda", 1, 1, {mf.ORIGINAL: ["reduce_kernel"]}))).verdict \
+    assert mf.judge_cost.judge_different_kernels(_res(memory=_mem("cuda", 1, 1, kernels))).verdict == "refuted"
+    assert mf.judge_cost.judge_different_kernels(_res(memory=_mem("cuda", 1, 1, {mf.model.ORIGINAL: ["reduce_kernel"]}))).verdict \
         == "inconclusive"  # the original shows no indexing kernel: the filter cannot tell
 
 
@@ -477,30 +481,30 @@ def test_judge_bool_index_alternative():
     # Before: needs_cuda on a CPU run and inconclusive on another torch. Now its path decides: PR #61612's
     # masked_fill_ dispatch applied to the seed's call (derived), checked against the CUDA kernels where there are.
     eq = pd.DataFrame([{"device": "cpu", "case": "grid", "bool_index_put": True, "masked_fill": True}])
-    j = mf.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq))
+    j = mf_judge.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq))
     assert j.verdict == "confirmed" and j.basis == "derived" and "#61612" in j.evidence
     assert _settled("mask.bool_index_alternative", j) == "confirmed"
     trig = _trig([{"device": "cuda", "formulation": f, "deterministic": True, "sort path": True, "outcome": "ok"}
-                  for f in (mf.ORIGINAL, "bool_index_put")], torch_version="2.11.0")
-    assert mf.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq, trig=trig)).verdict == "confirmed"
+                  for f in (mf.model.ORIGINAL, "bool_index_put")], torch_version="2.11.0")
+    assert mf_judge.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq, trig=trig)).verdict == "confirmed"
     eq["bool_index_put"] = False
-    j = mf.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq))
+    j = mf_judge.judge_bool_index_alternative(_res(memory=_mem("cpu", 1, 1), eq=eq))
     assert j.verdict == "refuted" and _settled("mask.bool_index_alternative", j) == "refuted"
 
 
 def test_the_masked_fill_dispatch_rule_can_say_no():
-    assert mf.dispatches_to_masked_fill((32, 5, 49), [(32, 5)], True, 1, True)
-    assert not mf.dispatches_to_masked_fill((32, 5, 49), [(160,), (160,)], False, 1, True)  # torch.where's indices
-    assert not mf.dispatches_to_masked_fill((32, 5, 49), [(32, 5)], True, 1, True, accumulate=True)
-    assert not mf.dispatches_to_masked_fill((32, 5, 49), [(32, 5)], True, 49, True)  # a row value, not a scalar
-    assert not mf.dispatches_to_masked_fill((32, 5, 49), [(5, 32)], True, 1, True)  # not the leading dimensions
+    assert mf.kernel.dispatches_to_masked_fill((32, 5, 49), [(32, 5)], True, 1, True)
+    assert not mf.kernel.dispatches_to_masked_fill((32, 5, 49), [(160,), (160,)], False, 1, True)  # torch.where's indices
+    assert not mf.kernel.dispatches_to_masked_fill((32, 5, 49), [(32, 5)], True, 1, True, accumulate=True)
+    assert not mf.kernel.dispatches_to_masked_fill((32, 5, 49), [(32, 5)], True, 49, True)  # a row value, not a scalar
+    assert not mf.kernel.dispatches_to_masked_fill((32, 5, 49), [(5, 32)], True, 1, True)  # not the leading dimensions
 
 
 def test_upstream_reproductions_follow_the_release_range():
-    assert {r["number"] for r in mf.upstream_reproductions("1.11", "2.0.1", scalar_value=True)} == {96724, 105819}
-    assert mf.upstream_reproductions("2.1", "2.11", scalar_value=True) == []
-    assert mf.first_release("2.0.0a0+gitc263bd4 (CUDA 11.0)") == "2.0.0"
-    assert mf.first_release("nightly 2021-06 (CUDA 10.2, 11.1)") is None
+    assert {r["number"] for r in mf.kernel.upstream_reproductions("1.11", "2.0.1", scalar_value=True)} == {96724, 105819}
+    assert mf.kernel.upstream_reproductions("2.1", "2.11", scalar_value=True) == []
+    assert mf.kernel.first_release("2.0.0a0+gitc263bd4 (CUDA 11.0)") == "2.0.0"
+    assert mf.kernel.first_release("nightly 2021-06 (CUDA 10.2, 11.1)") is None
 
 
 def test_speed_rounds_vary_with_what_is_timed(monkeypatch):
@@ -508,18 +512,18 @@ def test_speed_rounds_vary_with_what_is_timed(monkeypatch):
     from yolo26kit.investigations.cdmaskformer_mask import measure
 
     def fake_round(original_ms):
-        return lambda *a, **k: {mf.ORIGINAL: original_ms, "masked_fill": 0.1, mf.RESTORE: 0.01}
+        return lambda *a, **k: {mf.model.ORIGINAL: original_ms, "masked_fill": 0.1, mf.measure.RESTORE: 0.01}
 
     monkeypatch.setattr(measure, "_net_round", fake_round(0.35))
-    fast = mf.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
+    fast = mf.measure.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
     monkeypatch.setattr(measure, "_net_round", fake_round(0.12))
-    slow = mf.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
+    slow = mf.measure.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
     assert fast["rounds"] == [3.5] * 5 and fast["decision"] == "confirmed"
     assert slow["rounds"] == [1.2] * 5 and slow["decision"] == "refuted"
     ratios = iter([1.7, 1.8] * 8)
-    monkeypatch.setattr(measure, "_net_round", lambda *a, **k: {mf.ORIGINAL: next(ratios) * 0.1, "masked_fill": 0.1,
-                                                                 mf.RESTORE: 0.01})
-    straddle = mf.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
+    monkeypatch.setattr(measure, "_net_round", lambda *a, **k: {mf.model.ORIGINAL: next(ratios) * 0.1, "masked_fill": 0.1,
+                                                                 mf.measure.RESTORE: 0.01})
+    straddle = mf.measure.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
     assert len(straddle["rounds"]) == 15 and straddle["decision"] == "undecided"
 
 
@@ -530,31 +534,31 @@ def test_speed_rounds_table_has_both_modes_of_each_claim(monkeypatch):
 
     def fake_round(dev, src, buf, det, *a):
         modes.append(det)
-        return {mf.ORIGINAL: 0.3, "masked_fill": 0.1, mf.RESTORE: 0.01}
+        return {mf.model.ORIGINAL: 0.3, "masked_fill": 0.1, mf.measure.RESTORE: 0.01}
 
     monkeypatch.setattr(measure, "_net_round", fake_round)
     table = mf.speed_rounds_table("cpu")
-    assert set(table["claim"]) == set(mf.SPEED_CLAIMS) and sorted(table["deterministic"]) == [False, False, True, True]
+    assert set(table["claim"]) == set(mf.measure.SPEED_CLAIMS) and sorted(table["deterministic"]) == [False, False, True, True]
     assert list(table["shape"]) == ["32x5x1024"] * 2 + ["32x100x4096"] * 2  # the seed's shapes, from the ledger
     assert modes.count(True) == modes.count(False) == 10 and (table["error"] == "").all()
 
 
 def test_run_attempts_reruns_after_a_broken_context_and_a_dead_child(monkeypatch):
     """A child that stops early gets a fresh child for the rest; a dead child's attempts rerun one per child."""
-    items = [mf.Attempt(f, (8, 2, 7), 100, 2, True, "cuda") for f in ("where_index_put", "masked_fill", "row_value")]
+    items = [mf.measure_assert.Attempt(f, (8, 2, 7), 100, 2, True, "cuda") for f in ("where_index_put", "masked_fill", "row_value")]
     calls = []
 
     def fake_run_step(fn, batch, **kw):
         calls.append([a.formulation for a in batch])
         if len(calls) == 1:  # the first attempt breaks the context
-            return mf.isolate.Outcome("s", "ok", value=[{"outcome": "error", "context": "unusable"}])
+            return isolate.Outcome("s", "ok", value=[{"outcome": "error", "context": "unusable"}])
         if len(calls) == 2:  # the next child dies
-            return mf.isolate.Outcome("s", "crash", error="SIGSEGV")
-        return mf.isolate.Outcome("s", "ok", value=[{"outcome": "ok"}])
+            return isolate.Outcome("s", "crash", error="SIGSEGV")
+        return isolate.Outcome("s", "ok", value=[{"outcome": "ok"}])
 
-    monkeypatch.setattr(mf.isolate, "run_step", fake_run_step)
-    monkeypatch.setattr(mf.env, "cuda_available", lambda: True)
-    done = mf.run_attempts(items, timeout=10)
+    monkeypatch.setattr(isolate, "run_step", fake_run_step)
+    monkeypatch.setattr(env, "cuda_available", lambda: True)
+    done = mf.measure_assert.run_attempts(items, timeout=10)
     assert calls == [["where_index_put", "masked_fill", "row_value"], ["masked_fill", "row_value"],
                      ["masked_fill"], ["row_value"]]
     assert [a.formulation for a, _, _ in done] == ["where_index_put", "masked_fill", "row_value"]
@@ -562,7 +566,7 @@ def test_run_attempts_reruns_after_a_broken_context_and_a_dead_child(monkeypatch
 
 
 def test_every_ledger_claim_has_one_judge():
-    assert {c["id"] for c in findings.judged_claims_of(mf.NAME)} == set(mf.JUDGES)
+    assert {c["id"] for c in findings.judged_claims_of(mf.measure.NAME)} == set(mf.JUDGES)
 
 
 def test_record_tables_keeps_every_table_of_the_run():
@@ -596,7 +600,7 @@ def test_judges_never_import_show():
 
 
 def test_ratio_spatial_from_the_arithmetic():
-    j = mf.judge_ratio_spatial(_res())
+    j = mf_judge.judge_ratio_spatial(_res())
     assert j.verdict == "confirmed" and j.basis == "derived" and j.data["slice_size"] == 49
     assert j.evidence.startswith("7840 / 160 = 49")
 
@@ -604,23 +608,23 @@ def test_ratio_spatial_from_the_arithmetic():
 def test_registered_profiles():
     from yolo26kit import catalog
 
-    inv = catalog.get(mf.NAME)
+    inv = catalog.get(mf.measure.NAME)
     assert set(inv.profiles) >= {"quick", "full"}
     for profile in ("quick", "full"):
         values = inv.resolve(profile, {})
-        assert all(mf.parse_shape(s) for s in values.get("shapes", inv.params["shapes"].default))
+        assert all(mf.model.parse_shape(s) for s in values.get("shapes", inv.params["shapes"].default))
 
 
 # --- the notebook ----------------------------------------------------------------------------------
 
 @pytest.mark.notebook
 def test_notebook_tiny(run_notebook):
-    res = run_notebook(mf.NAME, shapes=["8x2x7", "32x5x1024"], implementations=["where_index_put", "masked_fill"],
+    res = run_notebook(mf.measure.NAME, shapes=["8x2x7", "32x5x1024"], implementations=["where_index_put", "masked_fill"],
                        min_run_time=0.01, warmup=1, copy_mib=1, equivalence_shapes=["4x2x3"], equivalence_seeds=1,
                        trigger_shapes=["8x2x7"], trigger_full_percent=[100], trigger_timeout=120,
                        bench_deterministic=False, heads=2)
     claims = {c["id"]: c for c in res["claims"]}
-    assert set(claims) == {c["id"] for c in findings.judged_claims_of(mf.NAME)}
+    assert set(claims) == {c["id"] for c in findings.judged_claims_of(mf.measure.NAME)}
     assert not res["missing_claims"]
     assert all(c["verdict"] in findings.VERDICTS for c in claims.values())
     for table in ("equivalence", "copy_bandwidth", "benchmark", "memory", "triggers", "seed_assert", "model_check",
@@ -634,7 +638,7 @@ def test_notebook_tiny(run_notebook):
     assert {r["implementation"] for r in bench} == {"where_index_put", "masked_fill"}
     assert all(r["correct"] for r in bench)
     speed = res["tables"]["speed_rounds"]  # the seed's pair at the seed's shapes, both modes, whatever `shapes` says
-    assert {(r["claim"], r["deterministic"]) for r in speed} == {(c, d) for c in mf.SPEED_CLAIMS for d in (False, True)}
+    assert {(r["claim"], r["deterministic"]) for r in speed} == {(c, d) for c in mf.measure.SPEED_CLAIMS for d in (False, True)}
     medium = claims["mask.speedup_medium_3_5x"]
     assert medium["verdict"] == "needs_cuda" and "deterministic algorithms on" in medium["evidence"]
     assert claims["mask.bool_index_alternative"]["verdict"] == "confirmed"  # its path, derived on a CPU run

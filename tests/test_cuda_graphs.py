@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
-import math
+import importlib
 import logging
+import math
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
@@ -14,38 +15,41 @@ import pytest
 import torch
 
 from yolo26kit import findings
+from yolo26kit.bench import isolate
 from yolo26kit.errors import BadParameter
 from yolo26kit.investigations import cuda_graphs as cg
 from yolo26kit.investigations.cuda_graphs import judge_toto, measures
 from yolo26kit.investigations.cuda_graphs import toto as toto_model
 from yolo26kit.verdicts import MAX_ROUNDS, MIN_ROUNDS, settle
 
+cg_judge = importlib.import_module("yolo26kit.investigations.cuda_graphs.judge")  # the module; the package's judge is the function
+
 TINY = cg.Config(d_model=16, n_layers=2, n_heads=2, patch_len=4, max_seq=8, batch=2, context_patches=3, steps=4)
 
 
-def _forecast(variant: str, cfg: cg.Config = TINY) -> tuple[cg.Forecaster, torch.Tensor]:
-    model = cg.build(cfg, variant)
-    return model, cg.forecast(model, model, cg.example_context(cfg), cfg.steps)
+def _forecast(variant: str, cfg: cg.Config = TINY) -> tuple[cg.model.Forecaster, torch.Tensor]:
+    model = cg.model.build(cfg, variant)
+    return model, cg.model.forecast(model, model, cg.model.example_context(cfg), cfg.steps)
 
 
 # --------------------------------------------------------------------------- model and cache
 
 
 def test_variants_agree_bitwise_in_eager():
-    outs = {v: _forecast(v)[1] for v in cg.VARIANTS}
+    outs = {v: _forecast(v)[1] for v in cg.model.VARIANTS}
     assert outs["item"].shape == (TINY.steps, TINY.batch, TINY.patch_len)
-    for v in cg.VARIANTS:
+    for v in cg.model.VARIANTS:
         assert torch.equal(outs[v], outs["item"]), v
 
 
 def test_same_weights_for_every_variant():
-    a, b = cg.build(TINY, "item"), cg.build(TINY, "tensor")
+    a, b = cg.model.build(TINY, "item"), cg.model.build(TINY, "tensor")
     for (name, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
         assert torch.equal(p, q), name
 
 
 def test_cache_holds_one_position_per_call():
-    for variant in cg.VARIANTS:
+    for variant in cg.model.VARIANTS:
         model, _ = _forecast(variant)
         written = (model.cache.k.abs().sum(dim=(1, 2, 4)) > 0)  # (layers, max_seq)
         assert written[:, :TINY.calls].all() and not written[:, TINY.calls:].any(), variant
@@ -57,8 +61,8 @@ def test_cache_holds_one_position_per_call():
 
 def test_append_writes_at_the_position_and_masks_the_future():
     cfg = cg.Config(d_model=4, n_layers=1, n_heads=1, max_seq=8, batch=1)
-    for variant in cg.VARIANTS:
-        cache = cg.KVCache(cfg, variant)
+    for variant in cg.model.VARIANTS:
+        cache = cg.model.KVCache(cfg, variant)
         k = torch.ones(1, 1, 2, 4)
         pos = 0 if variant == "python" else None
         cache.append(0, k, k, pos)
@@ -67,20 +71,20 @@ def test_append_writes_at_the_position_and_masks_the_future():
         assert mask.tolist() == [[True] * 3 + [False] * 5, [True] * 4 + [False] * 4], variant
 
 
-@pytest.mark.parametrize("variant", cg.VARIANTS)
+@pytest.mark.parametrize("variant", cg.model.VARIANTS)
 def test_overflow_raises_a_clear_error(variant):
-    model = cg.build(TINY, variant)
-    patch = cg.example_context(TINY)[:, :1]
+    model = cg.model.build(TINY, variant)
+    patch = cg.model.example_context(TINY)[:, :1]
     with torch.no_grad():
         for i in range(TINY.max_seq):
             model(patch, i) if variant == "python" else model(patch)
-        with pytest.raises(cg.CacheOverflow, match="max_seq=8"):
+        with pytest.raises(cg.model.CacheOverflow, match="max_seq=8"):
             model(patch, TINY.max_seq) if variant == "python" else model(patch)
 
 
 def test_python_variant_needs_a_position():
     with pytest.raises(TypeError, match="pos"):
-        cg.build(TINY, "python")(cg.example_context(TINY)[:, :1])
+        cg.model.build(TINY, "python")(cg.model.example_context(TINY)[:, :1])
 
 
 def test_config_check_rejects_a_forecast_longer_than_the_cache():
@@ -92,36 +96,35 @@ def test_config_check_rejects_a_forecast_longer_than_the_cache():
 
 def test_unknown_variant():
     with pytest.raises(ValueError, match="tensor"):
-        cg.KVCache(TINY, "numpy")
+        cg.model.KVCache(TINY, "numpy")
 
 
 # --------------------------------------------------------------------------- settings and plan
 
 
 def test_as_bool_and_the_check():
-    assert [cg.as_bool(v) for v in (True, "on", "false", 0, "1")] == [True, True, False, False, True]
+    assert [cg.measure.as_bool(v) for v in (True, "on", "false", 0, "1")] == [True, True, False, False, True]
     with pytest.raises(BadParameter):
-        cg.as_bool("maybe")
-    assert cg.as_bools([True, "off"]) is None and cg.as_bools(["maybe"]) and cg.as_bools([])
+        cg.measure.as_bool("maybe")
+    assert cg.measure.as_bools([True, "off"]) is None and cg.measure.as_bools(["maybe"]) and cg.measure.as_bools([])
 
 
 def test_plan_counts_cases():
-    cases = cg.plan(list(cg.VARIANTS), list(cg.MODES), [False, True], [True, False])
+    cases = cg.measure.plan(list(cg.model.VARIANTS), list(cg.measure.MODES), [False, True], [True, False])
     modes = Counter(c.mode for c in cases)
     assert modes == {"eager": 4, "default": 8, "reduce-overhead": 16}
-    unsupported = cg.plan(["item"], ["reduce-overhead"], [True], [True, False], partition_supported=False)
+    unsupported = cg.measure.plan(["item"], ["reduce-overhead"], [True], [True, False], partition_supported=False)
     assert [(c.mode, c.partition) for c in unsupported] == [("eager", None), ("reduce-overhead", None)]
 
 
 def test_run_matrix_skips_reduce_overhead_without_cuda(monkeypatch):
-    monkeypatch.setattr(cg.env, "cuda_available", lambda: False)
     calls = []
 
     def in_process(fn, *args, timeout, step, phase="", **kwargs):  # the child's work, here, without a child
         calls.append(step)
-        return cg.isolate.Outcome(step, "ok", value=fn(*args, **kwargs))
+        return isolate.Outcome(step, "ok", value=fn(*args, **kwargs))
 
-    monkeypatch.setattr(cg.isolate, "run_step", in_process)
+    monkeypatch.setattr(isolate, "run_step", in_process)
     res = cg.run_matrix(["item", "python"], ["reduce-overhead"], [True], [True], TINY, device="cpu", warmup=0,
                         min_run_time=0.01)
     assert calls == ["2 cases"]  # CPU: one batch child for the runnable (eager) cases
@@ -132,28 +135,28 @@ def test_run_matrix_skips_reduce_overhead_without_cuda(monkeypatch):
 
 
 def test_groups_of_puts_each_variant_in_one_child_reduce_overhead_first():
-    cases = cg.plan(["item", "tensor"], list(cg.MODES), [False, True], [True])
-    groups = cg.groups_of(cases, "auto", on_cuda=True)
+    cases = cg.measure.plan(["item", "tensor"], list(cg.measure.MODES), [False, True], [True])
+    groups = cg.measure.groups_of(cases, "auto", on_cuda=True)
     assert [{c.variant for c in g} for g in groups] == [{"item"}, {"tensor"}]
     assert [c.mode for c in groups[0]] == ["eager", "reduce-overhead", "reduce-overhead", "default", "default"]
-    assert cg.groups_of(cases, "auto", on_cuda=False) == [cases]
-    assert all(len(g) == 1 for g in cg.groups_of(cases, "case", on_cuda=True))
+    assert cg.measure.groups_of(cases, "auto", on_cuda=False) == [cases]
+    assert all(len(g) == 1 for g in cg.measure.groups_of(cases, "case", on_cuda=True))
 
 
 def test_a_dead_group_child_is_rerun_one_case_per_child(monkeypatch):
-    group = cg.groups_of(cg.plan(["item"], ["default"], [True], [True]), "variant", on_cuda=True)[0]
+    group = cg.measure.groups_of(cg.measure.plan(["item"], ["default"], [True], [True]), "variant", on_cuda=True)[0]
     steps = []
 
     def fake(fn, specs, *args, timeout, step, phase="", **kwargs):
         steps.append(step)
         if len(specs) > 1:
-            return cg.isolate.Outcome(step, "crash", error="SIGSEGV")
+            return isolate.Outcome(step, "crash", error="SIGSEGV")
         if specs[0][1] == "default":
-            return cg.isolate.Outcome(step, "timeout", error="no result")
-        return cg.isolate.Outcome(step, "ok", value=[{"status": "ok", "error": ""}])
+            return isolate.Outcome(step, "timeout", error="no result")
+        return isolate.Outcome(step, "ok", value=[{"status": "ok", "error": ""}])
 
-    monkeypatch.setattr(cg.isolate, "run_step", fake)
-    done = cg.run_group(group, TINY, "cuda", 10.0, warmup=0)
+    monkeypatch.setattr(isolate, "run_step", fake)
+    done = cg.measure.run_group(group, TINY, "cuda", 10.0, warmup=0)
     assert steps == ["item: 2 cases", "item eager", "item default capture=on"]
     assert [done[id(c)]["status"] for c in group] == ["ok", "timeout"]
 
@@ -162,7 +165,7 @@ def test_a_dead_group_child_is_rerun_one_case_per_child(monkeypatch):
 
 
 def test_summarize_logs_classifies_messages():
-    rec = cg.LogRecord
+    rec = cg.measure_evidence.LogRecord
     sched, trees = "torch._inductor.scheduler.__cudagraphs", "torch._inductor.cudagraph_trees.__cudagraphs"
     records = [
         rec("torch._inductor.cudagraph_utils.__cudagraphs", "WARNING",
@@ -175,7 +178,7 @@ def test_summarize_logs_classifies_messages():
         rec("torch._dynamo.guards.__recompiles", "DEBUG", "Recompiling function forward in m.py:1\n triggered by pos"),
         rec("torch._inductor.graph.__perf_hints", "INFO", "Using FallbackKernel: aten.sdpa"),
     ]
-    s = cg.summarize_logs(records)
+    s = cg.measure_evidence.summarize_logs(records)
     assert s["skips_logged"] == 1 and "aten._local_scalar_dense" in s["skip_messages"][0]
     assert s["partitions"] == [[3, 2, 1]] and s["non_cudagraphable"] == {"unbacked binding ops": 1}
     assert s["symint_recordings"] == 1 and s["recordings"] == 1 and s["recompiles"] == 1
@@ -184,19 +187,19 @@ def test_summarize_logs_classifies_messages():
 
 def test_log_capture_hears_the_cudagraph_loggers_and_cleans_up():
     artifact = logging.getLogger("torch._inductor.cudagraph_utils.__cudagraphs")
-    with cg.LogCapture() as logs:
+    with cg.measure_evidence.LogCapture() as logs:
         artifact.warning("skipping cudagraphs due to mutated inputs (3 instances)")
     artifact.warning("skipping cudagraphs due to something after the capture")
     assert logs.summary()["skip_messages"] == ["skipping cudagraphs due to mutated inputs (3 instances)"]
-    assert all(logs not in logging.getLogger(n).handlers for n in cg.LogCapture.LOGGERS)
+    assert all(logs not in logging.getLogger(n).handlers for n in cg.measure_evidence.LogCapture.LOGGERS)
 
 
 def test_log_capture_sees_real_recompiles():
     torch._dynamo.reset()
-    model = cg.build(TINY, "python")
+    model = cg.model.build(TINY, "python")
     step = torch.compile(model, backend="eager")  # Dynamo only: no Inductor compile in a unit test
-    with cg.LogCapture() as logs:
-        cg.forecast(model, step, cg.example_context(TINY), TINY.steps)
+    with cg.measure_evidence.LogCapture() as logs:
+        cg.model.forecast(model, step, cg.model.example_context(TINY), TINY.steps)
     torch._dynamo.reset()
     summary = logs.summary()
     assert summary["recompiles"] >= 1  # the Python-int position is specialised, then made dynamic
@@ -206,28 +209,28 @@ def test_log_capture_sees_real_recompiles():
 def test_count_profile():
     names = Counter({"cudaGraphLaunch": 2, "cudaLaunchKernel": 3, "cuLaunchKernelEx": 1,
                      "cudaStreamSynchronize": 1, "aten::_local_scalar_dense": 2, "aten::item": 2, "aten::mm": 9})
-    assert cg.count_profile(names) == {"graph_launches": 2, "kernel_launches": 4, "stream_syncs": 1, "scalar_reads": 2}
+    assert cg.measure_evidence.count_profile(names) == {"graph_launches": 2, "kernel_launches": 4, "stream_syncs": 1, "scalar_reads": 2}
 
 
 def test_profile_counts_scalar_reads_of_the_eager_step():
-    context = cg.example_context(TINY)
+    context = cg.model.example_context(TINY)
     got = {}
     for variant in ("item", "int", "python"):
-        model = cg.build(TINY, variant)
+        model = cg.model.build(TINY, variant)
         args = (context[:, :1], 0) if variant == "python" else (context[:, :1],)
-        got[variant] = cg.profile_call(lambda: model(*args), "cpu")["scalar_reads"]
+        got[variant] = cg.measure_evidence.profile_call(lambda: model(*args), "cpu")["scalar_reads"]
     assert got == {"item": TINY.n_layers, "int": TINY.n_layers, "python": 0}
 
 
 def test_trace_shows_int_is_item():
     """Under Dynamo `int(t)` is `t.item()`: the same graph break, or the same _local_scalar_dense once captured."""
     cfg = cg.Config(d_model=8, n_layers=1, n_heads=1, patch_len=4, max_seq=8)
-    patch = cg.example_context(cfg)[:, :1].contiguous()
+    patch = cg.model.example_context(cfg)[:, :1].contiguous()
     found = {}
     for variant, capture in (("item", False), ("item", True), ("int", False), ("int", True), ("tensor", True)):
-        model = cg.build(cfg, variant)
-        with cg.compile_settings(capture, None):
-            found[variant, capture] = cg.trace_one_call(model, patch)
+        model = cg.model.build(cfg, variant)
+        with cg.measure.compile_settings(capture, None):
+            found[variant, capture] = cg.measure_evidence.trace_one_call(model, patch)
     torch._dynamo.reset()
     for variant in ("item", "int"):
         off, on = found[variant, False], found[variant, True]
@@ -242,7 +245,7 @@ def test_run_cases_on_a_tiny_compiled_model():
     """One Inductor compile (default mode, CPU): the row carries every piece of evidence the tables read."""
     cfg = asdict(cg.Config(d_model=8, n_layers=1, n_heads=1, patch_len=4, max_seq=8, batch=1, context_patches=2,
                            steps=3))
-    rows = cg.run_cases([("tensor", "default", True, None), ("item", "eager", None, None),
+    rows = cg.measure.run_cases([("tensor", "default", True, None), ("item", "eager", None, None),
                          ("nope", "eager", None, None)], cfg, "cpu", warmup=1, min_run_time=0.01)
     row, eager, bad = rows
     assert row["status"] == "ok", row.get("log_tail")
@@ -265,11 +268,11 @@ def _row(variant, mode, capture=None, partition=None, **kw):
 
 
 def _results(rows):
-    return cg.Results(rows, TINY, "cuda", {"torch": "2.11.0"}, 1e-4)
+    return cg.measure.Results(rows, TINY, "cuda", {"torch": "2.11.0"}, 1e-4)
 
 
 def _results_on(rows, device, probe=None):
-    return cg.Results(rows, TINY, device, {"torch": "2.11.0"}, 1e-4, probe or [])
+    return cg.measure.Results(rows, TINY, device, {"torch": "2.11.0"}, 1e-4, probe or [])
 
 
 def _settled(judgement, claim_id):
@@ -278,18 +281,18 @@ def _settled(judgement, claim_id):
 
 
 def test_capture_class():
-    assert cg.capture_class(_row("item", "reduce-overhead", graph_launches=0), 40) == "none"
-    assert cg.capture_class(_row("item", "reduce-overhead", graph_launches=1, kernel_launches=2), 40) == "full"
-    assert cg.capture_class(_row("item", "reduce-overhead", graph_launches=3, kernel_launches=20), 40) == "partial"
-    assert cg.capture_class(_row("item", "default"), 40) == "n/a"
+    assert cg.measure.capture_class(_row("item", "reduce-overhead", graph_launches=0), 40) == "none"
+    assert cg.measure.capture_class(_row("item", "reduce-overhead", graph_launches=1, kernel_launches=2), 40) == "full"
+    assert cg.measure.capture_class(_row("item", "reduce-overhead", graph_launches=3, kernel_launches=20), 40) == "partial"
+    assert cg.measure.capture_class(_row("item", "default"), 40) == "n/a"
 
 
 def _matrix(ro_row, rounds=None):
     """Eager, default and reduce-overhead rows for every variant; ro_row(variant, capture) gives the graph evidence."""
-    rows = [_row(v, "eager", median_ms=30.0) for v in cg.VARIANTS]
-    rows += [_row(v, "default", c, median_ms=20.0) for v in cg.VARIANTS for c in (False, True)]
+    rows = [_row(v, "eager", median_ms=30.0) for v in cg.model.VARIANTS]
+    rows += [_row(v, "default", c, median_ms=20.0) for v in cg.model.VARIANTS for c in (False, True)]
     rows += [_row(v, "reduce-overhead", c, True, **ro_row(v, c), **({"rounds": rounds} if rounds else {}))
-             for v in cg.VARIANTS for c in (False, True)]
+             for v in cg.model.VARIANTS for c in (False, True)]
     return _results(rows)
 
 
@@ -308,16 +311,16 @@ def _rounds(graphs, default, graphs_spread=0.025, default_spread=0.05):
 def test_verdicts_when_int_and_item_capture_alike():
     res = _matrix(lambda v, c: FULL if v in ("tensor", "python") else (SPLIT if c else NONE))
     split_int = res.ok(variant="int", mode="reduce-overhead", capture_scalar_outputs=True)[0]
-    assert cg.capture_class(split_int, 40) == "partial"
+    assert cg.measure.capture_class(split_int, 40) == "partial"
     # capture on (the seed's setting): a graph split around .item() is no skip
-    assert cg.judge_item_skips(res).verdict == "refuted"
-    judged = cg.judge_int_enables(res)
+    assert cg_judge.judge_item_skips(res).verdict == "refuted"
+    judged = cg_judge.judge_int_enables(res)
     assert judged.verdict == "refuted" and "changes nothing" in judged.evidence
     assert judged.run["capture_scalar_outputs"] == [True] and judged.run["mode"] == ["reduce-overhead"]
-    assert cg.judge_accuracy(res).verdict == "confirmed"
-    assert cg.judge_tensor_position(res).verdict == "confirmed"
+    assert cg_judge.judge_accuracy(res).verdict == "confirmed"
+    assert cg_judge.judge_tensor_position(res).verdict == "confirmed"
     both_full = _matrix(lambda v, c: FULL if c or v in ("tensor", "python") else NONE)
-    judged = cg.judge_int_enables(both_full)
+    judged = cg_judge.judge_int_enables(both_full)
     assert judged.verdict == "partly" and ".item() gets them too" in judged.evidence
 
 
@@ -325,7 +328,7 @@ def test_speedup_reads_rounds_timed_in_turn_against_the_ledger_band():
     """Cases timed apart never decide; rounds inside / outside / across the 2-5x band give the straddle rule's
     answer, and on the kit's forecaster (not Toto) findings records inconclusive with that answer kept."""
     apart = _matrix(lambda v, c: FULL if v in ("tensor", "python") else NONE)
-    judged = cg.judge_speedup(apart)
+    judged = cg_judge.judge_speedup(apart)
     assert judged.verdict == "inconclusive" and "timed apart" in judged.evidence
     lo, hi = findings.band_of("cuda_graphs.speedup_2_5x")
     assert (lo, hi) == (2.0, 5.0)
@@ -335,7 +338,7 @@ def test_speedup_reads_rounds_timed_in_turn_against_the_ledger_band():
         # the rounds rule: two thirds of the rounds and their median decide (one outlier of three does not block)
         res = _matrix(lambda v, c: FULL if v in ("tensor", "python") else NONE,
                       rounds=_rounds(graphs, [20.0] * len(graphs)))
-        judged = cg.judge_speedup(res)
+        judged = cg_judge.judge_speedup(res)
         assert judged.verdict == expected, (graphs, judged.evidence)
         final = _settled(judged, "cuda_graphs.speedup_2_5x")
         assert final.verdict == "inconclusive"
@@ -344,13 +347,13 @@ def test_speedup_reads_rounds_timed_in_turn_against_the_ledger_band():
 
 
 def test_verdicts_as_the_seed_tells_it():
-    rows = [_row(v, "eager") for v in cg.VARIANTS] + [_row(v, "default", True, median_ms=50.0) for v in ("item", "int")]
+    rows = [_row(v, "eager") for v in cg.model.VARIANTS] + [_row(v, "default", True, median_ms=50.0) for v in ("item", "int")]
     rows += [_row("item", "reduce-overhead", True, False, graph_launches=0, median_ms=50.0, skip_messages=SKIP),
              _row("int", "reduce-overhead", True, False, graph_launches=1, kernel_launches=0, median_ms=5.0)]
     res = _results(rows)
-    assert cg.judge_item_skips(res).verdict == "confirmed"
-    assert cg.judge_int_enables(res).verdict == "confirmed"
-    judged = cg.judge_tensor_position(res)  # on CUDA, but the tensor variant was left out
+    assert cg_judge.judge_item_skips(res).verdict == "confirmed"
+    assert cg_judge.judge_int_enables(res).verdict == "confirmed"
+    judged = cg_judge.judge_tensor_position(res)  # on CUDA, but the tensor variant was left out
     assert judged.verdict == "error" and "was run" in judged.evidence
 
 
@@ -359,31 +362,31 @@ def test_item_skips_reads_only_the_seeds_capture_setting_and_names_a_crash():
             _row("item", "reduce-overhead", False, True, **SPLIT),  # capture off: a graph break, not the seed's run
             _row("item", "reduce-overhead", True, False, **NONE),
             _row("item", "reduce-overhead", True, True, status="error", error="AssertionError:")]
-    judged = cg.judge_item_skips(_results(rows))
+    judged = cg_judge.judge_item_skips(_results(rows))
     assert judged.verdict == "confirmed" and judged.run["capture_scalar_outputs"] == [True]
     assert "partition=on ended error (AssertionError:)" in judged.evidence
     only_crash = _results([rows[0], rows[3]])
-    assert cg.judge_item_skips(only_crash).verdict == "inconclusive"
+    assert cg_judge.judge_item_skips(only_crash).verdict == "inconclusive"
 
 
 def test_accuracy_refuted_beyond_atol_and_errors_are_not_verdicts():
     rows = [_row(v, "eager") for v in ("item", "int")] + [_row("int", "default", True, outputs=[1.0, 2.5]),
                                                           _row("item", "default", True)]
-    assert cg.judge_accuracy(_results(rows)).verdict == "refuted"
+    assert cg_judge.judge_accuracy(_results(rows)).verdict == "refuted"
     # compiled-vs-eager drift is the compiler's, not the fix's: int and item identical keeps it confirmed
     drift = [_row(v, "eager") for v in ("item", "int")] + [_row(v, "default", True, max_abs_last=0.5) for v in ("item", "int")]
-    assert cg.judge_accuracy(_results(drift)).verdict == "confirmed"
+    assert cg_judge.judge_accuracy(_results(drift)).verdict == "confirmed"
     failed = [_row("item", "reduce-overhead", True, True, status="crash", error="child crashed with SIGSEGV")]
-    judged = cg.judge_item_skips(_results(failed))
+    judged = cg_judge.judge_item_skips(_results(failed))
     assert judged.verdict == "inconclusive" and "SIGSEGV" in judged.evidence
 
 
 def test_cpu_rows_give_needs_cuda_where_only_cuda_can_answer():
-    rows = [_row(v, "eager") for v in cg.VARIANTS]
-    rows += [_row("item", "reduce-overhead", True, True, status="skipped", error=cg.SKIPPED_ON_CPU)]
-    for judge in (cg.judge_item_skips, cg.judge_speedup, cg.judge_tensor_position, cg.judge_partition_non_gpu_ops,
-                  cg.judge_mutated_inputs, cg.judge_first_inference, cg.judge_memory, cg.judge_consistent_latency,
-                  cg.judge_item_syncs, cg.judge_int_no_sync):
+    rows = [_row(v, "eager") for v in cg.model.VARIANTS]
+    rows += [_row("item", "reduce-overhead", True, True, status="skipped", error=cg.measure.SKIPPED_ON_CPU)]
+    for judge in (cg_judge.judge_item_skips, cg_judge.judge_speedup, cg_judge.judge_tensor_position, cg_judge.judge_partition_non_gpu_ops,
+                  cg_judge.judge_mutated_inputs, cg_judge.judge_first_inference, cg_judge.judge_memory, cg_judge.judge_consistent_latency,
+                  cg_judge.judge_item_syncs, cg_judge.judge_int_no_sync):
         assert judge(_results_on(rows, "cpu")).verdict == "needs_cuda", judge.__name__
 
 
@@ -392,29 +395,29 @@ def test_cpu_run_judges_int_and_item_from_the_traced_graph():
     run refutes int_enables and gives item_capture_scalar in part, and the device does not decide either."""
     traced = {"aten_scalar_reads": 1, "breaks_1call": 0, "aten_first_incompatible": "aten._local_scalar_dense.default"}
     rows = [_row(v, "eager") for v in ("item", "int")] + [_row(v, "default", True, **traced) for v in ("item", "int")]
-    rows += [_row(v, "reduce-overhead", True, True, status="skipped", error=cg.SKIPPED_ON_CPU) for v in ("item", "int")]
+    rows += [_row(v, "reduce-overhead", True, True, status="skipped", error=cg.measure.SKIPPED_ON_CPU) for v in ("item", "int")]
     res = _results_on(rows, "cpu")
-    for judge, claim_id, expected in ((cg.judge_int_enables, "cuda_graphs.int_enables", "refuted"),
-                                      (cg.judge_item_capture_scalar, "cuda_graphs.item_capture_scalar", "partly")):
+    for judge, claim_id, expected in ((cg_judge.judge_int_enables, "cuda_graphs.int_enables", "refuted"),
+                                      (cg_judge.judge_item_capture_scalar, "cuda_graphs.item_capture_scalar", "partly")):
         judged = judge(res)
         assert judged.verdict == expected and judged.run["device"] == "cpu" and "device" in judged.irrelevant
         assert _settled(judged, claim_id).verdict == expected
     assert "(a) Dynamo cannot capture it: fails; (b) CUDA graphs cannot capture it: holds" in \
-        cg.judge_item_capture_scalar(res).evidence
+        cg_judge.judge_item_capture_scalar(res).evidence
     rows[3]["aten_first_incompatible"] = ""  # a graph the check accepts: only CUDA can say whether it is graphed
-    assert cg.judge_int_enables(_results_on(rows, "cpu")).verdict == "needs_cuda"
+    assert cg_judge.judge_int_enables(_results_on(rows, "cpu")).verdict == "needs_cuda"
 
 
 def test_item_lowering_and_sync_judges():
     rows = [_row("item", "default", True, aten_scalar_reads=1, breaks_1call=0, stream_syncs=1),
             _row("item", "default", False, scalar_reads=1, breaks_1call=1, stream_syncs=1),
             _row("item", "eager", stream_syncs=1), _row("tensor", "eager")]
-    judged = cg.judge_item_local_scalar_dense(_results_on(rows, "cpu"))
+    judged = cg_judge.judge_item_local_scalar_dense(_results_on(rows, "cpu"))
     assert judged.verdict == "confirmed" and judged.evidence.startswith("item with capture on: 1 aten._local_scalar_dense")
-    assert cg.judge_item_syncs(_results_on(rows, "cpu")).verdict == "needs_cuda"
-    assert cg.judge_item_syncs(_results_on(rows, "cuda")).verdict == "confirmed"
+    assert cg_judge.judge_item_syncs(_results_on(rows, "cpu")).verdict == "needs_cuda"
+    assert cg_judge.judge_item_syncs(_results_on(rows, "cuda")).verdict == "confirmed"
     rows[0]["aten_scalar_reads"] = rows[1]["scalar_reads"] = 0
-    assert cg.judge_item_local_scalar_dense(_results_on(rows, "cpu")).verdict == "refuted"
+    assert cg_judge.judge_item_local_scalar_dense(_results_on(rows, "cpu")).verdict == "refuted"
 
 
 def test_item_capture_scalar_and_int_no_sync():
@@ -422,30 +425,30 @@ def test_item_capture_scalar_and_int_no_sync():
     rows = [_row(v, "eager") for v in ("item", "int")]
     rows += [_row(v, "default", True, **traced, stream_syncs=1) for v in ("item", "int")]
     rows += [_row(v, "reduce-overhead", True, False, **{**NONE, "stream_syncs": 1}) for v in ("item", "int")]
-    judged = cg.judge_item_capture_scalar(_results_on(rows, "cuda"))
+    judged = cg_judge.judge_item_capture_scalar(_results_on(rows, "cuda"))
     assert judged.verdict == "partly" and "(a) Dynamo cannot capture it: fails" in judged.evidence
     assert judged.run["mode"] == ["reduce-overhead"] and judged.irrelevant == {}
-    judged = cg.judge_int_no_sync(_results_on(rows, "cuda"))
+    judged = cg_judge.judge_int_no_sync(_results_on(rows, "cuda"))
     assert judged.verdict == "refuted" and judged.evidence.startswith("2/2 compiled int()+capture cases synchronise")
-    assert cg.judge_int_no_sync(_results_on(rows, "cpu")).verdict == "needs_cuda"
+    assert cg_judge.judge_int_no_sync(_results_on(rows, "cpu")).verdict == "needs_cuda"
 
 
 def test_partition_judge():
     base = [_row("item", "eager")]
     split = _row("item", "reduce-overhead", True, True, **SPLIT, partitions=[[3, 2, 1]], non_cudagraphable={"cpu op": 1})
-    judged = cg.judge_partition_non_gpu_ops(_results_on(base + [split], "cuda"))
+    judged = cg_judge.judge_partition_non_gpu_ops(_results_on(base + [split], "cuda"))
     assert judged.verdict == "partly" and "in other words" in judged.evidence
     # this run's torch (2.11) renamed the message: the conditions rule leaves it inconclusive
     assert _settled(judged, "cuda_graphs.partition_non_gpu_ops").verdict == "inconclusive"
     split["non_gpu_partition_logs"] = 1
-    assert cg.judge_partition_non_gpu_ops(_results_on(base + [split], "cuda")).verdict == "confirmed"
+    assert cg_judge.judge_partition_non_gpu_ops(_results_on(base + [split], "cuda")).verdict == "confirmed"
     plain = _row("item", "reduce-overhead", True, True, **NONE)
-    assert cg.judge_partition_non_gpu_ops(_results_on(base + [plain], "cuda")).verdict == "not_reproduced"
+    assert cg_judge.judge_partition_non_gpu_ops(_results_on(base + [plain], "cuda")).verdict == "not_reproduced"
     off = _row("item", "reduce-overhead", True, False, **NONE)  # partition off: no partition can be logged
     crash = _row("item", "reduce-overhead", True, True, status="error", error="AssertionError:",
                  log_tail='Traceback:\n  File "/x/site-packages/torch/_inductor/scheduler.py", line 9, in partition\n')
     # the crash is the measured outcome on this torch: the message is not seen, and the judge says where it ended
-    judged = cg.judge_partition_non_gpu_ops(_results_on(base + [off, crash], "cuda"))
+    judged = cg_judge.judge_partition_non_gpu_ops(_results_on(base + [off, crash], "cuda"))
     assert judged.verdict == "not_reproduced" and "torch/_inductor/scheduler.py, line 9" in judged.evidence
     assert _settled(judged, "cuda_graphs.partition_non_gpu_ops").verdict == "inconclusive"  # 2.11 is not the seed's
 
@@ -454,11 +457,11 @@ def test_mutated_inputs_judge():
     rows = [_row("tensor", "eager"), _row("tensor", "reduce-overhead", True, True, **FULL)]
     buffer = {"cache": "buffer", "status": "ok", "mutated-input skips": 0, "graph_launches": 1, "kernel_launches": 1}
     argument = {"cache": "argument", "status": "ok", "mutated-input skips": 1, "graph_launches": 0, "kernel_launches": 3}
-    judged = cg.judge_mutated_inputs(_results_on(rows, "cuda", [buffer, argument]))
+    judged = cg_judge.judge_mutated_inputs(_results_on(rows, "cuda", [buffer, argument]))
     assert judged.verdict == "partly" and "(b) fails: no CUDA graph is launched in the step of the probe's cache passed as argument" in judged.evidence
-    assert cg.judge_mutated_inputs(_results_on(rows, "cuda", [buffer])).verdict == "not_reproduced"
-    assert cg.judge_mutated_inputs(_results_on(rows, "cuda", [{**argument, "graph_launches": 1}])).verdict == "confirmed"
-    assert cg.judge_mutated_inputs(_results_on(rows, "cuda", [{"status": "crash", "error": "x"}])).verdict == "error"
+    assert cg_judge.judge_mutated_inputs(_results_on(rows, "cuda", [buffer])).verdict == "not_reproduced"
+    assert cg_judge.judge_mutated_inputs(_results_on(rows, "cuda", [{**argument, "graph_launches": 1}])).verdict == "confirmed"
+    assert cg_judge.judge_mutated_inputs(_results_on(rows, "cuda", [{"status": "crash", "error": "x"}])).verdict == "error"
 
 
 def test_cost_judges():
@@ -467,22 +470,22 @@ def test_cost_judges():
                     compiled_before_in_child=before, **({"rounds": rounds} if rounds else {}))
     default = _row("tensor", "default", True, peak_mem_bytes=1000, iqr_ms=2.0, median_ms=20.0)
     res = _results_on([_row("tensor", "eager"), default, ro(50.0, 1200, rounds=_rounds([4.0] * 3, [10.0] * 3))], "cuda")
-    assert cg.judge_first_inference(res).verdict == "confirmed"
-    assert cg.judge_memory(res).verdict == "confirmed"
-    judged = cg.judge_consistent_latency(res)  # single forecasts' spread 2.5 % against 5 % in every round
+    assert cg_judge.judge_first_inference(res).verdict == "confirmed"
+    assert cg_judge.judge_memory(res).verdict == "confirmed"
+    judged = cg_judge.judge_consistent_latency(res)  # single forecasts' spread 2.5 % against 5 % in every round
     assert judged.verdict == "confirmed" and "2.5% vs 5.0%" in judged.evidence
     assert _settled(judged, "cuda_graphs.consistent_latency").verdict == "confirmed"
-    for claim_id, judge in (("cuda_graphs.first_inference_60s", cg.judge_first_inference),
-                            ("cuda_graphs.memory_slightly_more", cg.judge_memory)):
+    for claim_id, judge in (("cuda_graphs.first_inference_60s", cg_judge.judge_first_inference),
+                            ("cuda_graphs.memory_slightly_more", cg_judge.judge_memory)):
         final = _settled(judge(res), claim_id)  # the kit's forecaster is not Toto
         assert final.verdict == "inconclusive" and final.data["verdict_under_run_conditions"] == "confirmed"
     res = _results_on([_row("tensor", "eager"), default, ro(5.0, 3000), ro(500.0, 3000, before=2)], "cuda")
-    judged = cg.judge_first_inference(res)  # the warm-process case is left out
+    judged = cg_judge.judge_first_inference(res)  # the warm-process case is left out
     assert judged.verdict == "refuted" and judged.evidence.startswith("first forecast with CUDA graphs: 5.0 s")
-    assert cg.judge_memory(res).verdict == "refuted"  # 3x: more, not slightly
-    assert cg.judge_consistent_latency(res).verdict == "inconclusive"  # no rounds timed in turn
+    assert cg_judge.judge_memory(res).verdict == "refuted"  # 3x: more, not slightly
+    assert cg_judge.judge_consistent_latency(res).verdict == "inconclusive"  # no rounds timed in turn
     res = _results_on([_row("tensor", "eager"), default, ro(50.0, 1000)], "cuda")
-    judged = cg.judge_memory(res)
+    judged = cg_judge.judge_memory(res)
     assert judged.verdict == "refuted" and "(1.00×)" in judged.evidence  # not higher at all
 
 
@@ -494,17 +497,17 @@ def test_rounds_in_turn_times_both_compiles_round_by_round(monkeypatch):
         compiled.append(mode)
         return model
 
-    monkeypatch.setattr(cg.torch, "compile", fake_compile)
+    monkeypatch.setattr(torch, "compile", fake_compile)
     cfg = cg.Config(d_model=8, n_layers=1, n_heads=1, patch_len=4, max_seq=8, batch=1, context_patches=2, steps=3)
-    model = cg.build(cfg, "tensor")
-    got = cg.rounds_in_turn(model, model, cfg, "tensor", cg.example_context(cfg), "cpu", rounds=3, warmup=0)
+    model = cg.model.build(cfg, "tensor")
+    got = cg.measure.rounds_in_turn(model, model, cfg, "tensor", cg.model.example_context(cfg), "cpu", rounds=3, warmup=0)
     assert compiled == [None]
     assert set(got["rounds"]) == {"graphs", "default"}
     for timings in got["rounds"].values():
         assert len(timings["median_ms"]) == len(timings["iqr_ms"]) >= 3 and min(timings["median_ms"]) > 0
     row = {"variant": "tensor", "mode": "reduce-overhead", "capture_scalar_outputs": True, "graph_partition": True,
            "status": "ok", **got}
-    table = cg.rounds_table(cg.Results([row], cfg, "cpu", {}, 1e-4))
+    table = cg.rounds_table(cg.measure.Results([row], cfg, "cpu", {}, 1e-4))
     assert list(table["round"])[:3] == [1, 2, 3] and (table["default / reduce-overhead"] > 0).all()
 
 
@@ -714,8 +717,8 @@ def test_seed_patch_changes_only_how_the_position_is_read():
     assert torch.equal(outs["stock"], outs["seed_int"])
 
 
-def _toto_res(row: dict, rows: list | None = None) -> cg.Results:
-    return cg.Results(rows or [], TINY, "cuda", {"torch": "2.11.0"}, 1e-4, [], [row])
+def _toto_res(row: dict, rows: list | None = None) -> cg.measure.Results:
+    return cg.measure.Results(rows or [], TINY, "cuda", {"torch": "2.11.0"}, 1e-4, [], [row])
 
 
 def test_toto_judges_name_the_failure_and_never_hold_it_inconclusive():
@@ -723,7 +726,7 @@ def test_toto_judges_name_the_failure_and_never_hold_it_inconclusive():
     failed = {"variant": "seed_int", "capture_scalar_outputs": True, "status": "ok", "parameters": 151_306_080,
               "run": asdict(TOTO_RUN), "reduce_overhead": ro}
     res = _toto_res(failed)
-    for judge in (cg.judge_speedup, cg.judge_first_inference, cg.judge_memory):
+    for judge in (cg_judge.judge_speedup, cg_judge.judge_first_inference, cg_judge.judge_memory):
         judged = judge(res)
         assert judged.verdict == "refuted" and "IndexError: got SymInt" in judged.evidence, judge.__name__
         assert "on torch 2.11.0" in judged.evidence  # the release is part of the outcome
@@ -732,24 +735,24 @@ def test_toto_judges_name_the_failure_and_never_hold_it_inconclusive():
     # the spread claim names no model: the kit forecaster's rounds decide it, Toto's failure is told beside
     toy = [_row("tensor", "eager"), _row("tensor", "default", True),
            _row("tensor", "reduce-overhead", True, True, **FULL, rounds=_rounds([4.0] * 5, [10.0] * 5))]
-    judged = cg.judge_consistent_latency(_toto_res(failed, toy))
+    judged = cg_judge.judge_consistent_latency(_toto_res(failed, toy))
     assert judged.verdict == "confirmed" and "Toto itself not timed" in judged.evidence
     assert judged.run["model"].startswith("kit forecaster")
     missing = {"variant": "seed_int", "capture_scalar_outputs": True, "status": "error",
                "error": "TotoUnavailable: cuda_graphs: the Toto cases need toto-ts==0.2.0"}
-    assert cg.judge_speedup(_toto_res(missing)).verdict == "error"
+    assert cg_judge.judge_speedup(_toto_res(missing)).verdict == "error"
 
 
 def test_toto_first_inference_counts_only_a_cold_compile():
     mode = {"status": "ok", "first_s": 60.0, "counts": False, "fxgraph_cache_hits": 2}
     row = {"variant": "seed_int", "capture_scalar_outputs": True, "status": "ok", "run": asdict(TOTO_RUN),
            "reduce_overhead": mode, "default": {"status": "ok", "first_s": 20.0}}
-    judged = cg.judge_first_inference(_toto_res(row))
+    judged = cg_judge.judge_first_inference(_toto_res(row))
     assert judged.verdict == "error" and "does not count" in judged.evidence
     mode.update(counts=True, fxgraph_cache_hits=0)
-    assert cg.judge_first_inference(_toto_res(row)).verdict == "confirmed"
+    assert cg_judge.judge_first_inference(_toto_res(row)).verdict == "confirmed"
     mode["first_s"] = 200.0
-    assert cg.judge_first_inference(_toto_res(row)).verdict == "refuted"
+    assert cg_judge.judge_first_inference(_toto_res(row)).verdict == "refuted"
 
 
 def test_toto_memory_ratio_counts_the_model_on_both_sides():
@@ -802,10 +805,10 @@ def test_toto_capture_off_figures_stand_beside_a_failed_seed_case_never_judged()
     off = {"variant": "seed_int", "capture_scalar_outputs": False, "status": "ok", "run": asdict(TOTO_RUN),
            "model_bytes": 600 * 2**20, "reduce_overhead": mode,
            "default": {"status": "ok", "mem_peak_added": 100 * 2**20}, "rounds": {"speedups": [1.5, 1.6, 1.4]}}
-    res = cg.Results([], TINY, "cuda", {"torch": "2.11.0"}, 1e-4, [], [failed, off])
-    judged = cg.judge_speedup(res)
+    res = cg.measure.Results([], TINY, "cuda", {"torch": "2.11.0"}, 1e-4, [], [failed, off])
+    judged = cg_judge.judge_speedup(res)
     assert judged.verdict == "refuted" and "1.50, 1.60, 1.40× in rounds" in judged.evidence
-    assert "first forecast 80.0 s cold" in cg.judge_first_inference(res).evidence
-    assert "1.29×, +200 MiB" in cg.judge_memory(res).evidence
+    assert "first forecast 80.0 s cold" in cg_judge.judge_first_inference(res).evidence
+    assert "1.29×, +200 MiB" in cg_judge.judge_memory(res).evidence
     off["reduce_overhead"] = {"status": "error", "error": "x"}
-    assert "beside it" not in cg.judge_speedup(res).evidence
+    assert "beside it" not in cg_judge.judge_speedup(res).evidence

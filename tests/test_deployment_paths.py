@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import replace
 from typing import Any
@@ -15,6 +16,8 @@ from yolo26kit.investigations import deployment_paths as inv
 from yolo26kit.investigations.deployment_paths.judge import _latency, _state
 from yolo26kit.verdicts import Judgement
 
+inv_judge = importlib.import_module("yolo26kit.investigations.deployment_paths.judge")  # the module; the package's judge is the function
+
 DETS = torch.cat([torch.rand(1, 300, 4) * 320, torch.linspace(0.9, 0.6, 300).reshape(1, 300, 1),
                   torch.randint(0, 80, (1, 300, 1)).float()], dim=-1)
 
@@ -22,10 +25,10 @@ DETS = torch.cat([torch.rand(1, 300, 4) * 320, torch.linspace(0.9, 0.6, 300).res
 def _row(model: str = "yolo26n", backend: str = "eager", device: str = "cpu", ms: float | None = 10.0,
          dtype: str = "fp32", status: str = "ok", output: torch.Tensor | None = None, task: str = "detect",
          timed: bool = True, prepare: str | None = None, error: str = "", provider: str = "",
-         imgsz: int = 320, options: str | None = None) -> inv.Row:
+         imgsz: int = 320, options: str | None = None) -> inv.measure.Row:
     """A Row as run_all would leave it, compared with DETS as eager's output; `options`: an ExecuTorch CUDA
     lowering's backend_options as the row records them."""
-    case = inv.Case(model=model, backend=backend, device=device, dtype=dtype, imgsz=imgsz, task=task, timed=timed,
+    case = inv.measure.Case(model=model, backend=backend, device=device, dtype=dtype, imgsz=imgsz, task=task, timed=timed,
                     provider=provider)
     outcomes = []
     extra = {"backend_options": options} if options else {}
@@ -34,7 +37,7 @@ def _row(model: str = "yolo26n", backend: str = "eager", device: str = "cpu", ms
                                         if prepare == "ok" else None, error="" if prepare == "ok" else error,
                                         details={} if prepare == "ok" else extra))
         if prepare != "ok":
-            return inv.Row(case, outcomes)
+            return inv.measure.Row(case, outcomes)
     if status == "ok":
         out = DETS if output is None else output
         value = {"outputs": [out], "median_ms": ms, "iqr_ms": 0.1, "first_call_s": 1.0, "setup_s": 0.5}
@@ -43,19 +46,19 @@ def _row(model: str = "yolo26n", backend: str = "eager", device: str = "cpu", ms
         outcomes.append(isolate.skipped(f"{case.tag}:run", error or "not installed"))
     else:
         outcomes.append(isolate.Outcome(f"{case.tag}:run", status, 2.0, error=error or "boom"))
-    row = inv.Row(case, outcomes)
+    row = inv.measure.Row(case, outcomes)
     if row.run is not None:
-        row.delta = inv.compare(task, row.run.value["outputs"], [DETS])
+        row.delta = inv.measure.compare(task, row.run.value["outputs"], [DETS])
     return row
 
 
-def _run(rows: list[inv.Row], device: str = "cpu", models: tuple[str, ...] = ("yolo26n",), task_rows=(),
+def _run(rows: list[inv.measure.Row], device: str = "cpu", models: tuple[str, ...] = ("yolo26n",), task_rows=(),
          dynamic: isolate.Outcome | None = None, imgsz: int = 320, rounds: dict | None = None,
-         gpu: str = "", cpu: str = "Intel(R) Core(TM) i7-12700K", others_busy: float | None = 0.0) -> inv.Run:
+         gpu: str = "", cpu: str = "Intel(R) Core(TM) i7-12700K", others_busy: float | None = 0.0) -> inv.measure.Run:
     """A run; `rounds` are the side-by-side step's medians per case tag, timed on `cpu` beside `others_busy` cores."""
     value = {"medians": rounds, "cpu": cpu, "threads": 8, "others_busy_cores": others_busy}
     side = isolate.Outcome("CPU rows side by side", "ok", 3.0, value=value) if rounds is not None else None
-    return inv.Run(device, rows, list(task_rows), dynamic, list(models), imgsz, side, gpu)
+    return inv.measure.Run(device, rows, list(task_rows), dynamic, list(models), imgsz, side, gpu)
 
 
 # --- ledger, planning, skips -------------------------------------------------------------------------
@@ -69,23 +72,23 @@ def test_every_ledger_claim_has_one_judge_and_untestables_say_why():
 
 
 def test_cpu_plan_has_references_no_reduced_precision_and_one_detect_check():
-    cases = inv.plan(["yolo26n"], ["yolo26n"], 320, "cpu", list(inv.BACKENDS), ["fp32", "fp16"],
+    cases = inv.measure.plan(["yolo26n"], ["yolo26n"], 320, "cpu", list(inv.measure.BACKENDS), ["fp32", "fp16"],
                      ["detect", "classify"], ["yolo26n"], 320)
     keys = {c.key for c in cases}
     assert all(c.dtype == "fp32" for c in cases)  # fp16/bf16 are CUDA rows
     assert all(c.reference in keys for c in cases)  # every case has its eager fp32 reference
-    detect_xnn = [c for c in cases if c.backend == "et_xnnpack" and c.task == "detect" and c.export_path == inv.KIT_EXPORT]
+    detect_xnn = [c for c in cases if c.backend == "et_xnnpack" and c.task == "detect" and c.export_path == inv.measure.KIT_EXPORT]
     assert len(detect_xnn) == 1 and detect_xnn[0].timed  # the timed row doubles as the task check at one size
     assert not any(c.provider == "CUDAExecutionProvider" for c in cases)
-    shipped = {(c.backend, c.model, c.device) for c in cases if c.export_path == inv.ULTRALYTICS_EXPORTER}
+    shipped = {(c.backend, c.model, c.device) for c in cases if c.export_path == inv.measure.ULTRALYTICS_EXPORTER}
     assert shipped == {("et_xnnpack", "yolo26n", "cpu"), ("onnxruntime", "yolo26n", "cpu")}  # ultralytics' exporter
     assert len({c.tag for c in cases}) == len(cases)
-    no_ux = inv.plan(["yolo26n"], [], 320, "cpu", list(inv.BACKENDS), ["fp32"], [], [], 320, ultralytics_export=False)
-    assert not any(c.export_path == inv.ULTRALYTICS_EXPORTER for c in no_ux)
+    no_ux = inv.measure.plan(["yolo26n"], [], 320, "cpu", list(inv.measure.BACKENDS), ["fp32"], [], [], 320, ultralytics_export=False)
+    assert not any(c.export_path == inv.measure.ULTRALYTICS_EXPORTER for c in no_ux)
 
 
 def test_cuda_plan_adds_cpu_references_and_the_cuda_ep():
-    cases = inv.plan(["yolo26n"], ["yolo26n"], 640, "cuda", ["eager", "et_xnnpack", "onnxruntime"],
+    cases = inv.measure.plan(["yolo26n"], ["yolo26n"], 640, "cuda", ["eager", "et_xnnpack", "onnxruntime"],
                      ["fp32", "bf16"], [], [], 160)
     pairs = {(c.backend, c.device, c.dtype, c.provider) for c in cases}
     assert ("eager", "cpu", "fp32", "") in pairs and ("eager", "cuda", "bf16", "") in pairs
@@ -94,28 +97,28 @@ def test_cuda_plan_adds_cpu_references_and_the_cuda_ep():
 
 
 def test_skip_reasons(monkeypatch):
-    case = inv.Case(model="yolo26s", backend="aoti", device="cpu")
-    assert "compile_models" in inv.skip_reason(case, ["yolo26n"])
-    assert inv.skip_reason(case, ["yolo26s"]) == ""
-    assert inv.skip_reason(replace(case, backend="compile_cudagraphs"), ["yolo26s"]) == "needs a CUDA device"
+    case = inv.measure.Case(model="yolo26s", backend="aoti", device="cpu")
+    assert "compile_models" in inv.measure.skip_reason(case, ["yolo26n"])
+    assert inv.measure.skip_reason(case, ["yolo26s"]) == ""
+    assert inv.measure.skip_reason(replace(case, backend="compile_cudagraphs"), ["yolo26s"]) == "needs a CUDA device"
     # ExecuTorch CUDA lowers only with the back-end's defaults, and only the sizes et_cuda_models names
     et_cuda = replace(case, backend="et_cuda", device="cuda")
-    assert inv.skip_reason(et_cuda, ["yolo26s"]) == inv.measure.ET_CUDA_SKIPPED
-    assert inv.skip_reason(et_cuda, ["yolo26s"], ["yolo26s"]) == ""
+    assert inv.measure.skip_reason(et_cuda, ["yolo26s"]) == inv.measure.ET_CUDA_SKIPPED
+    assert inv.measure.skip_reason(et_cuda, ["yolo26s"], ["yolo26s"]) == ""
     monkeypatch.setattr(inv.measure, "installed", lambda module: module != "torch_tensorrt")
-    assert "torch_tensorrt" in inv.skip_reason(replace(case, backend="tensorrt", device="cuda"), ["yolo26s"])
+    assert "torch_tensorrt" in inv.measure.skip_reason(replace(case, backend="tensorrt", device="cuda"), ["yolo26s"])
     monkeypatch.setattr(inv.measure, "installed", lambda module: module != "onnxscript")
-    assert "onnxscript" in inv.skip_reason(replace(case, backend="onnxruntime", provider="CPUExecutionProvider"), [])
-    shipped = replace(case, backend="et_xnnpack", export_path=inv.ULTRALYTICS_EXPORTER)
-    assert inv.skip_reason(shipped, []) == ""  # not a compile-heavy row: any model
+    assert "onnxscript" in inv.measure.skip_reason(replace(case, backend="onnxruntime", provider="CPUExecutionProvider"), [])
+    shipped = replace(case, backend="et_xnnpack", export_path=inv.measure.ULTRALYTICS_EXPORTER)
+    assert inv.measure.skip_reason(shipped, []) == ""  # not a compile-heavy row: any model
     monkeypatch.setattr(inv.measure, "installed", lambda module: module != "executorch")
-    assert "executorch" in inv.skip_reason(shipped, [])
+    assert "executorch" in inv.measure.skip_reason(shipped, [])
 
 
 def test_a_skipped_case_runs_no_step():
-    row = inv.run_case(inv.Case(model="yolo26n", backend="et_cuda", device="cpu"), 10, ["yolo26n"])
+    row = inv.measure.run_case(inv.measure.Case(model="yolo26n", backend="et_cuda", device="cpu"), 10, ["yolo26n"])
     assert [o.status for o in row.outcomes] == ["skipped"] and not row.ok
-    assert inv.row_dicts(row)[0]["status"] == "skipped"
+    assert inv.show.row_dicts(row)[0]["status"] == "skipped"
 
 
 # --- models and comparisons ------------------------------------------------------------------------
@@ -123,7 +126,7 @@ def test_a_skipped_case_runs_no_step():
 @pytest.mark.parametrize("task,shape", [("segment", (1, 300, 38)), ("pose", (1, 300, 57)), ("obb", (1, 300, 7)),
                                         ("classify", (1, 1000))])
 def test_task_models_are_end_to_end_with_spread_scores(task, shape):
-    net = inv.build_task(task, "yolo26n")
+    net = inv.measure.build_task(task, "yolo26n")
     with torch.no_grad():
         out = inv.measure._outputs(net(torch.rand(1, 3, 160, 160)))
     assert tuple(out[0].shape) == shape
@@ -132,54 +135,54 @@ def test_task_models_are_end_to_end_with_spread_scores(task, shape):
 
 
 def test_compare_detections_and_classes():
-    assert inv.correct(inv.compare("detect", [DETS.clone()], [DETS]))
+    assert inv.measure.correct(inv.measure.compare("detect", [DETS.clone()], [DETS]))
     shuffled = DETS[:, torch.randperm(300)]
-    assert inv.correct(inv.compare("detect", [shuffled], [DETS]))  # order-insensitive
+    assert inv.measure.correct(inv.measure.compare("detect", [shuffled], [DETS]))  # order-insensitive
     off = DETS.clone()
     off[..., 4] += 2e-3
-    assert not inv.correct(inv.compare("detect", [off], [DETS]))
+    assert not inv.measure.correct(inv.measure.compare("detect", [off], [DETS]))
     # reduced precision is held to the same match rate: close sorted scores alone are not the same detections
-    assert not inv.correct(inv.compare("detect", [off], [DETS]), "fp16")
+    assert not inv.measure.correct(inv.measure.compare("detect", [off], [DETS]), "fp16")
     near = DETS.clone()
     near[..., 4] += 5e-4
-    assert inv.correct(inv.compare("detect", [near], [DETS]), "bf16")
+    assert inv.measure.correct(inv.measure.compare("detect", [near], [DETS]), "bf16")
     few = DETS.clone()
     few[:, 30:, 5] = (few[:, 30:, 5] + 1) % 80  # only 10 % of the detections keep their class
-    delta = inv.compare("detect", [few], [DETS])
-    assert delta["score_max_abs"] == 0 and not inv.correct(delta, "fp16")
+    delta = inv.measure.compare("detect", [few], [DETS])
+    assert delta["score_max_abs"] == 0 and not inv.measure.correct(delta, "fp16")
     assert "differs" in _state(replace(_row(dtype="fp16"), delta=delta))
     probs = torch.softmax(torch.randn(1, 1000), -1)
-    assert inv.correct(inv.compare("classify", [probs.clone()], [probs]))
+    assert inv.measure.correct(inv.measure.compare("classify", [probs.clone()], [probs]))
     swapped = probs.clone()
     top = probs.topk(2).indices[0]
     swapped[0, top[0]], swapped[0, top[1]] = probs[0, top[1]], probs[0, top[0]]
-    assert not inv.correct(inv.compare("classify", [swapped], [probs]))
+    assert not inv.measure.correct(inv.measure.compare("classify", [swapped], [probs]))
 
 
 # --- tables --------------------------------------------------------------------------------------
 
 def test_aoti_row_shows_both_load_attempts_and_counts_the_workaround():
-    case = inv.Case(model="yolo26n", backend="aoti", device="cuda")
+    case = inv.measure.Case(model="yolo26n", backend="aoti", device="cuda")
     crash = isolate.Outcome(f"{case.tag}:load+run", "crash", 3.0, error="child crashed with SIGSEGV",
                             details={"aoti_load": "as_is", "cause": "static_libstdcxx_locale_mix"})
     ok = isolate.Outcome(f"{case.tag}:load+run [w]", "ok", 3.0, details={"aoti_load": "system_libstdcxx"},
                          value={"outputs": [DETS], "median_ms": 2.0, "iqr_ms": 0.1, "first_call_s": 1.0})
     prepared = isolate.Outcome(f"{case.tag}:prepare", "ok", 90.0, value={"artifact": "p", "cached": True})
-    row = inv.Row(case, [prepared, crash, ok])
-    row.delta = inv.compare("detect", [DETS], [DETS])
-    table = inv.row_dicts(row)
+    row = inv.measure.Row(case, [prepared, crash, ok])
+    row.delta = inv.measure.compare("detect", [DETS], [DETS])
+    table = inv.show.row_dicts(row)
     assert [(r["status"], r["aoti_load"]) for r in table] == [("crash", "as_is"), ("ok", "system_libstdcxx")]
     assert table[0]["correct"] is None and table[1]["correct"] is True and table[1]["prepare_s"] == 90.0
     assert table[0]["cause"] == "static_libstdcxx_locale_mix"
     # the package served from the cache is said once per case (the run counts artifact hits from this column)
     assert [r["cached"] for r in table] == [None, True]
     row.outcomes[0] = replace(prepared, value={"artifact": "p"})
-    assert [r["cached"] for r in inv.row_dicts(row)] == [None, None]  # a build step that does not say
+    assert [r["cached"] for r in inv.show.row_dicts(row)] == [None, None]  # a build step that does not say
 
 
 def test_failed_prepare_is_the_only_row():
     row = _row(backend="et_xnnpack", prepare="error", error="LoweringException: nope")
-    (only,) = inv.row_dicts(row)
+    (only,) = inv.show.row_dicts(row)
     assert only["status"] == "error" and "nope" in only["error"] and only["failed step"].endswith(":prepare")
 
 
@@ -198,46 +201,46 @@ def test_fastest_ignores_a_faster_wrong_path():
 # Every judge's decisive outcomes are driven in tests/judge_cases/deployment_paths.py (tests/test_judges.py); the
 # tests here pin the rules behind them.
 
-def _pair(xnn_rounds: list[float], eager_rounds: list[float], imgsz: int = 640, **machine: Any) -> inv.Run:
+def _pair(xnn_rounds: list[float], eager_rounds: list[float], imgsz: int = 640, **machine: Any) -> inv.measure.Run:
     eager, xnn = _row(imgsz=imgsz, ms=20.0), _row(backend="et_xnnpack", prepare="ok", imgsz=imgsz, ms=10.0)
     return _run([eager, xnn], imgsz=imgsz, rounds={eager.case.tag: eager_rounds, xnn.case.tag: xnn_rounds}, **machine)
 
 
 def test_xnnpack_vs_eager_needs_rounds_timed_in_turn():
-    assert inv.judge_xnnpack_vs_eager(_pair([10.0, 11.0, 12.0], [20.0] * 3)).verdict == "confirmed"
-    assert inv.judge_xnnpack_vs_eager(_pair([30.0, 31.0, 29.0], [20.0] * 3)).verdict == "refuted"
-    outlier = inv.judge_xnnpack_vs_eager(_pair([10.0, 25.0, 12.0], [20.0] * 3))  # one round of three outside
+    assert inv_judge.judge_xnnpack_vs_eager(_pair([10.0, 11.0, 12.0], [20.0] * 3)).verdict == "confirmed"
+    assert inv_judge.judge_xnnpack_vs_eager(_pair([30.0, 31.0, 29.0], [20.0] * 3)).verdict == "refuted"
+    outlier = inv_judge.judge_xnnpack_vs_eager(_pair([10.0, 25.0, 12.0], [20.0] * 3))  # one round of three outside
     assert outlier.verdict == "confirmed"  # the rounds rule: two thirds and the median inside decide
-    straddle = inv.judge_xnnpack_vs_eager(_pair([10.0, 25.0, 12.0, 26.0], [20.0] * 4))
+    straddle = inv_judge.judge_xnnpack_vs_eager(_pair([10.0, 25.0, 12.0, 26.0], [20.0] * 4))
     assert straddle.verdict == "inconclusive" and "both sides" in straddle.evidence
     rows_only = _run([_row(ms=20.0), _row(backend="et_xnnpack", ms=10.0)])  # separate timings, no rounds
-    assert inv.judge_xnnpack_vs_eager(rows_only).verdict == "inconclusive"
+    assert inv_judge.judge_xnnpack_vs_eager(rows_only).verdict == "inconclusive"
 
 
 def test_cpu_rounds_timed_beside_other_work_decide_nothing():
-    quiet = inv.judge_xnnpack_vs_eager(_pair([10.0, 11.0, 12.0], [20.0] * 3, others_busy=0.2))
+    quiet = inv_judge.judge_xnnpack_vs_eager(_pair([10.0, 11.0, 12.0], [20.0] * 3, others_busy=0.2))
     assert quiet.verdict == "confirmed" and "kept 0.2 cores busy" in quiet.evidence
-    busy = inv.judge_xnnpack_vs_eager(_pair([10.0, 11.0, 12.0], [20.0] * 3, others_busy=3.5))
+    busy = inv_judge.judge_xnnpack_vs_eager(_pair([10.0, 11.0, 12.0], [20.0] * 3, others_busy=3.5))
     assert busy.verdict == "inconclusive" and "3.5 cores" in busy.evidence and "would say confirmed" in busy.evidence
-    unread = inv.judge_xnnpack_vs_eager(_pair([10.0, 11.0, 12.0], [20.0] * 3, others_busy=None))
+    unread = inv_judge.judge_xnnpack_vs_eager(_pair([10.0, 11.0, 12.0], [20.0] * 3, others_busy=None))
     assert unread.verdict == "confirmed" and "could not be read" in unread.evidence
     table = inv.side_by_side_frame(_pair([10.0] * 3, [20.0] * 3, others_busy=3.5))
     assert table["other processes' busy cores"].tolist() == [3.5, 3.5] and set(table["threads"]) == {8}
 
 
 def test_a_negative_or_nan_net_time_reads_could_not_time():
-    judged = inv.judge_xnnpack_vs_eager(_pair([-1.0, float("nan"), -2.0], [20.0, -3.0, float("nan")]))
+    judged = inv_judge.judge_xnnpack_vs_eager(_pair([-1.0, float("nan"), -2.0], [20.0, -3.0, float("nan")]))
     assert judged.verdict == "inconclusive" and "could not time" in judged.evidence and "nan" not in judged.evidence
     bad = _row(ms=float("nan"))
     assert bad.median_ms is None and _latency(bad) == "could not time"
-    assert inv.timed_ms(-0.5) is None and inv.timed_ms(3.0) == 3.0
+    assert inv.measure.timed_ms(-0.5) is None and inv.measure.timed_ms(3.0) == 3.0
 
 
 def test_xnnpack_vs_eager_records_the_seeds_conditions():
-    judged = inv.judge_xnnpack_vs_eager(_pair([10.0] * 3, [20.0] * 3, imgsz=320))
+    judged = inv_judge.judge_xnnpack_vs_eager(_pair([10.0] * 3, [20.0] * 3, imgsz=320))
     assert judged.run == {"device": "cpu", "backend": "executorch-xnnpack", "model": "yolo26n", "imgsz": 320,
                           "cpu": "Intel Core i7"}
-    claim = findings.Findings(inv.NAME, {}).verdict("deployment_paths.xnnpack_vs_eager", judged)
+    claim = findings.Findings(inv.measure.NAME, {}).verdict("deployment_paths.xnnpack_vs_eager", judged)
     assert claim.verdict == "inconclusive" and claim.conditions["differ"] == ["imgsz"]  # the seed's is 640
 
 
@@ -245,7 +248,7 @@ def test_xnnpack_scaling_against_the_ledgers_ratio_band():
     def scaling(s_rounds: list[float]) -> Judgement:
         n, s = _row(backend="et_xnnpack", ms=10.0, prepare="ok"), _row("yolo26s", backend="et_xnnpack", ms=40.0,
                                                                        prepare="ok")
-        return inv.judge_xnnpack_scaling(_run([n, s], models=("yolo26n", "yolo26s"),
+        return inv_judge.judge_xnnpack_scaling(_run([n, s], models=("yolo26n", "yolo26s"),
                                               rounds={n.case.tag: [10.0] * len(s_rounds), s.case.tag: s_rounds}))
 
     inside = scaling([20.0, 21.0, 19.0])  # ×2.0 within 30/20 .. 40/15; the rows' own timings say ×4.0
@@ -254,7 +257,7 @@ def test_xnnpack_scaling_against_the_ledgers_ratio_band():
     assert scaling([29.0, 28.0, 30.0]).verdict == "refuted"
     assert scaling([29.0, 19.0, 40.0]).verdict == "refuted"  # two thirds and the median outside: one round inside
     assert scaling([29.0, 19.0, 40.0, 20.0]).verdict == "inconclusive"  # half on each side of an edge
-    one = inv.judge_xnnpack_scaling(_run([_row(backend="et_xnnpack")]))
+    one = inv_judge.judge_xnnpack_scaling(_run([_row(backend="et_xnnpack")]))
     assert one.verdict == "inconclusive" and "needs two" in one.evidence
 
 
@@ -263,29 +266,29 @@ def test_xnnpack_scaling_on_another_cpu_than_the_seeds_cannot_decide():
     s = _row("yolo26s", backend="et_xnnpack", prepare="ok", imgsz=640)
     run = _run([n, s], models=("yolo26n", "yolo26s"), imgsz=640, cpu="Intel(R) Xeon(R) Platinum 8480+",
                rounds={n.case.tag: [10.0] * 3, s.case.tag: [29.0, 28.0, 30.0]})
-    claim = findings.Findings(inv.NAME, {}).verdict("deployment_paths.xnnpack_scaling", inv.judge_xnnpack_scaling(run))
+    claim = findings.Findings(inv.measure.NAME, {}).verdict("deployment_paths.xnnpack_scaling", inv_judge.judge_xnnpack_scaling(run))
     assert claim.verdict == "inconclusive" and claim.conditions["differ"] == ["cpu"]
     assert "would say refuted" in claim.evidence and "Intel Xeon" in claim.evidence
 
 
 def test_side_by_side_needs_two_correct_cpu_rows_and_tables_say_why():
-    assert inv.side_by_side([_row(backend="et_xnnpack", prepare="ok")], timeout=10) is None
+    assert inv.measure.side_by_side([_row(backend="et_xnnpack", prepare="ok")], timeout=10) is None
     assert inv.side_by_side_frame(_run([]))["status"].tolist() == ["skipped"]
 
 
 def test_et_cuda_claims_rest_only_on_the_back_ends_defaults():
     aoti_ok = _row(backend="aoti", device="cuda", prepare="ok", imgsz=640)
 
-    def verdicts(et: inv.Row) -> tuple[str, str]:
+    def verdicts(et: inv.measure.Row) -> tuple[str, str]:
         run = _run([aoti_ok, _row(backend="et_xnnpack", prepare="ok", imgsz=640), et], "cuda", imgsz=640)
-        return (inv.judge_cuda_aoti_backbone_only(run).verdict, inv.judge_recommend_xnnpack(run).verdict)
+        return (inv_judge.judge_cuda_aoti_backbone_only(run).verdict, inv_judge.judge_recommend_xnnpack(run).verdict)
 
     kit = _row(backend="et_cuda", device="cuda", prepare="error", imgsz=640, options="kit: max_autotune=False",
                error="NoValidChoicesError: No choices exist for backend")
     assert verdicts(kit) == ("inconclusive", "inconclusive")  # a failure of the kit's own making
     unsaid = _row(backend="et_cuda", device="cuda", prepare="error", imgsz=640, error="NoValidChoicesError")
     assert verdicts(unsaid) == ("inconclusive", "inconclusive")  # no backend_options recorded: not the defaults
-    assert "not recorded" in inv.et_cuda_options(unsaid)
+    assert "not recorded" in inv_judge.et_cuda_options(unsaid)
     failed = _row(backend="et_cuda", device="cuda", prepare="error", imgsz=640, options="defaults",
                   error="NoValidChoicesError: All choices failed to compile for backend")
     # the whole model fails; the backbone alone was not tried (no backbone parts here): one half decides nothing
@@ -296,23 +299,23 @@ def test_et_cuda_claims_rest_only_on_the_back_ends_defaults():
     assert verdicts(timeout) == ("inconclusive", "inconclusive")
     crash = _row(backend="et_cuda", device="cuda", prepare="crash", imgsz=640, options="defaults")
     assert verdicts(crash) == ("inconclusive", "inconclusive")  # a lowering that died says nothing either way
-    skipped = inv.Row(inv.Case(model="yolo26n", backend="et_cuda", device="cuda", imgsz=640),
+    skipped = inv.measure.Row(inv.measure.Case(model="yolo26n", backend="et_cuda", device="cuda", imgsz=640),
                       [isolate.skipped("et_cuda", "the quick profile does not lower the whole model with ExecuTorch CUDA")])
-    judged = inv.judge_cuda_aoti_backbone_only(_run([aoti_ok, skipped], "cuda", imgsz=640))
+    judged = inv_judge.judge_cuda_aoti_backbone_only(_run([aoti_ok, skipped], "cuda", imgsz=640))
     assert judged.verdict == "inconclusive" and "quick profile" in judged.evidence and judged.basis == "none"
-    assert inv.judge_cuda_aoti_backbone_only(_run([aoti_ok, timeout], "cuda", imgsz=640)).basis == "measured"
-    cpu = inv.judge_cuda_aoti_backbone_only(_run([_row(backend="aoti", prepare="ok")]))
+    assert inv_judge.judge_cuda_aoti_backbone_only(_run([aoti_ok, timeout], "cuda", imgsz=640)).basis == "measured"
+    cpu = inv_judge.judge_cuda_aoti_backbone_only(_run([_row(backend="aoti", prepare="ok")]))
     assert cpu.verdict == "needs_cuda" and "ran" in cpu.evidence
 
 
 def test_gpu_latency_is_decided_only_by_tensorrt_on_an_a100():
     quick = _run([_row(backend="compile_cudagraphs", device="cuda", ms=1.5, imgsz=640)], "cuda", imgsz=640,
                  gpu="NVIDIA H100 80GB HBM3")
-    judged = inv.judge_gpu_latency(quick)
+    judged = inv_judge.judge_gpu_latency(quick)
     assert judged.verdict == "inconclusive" and "neither TensorRT" in judged.evidence
     assert judged.run["gpu"] == "H100" and judged.data["measured_instead"][0]["ms"] == 1.5
-    assert inv.judge_gpu_latency(_run([_row()])).verdict == "needs_cuda"
-    assert inv.gpu_class("NVIDIA A100-SXM4-80GB") == "A100"
+    assert inv_judge.judge_gpu_latency(_run([_row()])).verdict == "needs_cuda"
+    assert inv_judge.gpu_class("NVIDIA A100-SXM4-80GB") == "A100"
 
 
 def test_reduced_precision_rows_that_differ_are_not_the_fastest_correct_path():
@@ -327,35 +330,35 @@ def test_reduced_precision_rows_that_differ_are_not_the_fastest_correct_path():
 def test_compile_alternative():
     rows = [_row(device="cuda", ms=8.0), _row(backend="compile", device="cuda", ms=4.0),
             _row(backend="compile_cudagraphs", device="cuda", status="error")]
-    judged = inv.judge_torch_compile_alternative(_run(rows, "cuda"))
+    judged = inv_judge.judge_torch_compile_alternative(_run(rows, "cuda"))
     assert judged.verdict == "confirmed" and judged.evidence.startswith("1 of 2") and "2.00×" in judged.evidence
-    assert inv.judge_recommend_xnnpack(_run([_row(), _row(backend="et_xnnpack", prepare="ok")])).verdict == "needs_cuda"
+    assert inv_judge.judge_recommend_xnnpack(_run([_row(), _row(backend="et_xnnpack", prepare="ok")])).verdict == "needs_cuda"
 
 
 def test_all_variants_never_confirmed_with_fewer_than_25():
     tasks = [_row(backend="et_xnnpack", task=t, timed=False) for t in ("detect", "segment")]
-    judged = inv.judge_xnnpack_all_variants(_run([], task_rows=tasks))
+    judged = inv_judge.judge_xnnpack_all_variants(_run([], task_rows=tasks))
     assert judged.verdict == "inconclusive" and "2 of 25 tried" in judged.evidence
     tasks.append(_row(backend="et_xnnpack", task="pose", timed=False, prepare="error", error="unsupported op"))
-    judged = inv.judge_xnnpack_all_variants(_run([], task_rows=tasks))
+    judged = inv_judge.judge_xnnpack_all_variants(_run([], task_rows=tasks))
     assert judged.verdict == "refuted" and judged.evidence.startswith("2 of 3")
 
 
 def test_ultralytics_exporter_rows_say_whether_the_postprocess_is_in_the_program():
     raw = torch.randn(1, 84, 2100)
-    assert inv.compare_raw([raw.clone()], [raw])["close"] and not inv.compare_raw([raw.clone()], [raw])[
+    assert inv.measure.compare_raw([raw.clone()], [raw])["close"] and not inv.measure.compare_raw([raw.clone()], [raw])[
         "postprocess_in_program"]
-    assert not inv.compare_raw([raw + 1.0], [raw])["close"]
-    assert inv.compare_raw([DETS.clone()], [DETS])["postprocess_in_program"]
-    case = inv.Case(model="yolo26n", backend="et_xnnpack", device="cpu", export_path=inv.ULTRALYTICS_EXPORTER)
-    ux = inv.Row(case, [isolate.Outcome(f"{case.tag}:prepare", "ok", 90.0, value={"artifact": "a.pte"}),
+    assert not inv.measure.compare_raw([raw + 1.0], [raw])["close"]
+    assert inv.measure.compare_raw([DETS.clone()], [DETS])["postprocess_in_program"]
+    case = inv.measure.Case(model="yolo26n", backend="et_xnnpack", device="cpu", export_path=inv.measure.ULTRALYTICS_EXPORTER)
+    ux = inv.measure.Row(case, [isolate.Outcome(f"{case.tag}:prepare", "ok", 90.0, value={"artifact": "a.pte"}),
                         isolate.Outcome(f"{case.tag}:run", "ok", 2.0, value={"outputs": [raw], "median_ms": 5.0})])
-    ux.delta = inv.compare_raw([raw], [raw])
-    assert ux.correct and inv.label(ux).endswith("via ultralytics' exporter")
+    ux.delta = inv.measure.compare_raw([raw], [raw])
+    assert ux.correct and inv.measure.label(ux).endswith("via ultralytics' exporter")
     tasks = [_row(backend="et_xnnpack", task="detect", timed=False)]
-    judged = inv.judge_xnnpack_all_variants(_run([ux], task_rows=tasks))
+    judged = inv_judge.judge_xnnpack_all_variants(_run([ux], task_rows=tasks))
     assert "postprocess is not in the program" in judged.evidence and "1x84x2100" in judged.evidence
-    assert judged.run["export_path"] == inv.KIT_EXPORT
+    assert judged.run["export_path"] == inv.measure.KIT_EXPORT
     assert inv.fastest_frame([_row(ms=20.0), ux]).iloc[0]["fastest correct"] == "eager"  # raw output: not comparable
 
 
@@ -369,18 +372,18 @@ def test_onnxruntime_is_judged_on_the_stock_model():
         kit = [{"model_variant": "kit-modified", "spec": "derived_kit", "size": s, "correct": True} for s in (160, 320)]
         return isolate.Outcome("dyn", "ok", value=stock + kit)
 
-    assert inv.judge_onnxruntime(_run([ort], dynamic=dyn(True))).verdict == "confirmed"
-    partly = inv.judge_onnxruntime(_run([ort], dynamic=dyn(False)))  # only the kit-modified model runs dynamic
+    assert inv_judge.judge_onnxruntime(_run([ort], dynamic=dyn(True))).verdict == "confirmed"
+    partly = inv_judge.judge_onnxruntime(_run([ort], dynamic=dyn(False)))  # only the kit-modified model runs dynamic
     assert partly.verdict == "partly" and partly.run["model_variant"] == "stock"
     # a second stock route (ultralytics' exporter, dynamic=True) that works is enough
     both = dyn(False)
     both.value += [{"model_variant": "stock", "spec": "ultralytics exporter, dynamic=True", "size": s, "correct": True}
                    for s in (160, 320)]
-    assert inv.judge_onnxruntime(_run([ort], dynamic=both)).verdict == "confirmed"
+    assert inv_judge.judge_onnxruntime(_run([ort], dynamic=both)).verdict == "confirmed"
     broken = isolate.Outcome("dyn", "error", error="export failed")
-    assert inv.judge_onnxruntime(_run([ort], dynamic=broken)).verdict == "inconclusive"
+    assert inv_judge.judge_onnxruntime(_run([ort], dynamic=broken)).verdict == "inconclusive"
     missing = _row(backend="onnxruntime", provider="CPUExecutionProvider", status="skipped")
-    assert inv.judge_onnxruntime(_run([missing])).verdict == "inconclusive"
+    assert inv_judge.judge_onnxruntime(_run([missing])).verdict == "inconclusive"
 
 
 @pytest.mark.notebook
@@ -404,10 +407,10 @@ def test_notebook_end_to_end(run_notebook):
     side = {r["case"]: r for r in results["tables"]["cpu_side_by_side"]}  # eager and XNNPACK, timed in turn
     assert len(side) == 2 and all(r["median of rounds ms"] > 0 for r in side.values())
     xnn_vs_eager = next(c for c in results["claims"] if c["id"] == "deployment_paths.xnnpack_vs_eager")
-    assert len(xnn_vs_eager["data"]["pairs"][0]["rounds"]) == inv.SIDE_BY_SIDE_ROUNDS
+    assert len(xnn_vs_eager["data"]["pairs"][0]["rounds"]) == inv.measure.SIDE_BY_SIDE_ROUNDS
     assert xnn_vs_eager["conditions"]["run"]["imgsz"] == 160 and xnn_vs_eager["verdict"] == "inconclusive"
     assert all("conditions" in c and c["basis"] for c in results["claims"])
-    shipped = [r for r in results["tables"]["latency"] if r["export_path"] == inv.ULTRALYTICS_EXPORTER]
+    shipped = [r for r in results["tables"]["latency"] if r["export_path"] == inv.measure.ULTRALYTICS_EXPORTER]
     assert {r["backend"].split(" ")[0] for r in shipped} == {"et_xnnpack", "onnxruntime"}
     assert all(r["status"] in ("ok", "skipped") for r in shipped)  # what the exporter ships, as shipped
     assert all(r["output_shape"] == "1x84x525" for r in shipped if r["status"] == "ok")  # top-k head off
@@ -421,7 +424,7 @@ def test_on_cpu_every_build_comes_first_and_the_timed_runs_follow_alone(monkeypa
 
     from yolo26kit.investigations.deployment_paths import measure
 
-    cases = inv.plan(["yolo26n"], ["yolo26n"], 320, "cpu", list(inv.BACKENDS), ["fp32"], ["detect"], ["yolo26n"], 320)
+    cases = inv.measure.plan(["yolo26n"], ["yolo26n"], 320, "cpu", list(inv.measure.BACKENDS), ["fp32"], ["detect"], ["yolo26n"], 320)
     lock, live, events = threading.Lock(), [], []
 
     def fake_run_step(fn, *args, step="", **kwargs):
@@ -463,16 +466,16 @@ def test_a_failed_et_cuda_lowering_records_the_defaults_it_used_and_the_workers_
         return isolate.Outcome(kw["step"], "error", 240.0, error=worker.splitlines()[0], traceback=worker)
 
     monkeypatch.setattr(isolate, "run_step", failing_step)
-    case = inv.Case(model="yolo26n", backend="et_cuda", device="cuda", imgsz=640)
+    case = inv.measure.Case(model="yolo26n", backend="et_cuda", device="cuda", imgsz=640)
     outcome = measure.prepare(case, 60.0)
     assert outcome.details["backend_options"] == "defaults"
-    row = inv.Row(case, [outcome])
-    assert inv.et_cuda_options(row) == "defaults"
+    row = inv.measure.Row(case, [outcome])
+    assert inv_judge.et_cuda_options(row) == "defaults"
     run = _run([_row(backend="aoti", device="cuda", prepare="ok", imgsz=640), row], "cuda", imgsz=640)
-    judged = inv.judge_cuda_aoti_backbone_only(run)
+    judged = inv_judge.judge_cuda_aoti_backbone_only(run)
     assert judged.verdict == "inconclusive" and "whether the backbone alone does, this run did not measure" in judged.evidence
     assert "after 240 s" in judged.evidence and "the worker raised triton.compiler.errors.CompilationError" in judged.evidence
-    xnnpack = inv.Case(model="yolo26n", backend="et_xnnpack", device="cpu", imgsz=640)
+    xnnpack = inv.measure.Case(model="yolo26n", backend="et_xnnpack", device="cpu", imgsz=640)
     assert "backend_options" not in measure.prepare(xnnpack, 60.0).details
 
 
@@ -481,7 +484,7 @@ def test_variant_modules_reads_all_25_variants_and_tells_tasks_apart():
     from yolo26kit.investigations.deployment_paths import measure
 
     found = measure.step_variant_modules()
-    assert len(found) == inv.ALL_VARIANTS
+    assert len(found) == inv_judge.ALL_VARIANTS
     assert "Detect" in found["detect/yolo26n"] and "Detect" not in found["classify/yolo26n"]
     assert found["segment/yolo26n"] != found["detect/yolo26n"]  # a different head: another set, so no stand-in
 

@@ -1,5 +1,6 @@
 """index_dtype: the seed's legacy top-k, the gather fix, upstream detection, and the notebook end to end."""
 
+import importlib
 import json
 from dataclasses import replace
 
@@ -10,16 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yolo26kit import findings
-from yolo26kit.bench import graphs, isolate
+from yolo26kit.backends import executorch_cuda, executorch_cuda_releases
+from yolo26kit.bench import detections, graphs, isolate
 from yolo26kit.investigations import index_dtype as inv
+
+inv_judge = importlib.import_module("yolo26kit.investigations.index_dtype.judge")  # the module; the package's judge is the function
 
 
 @settings(max_examples=60, deadline=None)
 @given(batch=st.integers(1, 6), nc=st.integers(1, 90), max_det=st.integers(1, 64), extra=st.integers(0, 300),
        ties=st.booleans(), seed=st.integers(0, 2**31 - 1))
 def test_legacy_and_gather_are_bit_identical(batch, nc, max_det, extra, ties, seed):
-    legacy, fixed = inv.PostprocessOnly("legacy", nc, max_det), inv.PostprocessOnly("gather", nc, max_det)
-    preds = inv.random_preds(batch, max_det + extra, nc, seed=seed, ties=ties)
+    legacy, fixed = inv.model.PostprocessOnly("legacy", nc, max_det), inv.model.PostprocessOnly("gather", nc, max_det)
+    preds = inv.model.random_preds(batch, max_det + extra, nc, seed=seed, ties=ties)
     with torch.no_grad():
         a, b = legacy(preds), fixed(preds)
     assert a.shape == (batch, max_det, 6)
@@ -29,8 +33,8 @@ def test_legacy_and_gather_are_bit_identical(batch, nc, max_det, extra, ties, se
 def test_legacy_graph_has_advanced_indexing_and_gather_has_none():
     scans = {}
     for variant in ("legacy", "gather"):
-        spec = inv.Spec(variant, imgsz=64 * 5)
-        scans[variant] = graphs.scan(inv.export(spec).graph_module)
+        spec = inv.model.Spec(variant, imgsz=64 * 5)
+        scans[variant] = graphs.scan(inv.measure.export(spec).graph_module)
     assert graphs.count(scans["legacy"], "aten.index.Tensor") == 1
     assert graphs.all_int64(scans["legacy"]) is True
     assert graphs.count(scans["gather"], "aten.index.Tensor") == 0
@@ -38,34 +42,34 @@ def test_legacy_graph_has_advanced_indexing_and_gather_has_none():
 
 
 def test_legacy_cast_is_legacy_with_no_op_casts():
-    scans = {v: graphs.scan(inv.export(inv.Spec(v, imgsz=320)).graph_module) for v in ("legacy", "legacy_cast")}
+    scans = {v: graphs.scan(inv.measure.export(inv.model.Spec(v, imgsz=320)).graph_module) for v in ("legacy", "legacy_cast")}
     assert graphs.count(scans["legacy_cast"], "aten.index.Tensor") == 1 and graphs.all_int64(scans["legacy_cast"])
-    preds = inv.random_preds(2, 500, 7, seed=3)
+    preds = inv.model.random_preds(2, 500, 7, seed=3)
     with torch.no_grad():
-        assert torch.equal(inv.PostprocessOnly("legacy", 7, 50)(preds), inv.PostprocessOnly("legacy_cast", 7, 50)(preds))
+        assert torch.equal(inv.model.PostprocessOnly("legacy", 7, 50)(preds), inv.model.PostprocessOnly("legacy_cast", 7, 50)(preds))
 
 
 @pytest.mark.parametrize("op,target", [("topk", "aten.topk"), ("index", "aten.index.Tensor"),
                                        ("index_put", "aten.index_put")])
 def test_op_probes_export_the_operator_they_name(op, target):
-    spec = inv.Spec("legacy", scope=f"op_{op}", imgsz=320)
-    names = [graphs.target_name(n) for n in inv.export(spec).graph.nodes if n.op == "call_function"]
+    spec = inv.model.Spec("legacy", scope=f"op_{op}", imgsz=320)
+    names = [graphs.target_name(n) for n in inv.measure.export(spec).graph.nodes if n.op == "call_function"]
     assert any(n.startswith(target) for n in names), names
     assert spec.tag == f"op_{op}"
 
 
 def test_probe_plan_needs_cuda_except_the_cast_export():
-    base = inv.Spec("legacy", device="cpu")
-    assert [(s.variant, p) for s, p in inv.probe_plan(base, list(inv.PROBES), "gather")] == [("legacy_cast", ["export"])]
-    cuda = inv.probe_plan(inv.Spec("legacy", device="cuda"), list(inv.PROBES), "gather")
+    base = inv.model.Spec("legacy", device="cpu")
+    assert [(s.variant, p) for s, p in inv.measure.probe_plan(base, list(inv.measure.PROBES), "gather")] == [("legacy_cast", ["export"])]
+    cuda = inv.measure.probe_plan(inv.model.Spec("legacy", device="cuda"), list(inv.measure.PROBES), "gather")
     tags = [s.tag for s, _ in cuda]
     assert "backbone-gather" in tags and "backbone-gather-conv_aten+triton" in tags and "full-gather-conv_aten+triton" in tags
     assert len(set(tags)) == len(tags) and all(p[-1] == "et_cuda" for _, p in cuda)
 
 
 def test_longest_cells_are_expected_first():
-    cells = [(inv.Spec("legacy"), "eager"), (inv.Spec("legacy", scope="full"), "et_xnnpack"), (inv.Spec("legacy"), "aoti")]
-    ranked = sorted(cells, key=lambda t: -inv.expected_seconds(*t))
+    cells = [(inv.model.Spec("legacy"), "eager"), (inv.model.Spec("legacy", scope="full"), "et_xnnpack"), (inv.model.Spec("legacy"), "aoti")]
+    ranked = sorted(cells, key=lambda t: -inv.measure.expected_seconds(*t))
     assert [p for _, p in ranked] == ["aoti", "et_xnnpack", "eager"]
 
 
@@ -76,18 +80,18 @@ def _outcome(step, status="ok", value=None, error="", **details):
 
 
 def test_aoti_cell_shows_both_load_rows_and_counts_the_workaround():
-    out = inv.random_preds(1, 300, 2, seed=0)[..., :6]
-    cell = inv.Cell(inv.Spec("legacy"), "aoti", [
+    out = inv.model.random_preds(1, 300, 2, seed=0)[..., :6]
+    cell = inv.measure.Cell(inv.model.Spec("legacy"), "aoti", [
         _outcome("c:compile", value={"package": "p"}),
         _outcome("c:load+run", "crash", error="child crashed with SIGSEGV", aoti_load="as_is",
                  cause="static_libstdcxx_locale_mix"),
         _outcome("c:load+run [fix]", value={"output": out}, aoti_load="system_libstdcxx")], {})
-    cell.delta = inv.compare(out, out)
+    cell.delta = detections.compare(out, out)
     rows = cell.rows()
     assert [(r["aoti_load"], r["outcome"], r["status"]) for r in rows] == [
         ("as_is", "crash", "❌"), ("system_libstdcxx", "ok", "✅")]
     assert rows[0]["cause"] == "static_libstdcxx_locale_mix" and cell.final.ok
-    plain = inv.Cell(inv.Spec("legacy"), "aoti", cell.outcomes[:2], {})
+    plain = inv.measure.Cell(inv.model.Spec("legacy"), "aoti", cell.outcomes[:2], {})
     assert plain.final.status == "crash" and len(plain.rows()) == 1
 
 
@@ -96,8 +100,8 @@ def _cuda_run(cells, probes, gpu_ok=True):
     options = _outcome("opts", value={"max_autotune_conv_backends": "TRITON", "max_autotune_gemm_backends": "TRITON",
                                       "aot_inductor.link_libtorch": False})
     shims = _outcome("shims", value={"data/lib/libaoti_cuda_shims.so": ["aoti_torch_cuda_convolution"]})
-    base = inv.Spec("legacy", device="cuda")
-    return inv.Run(base, cells, [], "", probes, gpu, options, shims)
+    base = inv.model.Spec("legacy", device="cuda")
+    return inv.measure.Run(base, cells, [], "", probes, gpu, options, shims)
 
 
 NO_CHOICES = "InductorError: LoweringException: NoValidChoicesError: No choices to select. No choices exist for backend."
@@ -106,72 +110,72 @@ INDEX_ERROR = "LoweringException: AssertionError: indices must be int64, byte or
 
 
 def test_cuda_probe_judges_from_synthetic_cells():
-    cuda = inv.Spec("legacy", device="cuda")
-    backbone = inv.replace(cuda, variant="gather", scope="backbone")
+    cuda = inv.model.Spec("legacy", device="cuda")
+    backbone = replace(cuda, variant="gather", scope="backbone")
     probes = [
-        inv.Cell(backbone, "et_cuda", [_outcome("b:lower", "error", error=NO_CHOICES)], {}, "probe"),
-        inv.Cell(inv.replace(backbone, conv_backends=inv.ATEN_CONV), "et_cuda",
+        inv.measure.Cell(backbone, "et_cuda", [_outcome("b:lower", "error", error=NO_CHOICES)], {}, "probe"),
+        inv.measure.Cell(replace(backbone, conv_backends=inv.measure.ATEN_CONV), "et_cuda",
                  [_outcome("ba:lower", value={"shim_calls": ["aoti_torch_cuda_convolution"]}),
                   isolate.skipped("ba:run", "this executorch runtime has no CudaBackend")], {}, "probe"),
-        *[inv.Cell(inv.replace(cuda, scope=f"op_{op}"), "et_cuda",
+        *[inv.measure.Cell(replace(cuda, scope=f"op_{op}"), "et_cuda",
                    [_outcome("o", **({"status": "error", "error": "Lowering not implemented for backend: CudaDevice"}
-                                     if op == "index_put" else {"value": {}}))], {}, "probe") for op in inv.OPS],
-        inv.Cell(inv.replace(cuda, variant="legacy_cast"), "export",
+                                     if op == "index_put" else {"value": {}}))], {}, "probe") for op in inv.model.OPS],
+        inv.measure.Cell(replace(cuda, variant="legacy_cast"), "export",
                  [_outcome("e", value={"scan": [{"target": "aten.index.Tensor", "index_dtypes": ["int64", "int64"]}]})],
                  {}, "probe"),
-        inv.Cell(inv.replace(cuda, variant="legacy_cast"), "et_cuda", [_outcome("l", "error", error=INDEX_ERROR)], {}, "probe"),
+        inv.measure.Cell(replace(cuda, variant="legacy_cast"), "et_cuda", [_outcome("l", "error", error=INDEX_ERROR)], {}, "probe"),
     ]
-    cells = [inv.Cell(cuda, "et_cuda", [_outcome("l", "error", error=INDEX_ERROR)], {})]
-    res = inv.Results(_cuda_run(cells, probes), pd.DataFrame())
+    cells = [inv.measure.Cell(cuda, "et_cuda", [_outcome("l", "error", error=INDEX_ERROR)], {})]
+    res = inv.measure.Results(_cuda_run(cells, probes), pd.DataFrame())
     # 'No choices exist': no candidate at all, so no worker compiled anything, whatever a subprocess sees
-    judged = inv.judge_triton_worker_gpu(res)
+    judged = inv_judge.judge_triton_worker_gpu(res)
     assert judged.verdict == "refuted" and "No choices exist" in judged.evidence
     assert judged.evidence.startswith("backbone lowering") and judged.run["backend_options"] == "defaults"
-    assert inv.judge_triton_worker_gpu(inv.Results(_cuda_run(cells, probes, gpu_ok=False), pd.DataFrame())).verdict \
+    assert inv_judge.judge_triton_worker_gpu(inv.measure.Results(_cuda_run(cells, probes, gpu_ok=False), pd.DataFrame())).verdict \
         == "refuted"
-    failed = [inv.Cell(backbone, "et_cuda", [_outcome("b:lower", "error", error=ALL_FAILED)], {}, "probe"), *probes[1:]]
-    assert inv.judge_triton_worker_gpu(inv.Results(_cuda_run(cells, failed, gpu_ok=False), pd.DataFrame())).verdict \
+    failed = [inv.measure.Cell(backbone, "et_cuda", [_outcome("b:lower", "error", error=ALL_FAILED)], {}, "probe"), *probes[1:]]
+    assert inv_judge.judge_triton_worker_gpu(inv.measure.Results(_cuda_run(cells, failed, gpu_ok=False), pd.DataFrame())).verdict \
         == "confirmed"
-    assert inv.judge_triton_worker_gpu(inv.Results(_cuda_run(cells, failed), pd.DataFrame())).verdict == "refuted"
-    assert inv.judge_no_aten_fallback(res).verdict == "refuted"
-    assert inv.judge_backbone_static(res).verdict == "refuted"
-    judged = inv.judge_postprocess_ops(res)
+    assert inv_judge.judge_triton_worker_gpu(inv.measure.Results(_cuda_run(cells, failed), pd.DataFrame())).verdict == "refuted"
+    assert inv_judge.judge_no_aten_fallback(res).verdict == "refuted"
+    assert inv_judge.judge_backbone_static(res).verdict == "refuted"
+    judged = inv_judge.judge_postprocess_ops(res)
     assert judged.verdict == "partly" and judged.data["ops"]["index_put"] == "not implemented"
     assert judged.evidence.startswith("2 of 3")
-    assert inv.judge_explicit_cast(res).verdict == "confirmed"
-    assert inv.judge_et_cuda_float_index(res).verdict == "confirmed"
+    assert inv_judge.judge_explicit_cast(res).verdict == "confirmed"
+    assert inv_judge.judge_et_cuda_float_index(res).verdict == "confirmed"
 
 
 def test_kit_options_and_unfinished_lowerings_decide_nothing():
     """A lowering under kit options is recorded as such (settle: inconclusive); a timeout or a crash never confirms."""
     from yolo26kit import verdicts
 
-    kit = inv.Spec("gather", scope="backbone", device="cuda", autotune=False)
-    assert kit.backend_options == "kit: max_autotune=False" and inv.Spec("legacy").backend_options == "defaults"
-    assert inv.replace(kit, autotune=True, conv_backends=inv.ATEN_CONV).backend_options == \
+    kit = inv.model.Spec("gather", scope="backbone", device="cuda", autotune=False)
+    assert kit.backend_options == "kit: max_autotune=False" and inv.model.Spec("legacy").backend_options == "defaults"
+    assert replace(kit, autotune=True, conv_backends=inv.measure.ATEN_CONV).backend_options == \
         "kit: max_autotune_conv_backends='ATEN,TRITON'"
-    res = inv.Results(_cuda_run([], [inv.Cell(kit, "et_cuda", [_outcome("b", "error", error=NO_CHOICES)], {}, "probe")]),
+    res = inv.measure.Results(_cuda_run([], [inv.measure.Cell(kit, "et_cuda", [_outcome("b", "error", error=NO_CHOICES)], {}, "probe")]),
                       pd.DataFrame())
-    judged = inv.judge_backbone_static(res)
+    judged = inv_judge.judge_backbone_static(res)
     final, record = verdicts.settle(judged, findings.ledger_entry("index_dtype.backbone_static_cuda")["conditions"])
     assert final.verdict == "inconclusive" and "backend_options" in record["differ"] and "imgsz" in record["differ"]
-    aten = inv.replace(kit, autotune=True, conv_backends=inv.ATEN_CONV)
+    aten = replace(kit, autotune=True, conv_backends=inv.measure.ATEN_CONV)
     for status in ("timeout", "crash"):
-        cell = inv.Cell(aten, "et_cuda", [_outcome("ba", status, error="no result after 300 s")], {}, "probe")
-        assert inv.judge_no_aten_fallback(inv.Results(_cuda_run([], [cell]), pd.DataFrame())).verdict == "inconclusive"
+        cell = inv.measure.Cell(aten, "et_cuda", [_outcome("ba", status, error="no result after 300 s")], {}, "probe")
+        assert inv_judge.judge_no_aten_fallback(inv.measure.Results(_cuda_run([], [cell]), pd.DataFrame())).verdict == "inconclusive"
 
 
 def test_whole_model_cuda_lowering_is_a_skipped_row_when_not_asked_for():
-    cell = inv.run_path(inv.Spec("gather", scope="full", device="cuda"), "et_cuda", 10.0, whole_model_cuda=False)
-    assert cell.final.status == "skipped" and cell.final.error == inv.WHOLE_MODEL_SKIP
+    cell = inv.measure.run_path(inv.model.Spec("gather", scope="full", device="cuda"), "et_cuda", 10.0, whole_model_cuda=False)
+    assert cell.final.status == "skipped" and cell.final.error == inv.measure.WHOLE_MODEL_SKIP
     assert cell.row()["backend options"] == "defaults"
     for gpu_ok in (True, False):
-        res = inv.Results(_cuda_run([], [cell], gpu_ok), pd.DataFrame())
+        res = inv.measure.Results(_cuda_run([], [cell], gpu_ok), pd.DataFrame())
         res.run.full_cells.append(cell)
-        judged = inv.judge_et_cuda_full_model(res)  # no part of the model lowered either
+        judged = inv_judge.judge_et_cuda_full_model(res)  # no part of the model lowered either
         assert judged.verdict == "inconclusive" and "--profile full runs it" in judged.evidence
         assert judged.basis == "none"  # a skipped lowering measured nothing
-        worker = inv.judge_triton_worker_gpu(res)  # the cause the claim names is measured apart from the lowering
+        worker = inv_judge.judge_triton_worker_gpu(res)  # the cause the claim names is measured apart from the lowering
         assert worker.verdict == ("not_reproduced" if gpu_ok else "inconclusive")
         assert "--profile full runs it" in worker.evidence
 
@@ -185,34 +189,34 @@ def test_every_ledger_claim_has_one_judge():
 
 def test_unknown_variant_is_rejected():
     with pytest.raises(ValueError, match="unknown variant"):
-        inv.PostprocessOnly("fancy", 80)
+        inv.model.PostprocessOnly("fancy", 80)
 
 
 def test_anchor_count_matches_the_head():
-    assert inv.anchors_for(640) == 8400 and inv.anchors_for(320) == 2100
+    assert inv.model.anchors_for(640) == 8400 and inv.model.anchors_for(320) == 2100
 
 
 def test_compare_tolerates_order_but_not_different_detections():
-    ref = inv.random_preds(1, 40, 2, seed=1)[..., :6]
+    ref = inv.model.random_preds(1, 40, 2, seed=1)[..., :6]
     swapped = ref[:, [1, 0, *range(2, 40)]]
-    d = inv.compare(swapped, ref)
-    assert d["exact"] is False and d["match_rate"] == 1.0 and d["score_max_abs"] == 0.0 and inv.agrees(d)
+    d = detections.compare(swapped, ref)
+    assert d["exact"] is False and d["match_rate"] == 1.0 and d["score_max_abs"] == 0.0 and detections.agrees(d)
     moved = ref.clone()
     moved[:, :4, :4] += 5.0  # 4 of 40 boxes elsewhere: 90 % matched
-    assert inv.compare(moved, ref)["match_rate"] == pytest.approx(0.9) and not inv.agrees(inv.compare(moved, ref))
-    assert not inv.agrees(inv.compare(ref + 5.0, ref))
+    assert detections.compare(moved, ref)["match_rate"] == pytest.approx(0.9) and not detections.agrees(detections.compare(moved, ref))
+    assert not detections.agrees(detections.compare(ref + 5.0, ref))
 
 
 def test_random_preds_scores_are_distinct_unless_ties_are_asked_for():
-    distinct = inv.random_preds(2, 50, 7, seed=0)[..., 4:]
+    distinct = inv.model.random_preds(2, 50, 7, seed=0)[..., 4:]
     assert all(row.unique().numel() == row.numel() for row in distinct)
-    assert inv.random_preds(1, 50, 7, seed=0, ties=True)[..., 4:].unique().numel() <= 8
+    assert inv.model.random_preds(1, 50, 7, seed=0, ties=True)[..., 4:].unique().numel() <= 8
 
 
 def test_lowering_error_details_reads_inductor_messages():
     text = ("torch._inductor.exc.LoweringException: AssertionError: indices must be int64, byte or bool. "
             "Got [torch.int64, torch.float32]\n  target: aten.index.Tensor\n  args[0]: TensorBox(x)\n  args[1]: [y, z]\n")
-    d = inv.lowering_error_details(text)
+    d = inv.measure_root.lowering_error_details(text)
     assert d["target"] == "aten.index.Tensor" and "torch.float32" in d["dtypes"] and len(d["args"]) == 2
 
 
@@ -230,10 +234,10 @@ def test_tables_name_every_table_the_notebook_records():
     assert list(inv.TABLES) == recorded
     scan = [{"target": "aten.index.Tensor", "index_dtypes": "int64", "arg_dtypes": ["float32", "int64"], "node": "n",
              "source": ""}]
-    cells = [inv.Cell(inv.Spec("legacy"), "export", [_outcome("e", value={"scan": scan})], {})]
+    cells = [inv.measure.Cell(inv.model.Spec("legacy"), "export", [_outcome("e", value={"scan": scan})], {})]
     equiv = pd.DataFrame([{"case": 0, "batch": 1, "nc": 2, "anchors": 30, "max_det": 5, "ties": False,
                            "identical": True, "max |Δ|": 0.0}])
-    res = inv.Results(_cuda_run(cells, []), equiv, root={"passes": pd.DataFrame([{"pass": "SomePass"}])})
+    res = inv.measure.Results(_cuda_run(cells, []), equiv, root={"passes": pd.DataFrame([{"pass": "SomePass"}])})
     tables = {name: make(res) for name, make in inv.TABLES.items()}
     assert all(isinstance(t, pd.DataFrame) for t in tables.values())
     assert len(tables["status"]) == len(tables["fx_scan"]) == len(tables["equivalence_summary"]) == 1
@@ -354,11 +358,11 @@ def test_postprocess_program_is_the_same_whatever_the_random_state():
     """Its head's (unused) weights are seeded, so the compile cache keys its lowerings alike in every process."""
     from yolo26kit.bench.artifacts import program_key
 
-    spec = inv.Spec(variant="gather", scope="postprocess", nc=4)
-    first = program_key(inv.export(spec))
+    spec = inv.model.Spec(variant="gather", scope="postprocess", nc=4)
+    first = program_key(inv.measure.export(spec))
     torch.rand(1000)  # another process, or another step before it, draws other numbers first
-    assert program_key(inv.export(spec)) == first
-    assert program_key(inv.export(replace(spec, seed=1))) != first
+    assert program_key(inv.measure.export(spec)) == first
+    assert program_key(inv.measure.export(replace(spec, seed=1))) != first
 
 
 MISSING_TRACEBACK = ("Traceback (most recent call last):\n  ...\nRuntimeError: Method forward missing fallback kernels "
@@ -367,24 +371,24 @@ MISSING_TRACEBACK = ("Traceback (most recent call last):\n  ...\nRuntimeError: M
 
 
 def test_missing_kernels_reads_the_back_ends_list():
-    assert inv.missing_kernels(MISSING_TRACEBACK) == ["aoti_torch_cuda_convolution", "aten::split_copy.Tensor"]
-    assert inv.missing_kernels("RuntimeError: Method forward missing fallback kernels (1 total)") == []
-    assert inv.missing_kernels(NO_CHOICES) == []
+    assert executorch_cuda_releases.missing_kernels(MISSING_TRACEBACK) == ["aoti_torch_cuda_convolution", "aten::split_copy.Tensor"]
+    assert executorch_cuda_releases.missing_kernels("RuntimeError: Method forward missing fallback kernels (1 total)") == []
+    assert executorch_cuda_releases.missing_kernels(NO_CHOICES) == []
 
 
 def test_failed_lowerings_name_the_kernels_the_back_end_lacks():
-    cuda = inv.Spec("legacy", device="cuda")
-    backbone = inv.replace(cuda, variant="gather", scope="backbone")
+    cuda = inv.model.Spec("legacy", device="cuda")
+    backbone = replace(cuda, variant="gather", scope="backbone")
     lowering = isolate.Outcome("b:lower", "error", 1.0, error="RuntimeError: Method forward missing fallback kernels "
                                "(2 total):", traceback=MISSING_TRACEBACK)
-    probes = [inv.Cell(backbone, "et_cuda", [lowering], {}, "probe"),
-              inv.Cell(inv.replace(backbone, conv_backends=inv.ATEN_CONV), "et_cuda", [lowering], {}, "probe")]
-    res = inv.Results(_cuda_run([], probes), pd.DataFrame())
-    judged = inv.judge_backbone_static(res)
+    probes = [inv.measure.Cell(backbone, "et_cuda", [lowering], {}, "probe"),
+              inv.measure.Cell(replace(backbone, conv_backends=inv.measure.ATEN_CONV), "et_cuda", [lowering], {}, "probe")]
+    res = inv.measure.Results(_cuda_run([], probes), pd.DataFrame())
+    judged = inv_judge.judge_backbone_static(res)
     assert judged.verdict == "refuted"
     assert "(missing: aoti_torch_cuda_convolution, aten::split_copy.Tensor)" in judged.evidence
     assert judged.data["missing"] == ["aoti_torch_cuda_convolution", "aten::split_copy.Tensor"]
-    judged = inv.judge_no_aten_fallback(res)
+    judged = inv_judge.judge_no_aten_fallback(res)
     assert judged.verdict == "confirmed" and "aten::split_copy.Tensor" in judged.evidence
 
 
@@ -393,17 +397,17 @@ def test_a_view_copy_the_release_does_not_map_is_named_as_the_release_s_gap(monk
     one it leaves; nothing is added once the pass maps it (a later release) or the missing kernel is no view copy."""
     from yolo26kit.backends import executorch_cuda
 
-    backbone = inv.Spec("gather", scope="backbone", device="cuda")
+    backbone = inv.model.Spec("gather", scope="backbone", device="cuda")
     lowering = isolate.Outcome("b:lower", "error", 1.0, error="RuntimeError: Method forward missing fallback kernels "
                                "(2 total):", traceback=MISSING_TRACEBACK)
-    res = inv.Results(_cuda_run([], [inv.Cell(backbone, "et_cuda", [lowering], {}, "probe")]), pd.DataFrame())
+    res = inv.measure.Results(_cuda_run([], [inv.measure.Cell(backbone, "et_cuda", [lowering], {}, "probe")]), pd.DataFrame())
     monkeypatch.setattr(executorch_cuda, "view_pass_targets", lambda: ["select_copy.int", "slice_copy.Tensor"])
-    judged = inv.judge_backbone_static(res)
+    judged = inv_judge.judge_backbone_static(res)
     assert judged.verdict == "refuted"
     assert "view pass turns select_copy.int, slice_copy.Tensor into views, not aten::split_copy.Tensor" in judged.evidence
     monkeypatch.setattr(executorch_cuda, "view_pass_targets", lambda: ["slice_copy.Tensor", "split_copy.Tensor"])
-    assert "view pass" not in inv.judge_backbone_static(res).evidence
-    assert inv.VIEW_COPY_KERNEL.fullmatch("aten::split_copy.Tensor") and not inv.VIEW_COPY_KERNEL.fullmatch(
+    assert "view pass" not in inv_judge.judge_backbone_static(res).evidence
+    assert executorch_cuda_releases.VIEW_COPY_KERNEL.fullmatch("aten::split_copy.Tensor") and not executorch_cuda_releases.VIEW_COPY_KERNEL.fullmatch(
         "aoti_torch_cuda_convolution")
 
 
@@ -416,13 +420,13 @@ def test_view_pass_targets_reads_the_installed_pass():
 
 
 def test_an_unreproduced_no_choices_failure_says_what_a_subprocess_sees():
-    full = inv.Spec("gather", scope="full", device="cuda")
+    full = inv.model.Spec("gather", scope="full", device="cuda")
     other = "InductorError: RuntimeError: Failed to run autotuning code block: An exception occurred in a subprocess"
-    cell = inv.Cell(full, "et_cuda", [_outcome("f:lower", "error", error=other)], {}, "full")
+    cell = inv.measure.Cell(full, "et_cuda", [_outcome("f:lower", "error", error=other)], {}, "full")
     for gpu_ok, said in ((True, True), (False, False)):
-        res = inv.Results(_cuda_run([], [], gpu_ok=gpu_ok), pd.DataFrame())
+        res = inv.measure.Results(_cuda_run([], [], gpu_ok=gpu_ok), pd.DataFrame())
         res.run.full_cells.append(cell)
-        judged = inv.judge_triton_worker_gpu(res)
+        judged = inv_judge.judge_triton_worker_gpu(res)
         assert judged.verdict == "not_reproduced" and "failed otherwise" in judged.evidence
         assert ("ran a matmul on the GPU (sum 262144.0)" in judged.evidence) == said
 
@@ -450,36 +454,36 @@ def _worker_failure_traceback(worker_error: Exception) -> tuple[str, str]:
 def test_a_failure_in_a_compile_worker_names_the_worker_s_error():
     error, trace = _worker_failure_traceback(ValueError("invalid operands of type pointer<int64> and "
                                                         "triton.language.float32"))
-    assert inv.SUBPROCESS_FAILURE in error and "ValueError" not in error
-    assert inv.subprocess_error(trace) == ("ValueError: invalid operands of type pointer<int64> and "
+    assert executorch_cuda.SUBPROCESS_FAILURE in error and "ValueError" not in error
+    assert executorch_cuda.subprocess_error(trace) == ("ValueError: invalid operands of type pointer<int64> and "
                                            "triton.language.float32")
-    assert inv.subprocess_error("RuntimeError: Method forward missing fallback kernels (1 total)") == ""
-    full = inv.Spec("gather", scope="full", device="cuda")
-    cell = inv.Cell(full, "et_cuda", [isolate.Outcome("f:lower", "error", 1.0, error=error, traceback=trace)], {}, "full")
-    res = inv.Results(_cuda_run([], []), pd.DataFrame())
+    assert executorch_cuda.subprocess_error("RuntimeError: Method forward missing fallback kernels (1 total)") == ""
+    full = inv.model.Spec("gather", scope="full", device="cuda")
+    cell = inv.measure.Cell(full, "et_cuda", [isolate.Outcome("f:lower", "error", 1.0, error=error, traceback=trace)], {}, "full")
+    res = inv.measure.Results(_cuda_run([], []), pd.DataFrame())
     res.run.full_cells.append(cell)
-    judged = inv.judge_et_cuda_full_model(res)
+    judged = inv_judge.judge_et_cuda_full_model(res)
     assert judged.verdict == "partly"
     assert "(the worker raised ValueError: invalid operands" in judged.evidence
     assert "the float32 index reaches a Triton kernel as a pointer offset" in judged.evidence
     error, trace = _worker_failure_traceback(RuntimeError("No valid triton configs. OutOfResources: shared memory"))
     cell.outcomes[0] = isolate.Outcome("f:lower", "error", 1.0, error=error, traceback=trace)
-    judged = inv.judge_et_cuda_full_model(res)
+    judged = inv_judge.judge_et_cuda_full_model(res)
     assert "(the worker raised RuntimeError: No valid triton configs" in judged.evidence
     assert "pointer offset" not in judged.evidence
 
 
 def test_plain_aoti_measured_with_the_cuda_lowering_skipped_stays_measured():
-    out = inv.random_preds(1, 300, 2, seed=0)[..., :6]
-    aoti = inv.Cell(inv.Spec("legacy", device="cuda"), "aoti", [
+    out = inv.model.random_preds(1, 300, 2, seed=0)[..., :6]
+    aoti = inv.measure.Cell(inv.model.Spec("legacy", device="cuda"), "aoti", [
         _outcome("c:compile", value={"package": "p"}),
         _outcome("c:load+run", value={"output": out}, aoti_load="as_is")], {})
-    aoti.delta = inv.compare(out, out)
-    skipped = inv.Cell(inv.Spec("legacy", device="cuda"), "et_cuda", [isolate.skipped("l:et_cuda", "not asked for")], {})
-    judged = inv.judge_aoti_float_index(inv.Results(_cuda_run([aoti, skipped], []), pd.DataFrame()))
+    aoti.delta = detections.compare(out, out)
+    skipped = inv.measure.Cell(inv.model.Spec("legacy", device="cuda"), "et_cuda", [isolate.skipped("l:et_cuda", "not asked for")], {})
+    judged = inv_judge.judge_aoti_float_index(inv.measure.Results(_cuda_run([aoti, skipped], []), pd.DataFrame()))
     assert judged.verdict == "inconclusive" and "not lowered in this run" in judged.evidence
     assert judged.basis == "measured"  # plain AOTI ran; only the ExecuTorch side is missing
-    alone = inv.judge_et_cuda_float_index(inv.Results(_cuda_run([aoti, skipped], []), pd.DataFrame()))
+    alone = inv_judge.judge_et_cuda_float_index(inv.measure.Results(_cuda_run([aoti, skipped], []), pd.DataFrame()))
     assert alone.verdict == "inconclusive" and alone.basis == "none"
 
 

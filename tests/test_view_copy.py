@@ -1,5 +1,6 @@
 """view_copy: the decode-step model, the pass on the back-end's edge graph, the wrapper reader, judges, the notebook."""
 
+import importlib
 import json
 
 import pytest
@@ -10,14 +11,16 @@ from yolo26kit.bench import isolate
 from yolo26kit.investigations import view_copy as inv
 from yolo26kit.verdicts import settle
 
-TINY = inv.Spec(d_model=16, n_heads=2, n_layers=1, max_seq=8, decode_steps=3)
+inv_judge = importlib.import_module("yolo26kit.investigations.view_copy.judge")  # the module; the package's judge is the function
+
+TINY = inv.model.Spec(d_model=16, n_heads=2, n_layers=1, max_seq=8, decode_steps=3)
 
 
 def test_decode_step_writes_the_cache_at_each_position():
-    model = inv.build_module(TINY)
+    model = inv.model.build_module(TINY)
     with torch.no_grad():
         for i in range(TINY.decode_steps):
-            model(*inv.call_inputs(TINY, i))
+            model(*inv.model.call_inputs(TINY, i))
     written = (model.k_cache[0, 0, 0].abs().sum(-1) > 0).nonzero().flatten().tolist()
     assert written == list(range(TINY.decode_steps))
 
@@ -25,19 +28,19 @@ def test_decode_step_writes_the_cache_at_each_position():
 def test_op_names_are_the_same_for_aten_and_edge_ops():
     from executorch.exir.dialects._ops import ops
 
-    assert inv.op_name(torch.ops.aten.slice_copy.Tensor) == "aten.slice_copy.Tensor"
-    assert inv.op_name(ops.edge.aten.slice_copy.Tensor) == "aten.slice_copy.Tensor"
-    assert inv.base_op("aten.split_with_sizes_copy.default") == "split_with_sizes_copy"
+    assert inv.measure.op_name(torch.ops.aten.slice_copy.Tensor) == "aten.slice_copy.Tensor"
+    assert inv.measure.op_name(ops.edge.aten.slice_copy.Tensor) == "aten.slice_copy.Tensor"
+    assert inv.measure.base_op("aten.split_with_sizes_copy.default") == "split_with_sizes_copy"
 
 
 def test_the_installed_pass_is_found_and_maps_slice_copy():
-    info = inv.find_pass()
+    info = inv.measure.find_pass()
     assert info["found"], info
     assert info["mapping"]["aten.slice_copy.Tensor"] == "aten.slice.Tensor"
 
 
 def test_backend_edge_graph_slices_and_the_pass_turns_every_free_slice_into_a_view():
-    g = inv.step_graphs(TINY)
+    g = inv.measure.step_graphs(TINY)
     assert g["exported"].get("aten.slice.Tensor", 0) > 0 and "aten.slice_copy.Tensor" not in g["exported"]
     assert g["before"]["aten.slice_copy.Tensor"] >= g["exported"]["aten.slice.Tensor"]
     assert "aten.slice_copy.Tensor" not in g["after"]
@@ -45,14 +48,14 @@ def test_backend_edge_graph_slices_and_the_pass_turns_every_free_slice_into_a_vi
     assert g["equal"] is True
     # with the seed's named source pass made a no-op, the lowering still makes every slice_copy (executorch 1.5:
     # torch's ReplaceViewOpsWithViewCopyOpsPass runs first); the pass is restored afterwards
-    assert g["without_named_source"] == {"pass": inv.NAMED_SOURCE[1],
+    assert g["without_named_source"] == {"pass": inv.measure.NAMED_SOURCE[1],
                                          "slice_copy": g["before"]["aten.slice_copy.Tensor"]}
     from executorch.exir.passes.replace_broken_ops_with_function_ops_pass import ReplaceBrokenOpsWithFunctionalOpsPass
     assert "call_operator" in vars(ReplaceBrokenOpsWithFunctionalOpsPass)
 
 
 def test_probe_graphs_keep_slices_written_in_place():
-    rows = {r["user"]: r for r in inv.probe_pass()}
+    rows = {r["user"]: r for r in inv.measure.probe_pass()}
     assert rows["aten.add_"]["became"] == "aten.slice_copy.Tensor" and rows["aten.add_"]["x_unchanged"]
     assert rows["aten.index_put_"]["became"] == "aten.slice_copy.Tensor"
     assert rows["aten.relu"]["became"] == "aten.slice.Tensor"
@@ -77,7 +80,7 @@ void AOTInductorModel::run_impl(AtenTensorHandle* input_handles) {
 
 
 def test_wrapper_reader_counts_proxy_fallbacks_copies_and_bytes():
-    code = inv.analyse_wrapper(WRAPPER)
+    code = inv.wrapper.analyse_wrapper(WRAPPER)
     kinds = [(c["kind"], c["copy_only"]) for c in code["calls"]]
     assert kinds == [("proxy", True), ("generated", False), ("generated", True), ("extern", False)]
     assert code["proxy_ops"] == {"aten.slice_copy.Tensor": 1}
@@ -86,7 +89,7 @@ def test_wrapper_reader_counts_proxy_fallbacks_copies_and_bytes():
 
 
 def _case(model, with_pass, proxy, copies, nbytes, median, outputs, post=None):
-    spec = inv.Spec(model=model)
+    spec = inv.model.Spec(model=model)
     calls = [{"name": "k", "kind": "proxy", "ops": ["aten.slice_copy.Tensor"], "copy_only": True}] * proxy
     calls += [{"name": "k", "kind": "generated", "ops": ["permute_copy"], "copy_only": True}] * copies
     code = {"calls": calls, "proxy": proxy, "copy_calls": proxy + copies, "allocations": 1, "generated": copies,
@@ -95,7 +98,7 @@ def _case(model, with_pass, proxy, copies, nbytes, median, outputs, post=None):
              "post_grad_before": post, "post_grad_after": post}
     run = isolate.Outcome("run", "ok", value={"outputs": outputs, "eager_max_abs": 0.0,
                                                "timing": {"median_ms": median, "iqr_ms": 0.01}})
-    return inv.Case(spec, with_pass, isolate.Outcome("compile", "ok", value=value), [run])
+    return inv.measure.Case(spec, with_pass, isolate.Outcome("compile", "ok", value=value), [run])
 
 
 def _results(device, same_outputs=True):
@@ -105,12 +108,12 @@ def _results(device, same_outputs=True):
              "after": {"aten.slice.Tensor": 2, "aten.view_copy": 3}, "equal": True, "max_abs": 0.0,
              "edge_source": "test", "nodes": [{"op": "aten.slice_copy.Tensor", "converted": True,
                                                "mutating_user": False, "users": ["aten.neg"]}] * 2,
-             "without_named_source": {"pass": inv.NAMED_SOURCE[1], "slice_copy": 2}}
+             "without_named_source": {"pass": inv.measure.NAMED_SOURCE[1], "slice_copy": 2}}
     post = {"aten.slice_copy.Tensor": 2, "aten.reshape": 3, "aten.clone": 3}
     probes = [{"user": "aten.add_", "writes_into_slice": True, "expected": "copy", "ok": True}]
     rounds = {"without pass": {"round_medians_ms": [2.0, 2.1, 1.9], "median_ms": 2.0, "iqr_ms": 0.0},
               "with pass": {"round_medians_ms": [1.0, 1.0, 1.1], "median_ms": 1.0, "iqr_ms": 0.0}}
-    return inv.Results(device, {"found": True, "mapping": {"aten.slice_copy.Tensor": "aten.slice.Tensor"}},
+    return inv.measure.Results(device, {"found": True, "mapping": {"aten.slice_copy.Tensor": "aten.slice.Tensor"}},
                        {"kv_decode": isolate.Outcome("g", "ok", value=graph)},
                        isolate.Outcome("p", "ok", value=probes),
                        [_case("kv_decode", True, 0, 1, 100, 1.0, out),
@@ -120,23 +123,23 @@ def _results(device, same_outputs=True):
 
 def test_judges_follow_the_measurements():
     cuda, cpu = _results("cuda"), _results("cpu")
-    faster = inv.judge_more_efficient(cuda)
+    faster = inv_judge.judge_more_efficient(cuda)
     # faster in every round; plain AOT Inductor is not the CUDA back-end's compile, and without the post-grad graphs
     # nothing shows that the difference does not matter, so the conditions rule decides
     assert faster.verdict == "confirmed" and faster.run == {"device": "cuda", "backend": "aoti", "executorch": ""}
     assert settle(faster, findings.ledger_entry("view_copy.more_efficient")["conditions"])[0].verdict == "inconclusive"
-    on_cpu = inv.judge_more_efficient(cpu)  # the CPU run is judged too; its device differs from the seed's
+    on_cpu = inv_judge.judge_more_efficient(cpu)  # the CPU run is judged too; its device differs from the seed's
     assert on_cpu.run["device"] == "cpu" and "Rule:" in on_cpu.evidence
-    assert inv.judge_equivalent(cuda).verdict == "confirmed"
-    assert inv.judge_equivalent(_results("cuda", same_outputs=False)).verdict == "refuted"
-    assert inv.judge_replaces_slice_copy(cuda).verdict == "confirmed"
+    assert inv_judge.judge_equivalent(cuda).verdict == "confirmed"
+    assert inv_judge.judge_equivalent(_results("cuda", same_outputs=False)).verdict == "refuted"
+    assert inv_judge.judge_replaces_slice_copy(cuda).verdict == "confirmed"
     # the copies come from the edge lowering, but they are still there without the seed's named pass
-    assert inv.judge_edge_introduces_slice_copy(cuda).verdict == "partly"
+    assert inv_judge.judge_edge_introduces_slice_copy(cuda).verdict == "partly"
     # other view copies were gone before the post-grad passes ran: the reinplace attribution only partly holds
-    reinplace = inv.judge_reinplace_misses_slice_copy(cuda)
+    reinplace = inv_judge.judge_reinplace_misses_slice_copy(cuda)
     assert reinplace.verdict == "partly" and "already gone" in reinplace.evidence
     # the one copy kernel comes from permute_copy, a kind the pass did not leave: no remaining kind is copied
-    other = inv.judge_other_view_ops(cuda)
+    other = inv_judge.judge_other_view_ops(cuda)
     assert other.verdict == "refuted" and other.data["remaining"] == {"aten.view_copy": 3}
     assert "leaves 3 view-copy nodes" in other.evidence and other.data["compiled_models"] == ["kv_decode"]
 
@@ -144,7 +147,7 @@ def test_judges_follow_the_measurements():
 def test_missing_pass_is_not_an_error():
     res = _results("cpu")
     res.pass_info = {"found": False, "executorch": "0.0", "tried": []}
-    for fn in (inv.judge_replaces_slice_copy, inv.judge_more_efficient, inv.judge_equivalent):
+    for fn in (inv_judge.judge_replaces_slice_copy, inv_judge.judge_more_efficient, inv_judge.judge_equivalent):
         assert fn(res).verdict == "not_reproduced"
 
 
@@ -160,7 +163,7 @@ def test_tables_are_named_frames_of_the_results_and_judges_stand_without_show():
     assert list(inv.TABLES) == ["pass", "view_ops", "pass_probes", "generated_code", "kernel_calls", "post_grad",
                                 "runtime", "timing_rounds", "equivalence"]
     assert all(isinstance(fn(res), pd.DataFrame) for fn in inv.TABLES.values())
-    assert inv.equivalence_table(res)["where"].tolist() == [r["where"] for r in inv.equivalence_rows(res)]
+    assert inv.show.equivalence_table(res)["where"].tolist() == [r["where"] for r in inv.measure.equivalence_rows(res)]
     imported = {n.module for n in ast.walk(ast.parse(inspect.getsource(judge))) if isinstance(n, ast.ImportFrom)}
     assert "show" not in imported and not any(m and m.endswith(".show") for m in imported)
 
@@ -208,7 +211,7 @@ def test_time_rounds_go_on_until_the_rule_decides(monkeypatch):
                                 ({"with pass": [1.0], "without pass": [1.05, 0.95]}, 15, None),
                                 ({"with pass": [2.0], "without pass": [1.0]}, 5, True)):
         monkeypatch.setattr(measure.timing, "measure_rounds", fake(per_round))
-        out = inv.step_time_rounds(inv.Spec(), packages, 5, 0.01)
+        out = inv.measure.step_time_rounds(inv.model.Spec(), packages, 5, 0.01)
         ratios = [a / b for a, b in zip(out["without pass"]["round_medians_ms"], out["with pass"]["round_medians_ms"])]
         assert len(ratios) == n
         if below is not None:
@@ -228,14 +231,14 @@ def test_other_view_ops_names_what_was_not_compiled_and_the_release_that_covers_
     res.pass_info["executorch"] = "1.2.0"
     yolo = {"before": {"aten.split_copy.Tensor": 9}, "after": {"aten.split_copy.Tensor": 9}, "nodes": []}
     res.graphs["yolo26n"] = isolate.Outcome("g", "ok", value=yolo)
-    other = inv.judge_other_view_ops(res)
+    other = inv_judge.judge_other_view_ops(res)
     assert other.data["compiled_models"] == ["kv_decode"] and "aten.split_copy.Tensor" not in other.data["remaining"]
     assert "yolo26n: aten.split_copy.Tensor×9 left, not compiled" in other.evidence
-    later = inv.load_release_coverage()
+    later = inv.measure.load_release_coverage()
     assert f"the pass covers split_copy from executorch {later['executorch']}" in other.evidence
     assert other.run["executorch"] == "1.2.0"
     res.pass_info["executorch"] = later["executorch"]  # the run's own release: nothing later to name
-    assert "the pass covers" not in inv.judge_other_view_ops(res).evidence
+    assert "the pass covers" not in inv_judge.judge_other_view_ops(res).evidence
 
 
 def test_a_model_the_pass_left_alone_needs_no_package_comparison():
@@ -244,10 +247,10 @@ def test_a_model_the_pass_left_alone_needs_no_package_comparison():
                  "max_abs": 0.0, "edge_source": "test", "nodes": []}
     res.graphs["yolo26n"] = isolate.Outcome("g", "ok", value=untouched)
     failed = isolate.Outcome("compile", "error", error="InductorError: boom")
-    res.cases += [inv.Case(inv.Spec(model="yolo26n"), True, failed), inv.Case(inv.Spec(model="yolo26n"), False, failed)]
-    verdict = inv.judge_equivalent(res)
+    res.cases += [inv.measure.Case(inv.model.Spec(model="yolo26n"), True, failed), inv.measure.Case(inv.model.Spec(model="yolo26n"), False, failed)]
+    verdict = inv_judge.judge_equivalent(res)
     assert verdict.verdict == "confirmed" and verdict.data["same_graph"] == ["yolo26n"]
     assert "no node of the kinds the pass maps" in verdict.evidence and "failed alike" in verdict.evidence
     # a model whose graph the pass did change still needs its packages compared
     res.graphs["yolo26n"] = isolate.Outcome("g", "ok", value={**untouched, "nodes": [{"converted": True}]})
-    assert inv.judge_equivalent(res).verdict == "inconclusive"
+    assert inv_judge.judge_equivalent(res).verdict == "inconclusive"

@@ -17,7 +17,7 @@ EMPTY = pd.DataFrame
 
 
 def results(eq: pd.DataFrame | None = None, bench: pd.DataFrame | None = None, memory: pd.DataFrame | None = None,
-            trig: pd.DataFrame | None = None, torch_version: str = NEWER, seed_message: str = mf.SEED_ASSERT_MESSAGE,
+            trig: pd.DataFrame | None = None, torch_version: str = NEWER, seed_message: str = mf.kernel.SEED_ASSERT_MESSAGE,
             speed: pd.DataFrame | None = None) -> mf.Results:
     return mf.Results(eq if eq is not None else EMPTY(), EMPTY(), bench if bench is not None else EMPTY(),
                       memory if memory is not None else EMPTY(), trig if trig is not None else EMPTY(), 25,
@@ -27,8 +27,8 @@ def results(eq: pd.DataFrame | None = None, bench: pd.DataFrame | None = None, m
 
 def speed(claim: str, off: list[float], on: list[float], device: str = "cuda") -> pd.DataFrame:
     """speed_rounds_table rows of one claim: the round ratios with deterministic algorithms off and on."""
-    shape, lo, hi = mf.speed_claims()[claim]
-    return pd.DataFrame([{"claim": claim, "device": device, "shape": mf.shape_label(shape), "deterministic": det,
+    shape, lo, hi = mf.measure.speed_claims()[claim]
+    return pd.DataFrame([{"claim": claim, "device": device, "shape": mf.model.shape_label(shape), "deterministic": det,
                           "band": [lo, hi], "rounds": rounds, "error": ""} for det, rounds in ((False, off), (True, on))])
 
 
@@ -43,16 +43,16 @@ def bench(shape: str, original: list[float], fix: list[float], device: str = "cu
     return pd.DataFrame([{"device": device, "shape": shape, "implementation": name, "deterministic": False,
                           "net_ms": sorted(rounds)[len(rounds) // 2], "restore_ms": 0.007, "first_ms": 0.2,
                           "round_net_ms": rounds}
-                         for name, rounds in ((mf.ORIGINAL, original), ("masked_fill", fix))])
+                         for name, rounds in ((mf.model.ORIGINAL, original), ("masked_fill", fix))])
 
 
 def memory(original: int, fix: int, kernels: dict[str, list[str]] | None = None) -> pd.DataFrame:
     """Memory/op rows on CUDA (allocator peaks, kernels) and on CPU (ATen-level peaks)."""
-    kernels = kernels or {mf.ORIGINAL: ["reduce_kernel", "DeviceSelectSweepKernel nonzero", "index_elementwise_kernel"],
+    kernels = kernels or {mf.model.ORIGINAL: ["reduce_kernel", "DeviceSelectSweepKernel nonzero", "index_elementwise_kernel"],
                           "masked_fill": ["reduce_kernel", "masked_fill_kernel"]}
     rows = []
     for dev in ("cuda", "cpu"):
-        for name, peak, ops in ((mf.ORIGINAL, original, ["aten::nonzero", "aten::index_put_"]),
+        for name, peak, ops in ((mf.model.ORIGINAL, original, ["aten::nonzero", "aten::index_put_"]),
                                 ("masked_fill", fix, []), ("bool_index_put", original, ["aten::index_put_"])):
             row: dict[str, Any] = {"device": dev, "shape": "32x5x1024", "implementation": name, "peak new bytes": peak,
                                    "new bytes (total)": peak, "index ops": ops}
@@ -66,9 +66,9 @@ def memory(original: int, fix: int, kernels: dict[str, list[str]] | None = None)
 def attempt(formulation: str, outcome: str = "ok", deterministic: bool = True, full: int = 100,
             torch_version: str = AFFECTED, device: str = "cuda") -> dict[str, Any]:
     """One row of the triggers table, with the 1.11–2.0 prediction the kit computes for it."""
-    a = mf.Attempt(formulation, (32, 5, 49), full, 8, deterministic, device)
-    n_full = 160 if full == 100 else 0 if full == 0 else mf.full_rows(mf.make_mask((32, 5, 49), full, 0, 8))
-    pred = mf.predictions(a, n_full)
+    a = mf.measure_assert.Attempt(formulation, (32, 5, 49), full, 8, deterministic, device)
+    n_full = 160 if full == 100 else 0 if full == 0 else mf.model.full_rows(mf.model.make_mask((32, 5, 49), full, 0, 8))
+    pred = mf.measure_assert.predictions(a, n_full)
     fired = outcome == "internal_assert"
     lhs, rhs = (int(x) for x in pred["predicted expand_to_index"].split(" vs ")) if fired and pred[
         "predicted expand_to_index"] else (7840, 160) if fired else (None, None)
@@ -81,9 +81,9 @@ def triggers(*rows: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(list(rows))
 
 
-SEED_FIRES = triggers(attempt(mf.ORIGINAL, "internal_assert"), attempt("bool_index_put", "internal_assert"),
-                      attempt("masked_fill"), attempt(mf.ORIGINAL, deterministic=False))
-NOTHING_FIRES_AFFECTED = triggers(attempt(mf.ORIGINAL), attempt("bool_index_put"), attempt("masked_fill"))
+SEED_FIRES = triggers(attempt(mf.model.ORIGINAL, "internal_assert"), attempt("bool_index_put", "internal_assert"),
+                      attempt("masked_fill"), attempt(mf.model.ORIGINAL, deterministic=False))
+NOTHING_FIRES_AFFECTED = triggers(attempt(mf.model.ORIGINAL), attempt("bool_index_put"), attempt("masked_fill"))
 
 
 CASES = {
@@ -120,16 +120,16 @@ CASES = {
     },
     "mask.different_kernels": {
         "confirmed": lambda: results(memory=memory(1, 1)),
-        "refuted": lambda: results(memory=memory(1, 1, {mf.ORIGINAL: ["index_elementwise_kernel"],
+        "refuted": lambda: results(memory=memory(1, 1, {mf.model.ORIGINAL: ["index_elementwise_kernel"],
                                                          "masked_fill": ["index_elementwise_kernel"]})),
     },
     "mask.bool_index_alternative": {
         "confirmed": lambda: results(eq=equivalence(), memory=memory(1, 1), torch_version=AFFECTED,
-                                     trig=triggers(attempt(mf.ORIGINAL, "internal_assert"), attempt("bool_index_put"))),
+                                     trig=triggers(attempt(mf.model.ORIGINAL, "internal_assert"), attempt("bool_index_put"))),
         "refuted": lambda: results(eq=equivalence(), memory=memory(1, 1), torch_version=AFFECTED, trig=SEED_FIRES),
         # another torch: PR #61612's masked_fill_ dispatch (derived) against this run's CUDA kernels (measured)
         "confirmed (the dispatch rule, no indexing kernel on CUDA)": lambda: results(
-            eq=equivalence(), memory=memory(1, 1), trig=triggers(attempt(mf.ORIGINAL, torch_version=NEWER),
+            eq=equivalence(), memory=memory(1, 1), trig=triggers(attempt(mf.model.ORIGINAL, torch_version=NEWER),
                                                                  attempt("bool_index_put", torch_version=NEWER))),
         "refuted (it launches an indexing kernel on CUDA)": lambda: results(
             eq=equivalence(), memory=memory(1, 1, {"bool_index_put": ["index_elementwise_kernel"]})),
@@ -139,14 +139,14 @@ CASES = {
         "confirmed": lambda: results(trig=NOTHING_FIRES_AFFECTED, torch_version=AFFECTED),
         "refuted": lambda: results(trig=SEED_FIRES, torch_version=AFFECTED),
         # another torch or the CPU: derived from the kernel arithmetic and upstream's synthetic snippets
-        "refuted (derived, another torch)": lambda: results(trig=triggers(attempt(mf.ORIGINAL, torch_version=NEWER))),
-        "refuted (derived, CPU only)": lambda: results(trig=triggers(attempt(mf.ORIGINAL, device="cpu",
+        "refuted (derived, another torch)": lambda: results(trig=triggers(attempt(mf.model.ORIGINAL, torch_version=NEWER))),
+        "refuted (derived, CPU only)": lambda: results(trig=triggers(attempt(mf.model.ORIGINAL, device="cpu",
                                                                              torch_version=NEWER))),
         "inconclusive": lambda: results(seed_message="... in the value tensor: 7840 vs 320"),  # not a synthetic mask's
     },
     "mask.data_independent": {
         "confirmed": lambda: results(torch_version=AFFECTED, trig=triggers(
-            attempt(mf.ORIGINAL, "internal_assert", full=100), attempt(mf.ORIGINAL, "internal_assert", full=0))),
+            attempt(mf.model.ORIGINAL, "internal_assert", full=100), attempt(mf.model.ORIGINAL, "internal_assert", full=0))),
         "refuted": lambda: results(),  # derived from the seed's own 7840 vs 160
         "inconclusive": lambda: results(seed_message="number of flattened indices did not match number of elements "
                                                      "in the value tensor: 7840 vs 320"),  # 320 > the 160 rows
@@ -158,14 +158,14 @@ CASES = {
     "mask.assert_trigger": {
         "confirmed": lambda: results(trig=SEED_FIRES, torch_version=AFFECTED),
         "refuted": lambda: results(trig=NOTHING_FIRES_AFFECTED, torch_version=AFFECTED),  # predicted, never fired
-        "inconclusive": lambda: results(trig=triggers(attempt(mf.ORIGINAL, torch_version=NEWER))),
+        "inconclusive": lambda: results(trig=triggers(attempt(mf.model.ORIGINAL, torch_version=NEWER))),
     },
     "mask.updates_fix": {
-        "confirmed": lambda: results(trig=triggers(attempt(mf.ORIGINAL, torch_version=NEWER),
+        "confirmed": lambda: results(trig=triggers(attempt(mf.model.ORIGINAL, torch_version=NEWER),
                                                    attempt("bool_index_put", torch_version=NEWER))),
-        "refuted": lambda: results(trig=triggers(attempt(mf.ORIGINAL, "internal_assert", torch_version=NEWER),
+        "refuted": lambda: results(trig=triggers(attempt(mf.model.ORIGINAL, "internal_assert", torch_version=NEWER),
                                                  attempt("bool_index_put", "internal_assert", torch_version=NEWER))),
-        "partly": lambda: results(trig=triggers(attempt(mf.ORIGINAL, "internal_assert", torch_version=NEWER),
+        "partly": lambda: results(trig=triggers(attempt(mf.model.ORIGINAL, "internal_assert", torch_version=NEWER),
                                                 attempt("bool_index_put", torch_version=NEWER))),
         "inconclusive": lambda: results(trig=SEED_FIRES, torch_version=AFFECTED),  # 2.0.0 is not newer
     },

@@ -30,7 +30,7 @@ def row(variant: str, mode: str, capture: bool | None = None, partition: bool | 
 
 def results(rows: list[dict], device: str = "cuda", torch_release: str = "2.11.0", probe: list | None = None,
             toto: list | None = None):
-    return cg.Results(rows, CFG, device, {"torch": torch_release}, 1e-4, probe or [], toto or [])
+    return cg.measure.Results(rows, CFG, device, {"torch": torch_release}, 1e-4, probe or [], toto or [])
 
 
 def eager(*variants: str, **kw: Any) -> list[dict]:
@@ -80,7 +80,7 @@ def item_captured_everywhere():
 
 def item_traced_on_cpu():
     """The CPU run: Dynamo traces .item() (part a fails), Inductor's check refuses the node (part b holds)."""
-    skipped = row("item", "reduce-overhead", True, True, status="skipped", error=cg.SKIPPED_ON_CPU)
+    skipped = row("item", "reduce-overhead", True, True, status="skipped", error=cg.measure.SKIPPED_ON_CPU)
     return results(eager("item") + [row("item", "default", True, **TRACED), skipped], device="cpu")
 
 
@@ -109,7 +109,7 @@ def int_none_like_item():
 
 
 def int_traced_on_cpu():
-    skipped = [row(v, "reduce-overhead", True, True, status="skipped", error=cg.SKIPPED_ON_CPU) for v in ("item", "int")]
+    skipped = [row(v, "reduce-overhead", True, True, status="skipped", error=cg.measure.SKIPPED_ON_CPU) for v in ("item", "int")]
     return results(eager("item", "int") + [row(v, "default", True, **TRACED) for v in ("item", "int")] + skipped,
                    device="cpu")
 

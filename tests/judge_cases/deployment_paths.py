@@ -23,9 +23,9 @@ H100, A100 = "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"
 def row(model: str = "yolo26n", backend: str = "eager", device: str = "cpu", ms: float | None = 10.0,
         status: str = "ok", output: torch.Tensor | None = None, task: str = "detect", timed: bool = True,
         prepare: str | None = None, error: str = "boom", provider: str = "", imgsz: int = 640,
-        options: str | None = None, spread: tuple[float, float] | None = None, dtype: str = "fp32") -> inv.Row:
+        options: str | None = None, spread: tuple[float, float] | None = None, dtype: str = "fp32") -> inv.measure.Row:
     """One row; `options` is the ExecuTorch CUDA lowering's backend_options as the row records it."""
-    case = inv.Case(model=model, backend=backend, device=device, dtype=dtype, imgsz=imgsz, task=task, timed=timed,
+    case = inv.measure.Case(model=model, backend=backend, device=device, dtype=dtype, imgsz=imgsz, task=task, timed=timed,
                     provider=provider)
     extra = {"backend_options": options, "imgsz": imgsz} if options is not None else {}
     outcomes = []
@@ -35,7 +35,7 @@ def row(model: str = "yolo26n", backend: str = "eager", device: str = "cpu", ms:
                                         value={"artifact": "x", **extra} if ok else None, error="" if ok else error,
                                         details={} if ok else dict(extra)))
         if not ok:
-            return inv.Row(case, outcomes)
+            return inv.measure.Row(case, outcomes)
     if status == "ok":
         value = {"outputs": [DETS if output is None else output], "median_ms": ms, "iqr_ms": 0.1, "first_call_s": 1.0}
         if spread:
@@ -45,32 +45,32 @@ def row(model: str = "yolo26n", backend: str = "eager", device: str = "cpu", ms:
         outcomes.append(isolate.skipped(f"{case.tag}:run", error))
     else:
         outcomes.append(isolate.Outcome(f"{case.tag}:run", status, 2.0, error=error))
-    r = inv.Row(case, outcomes)
+    r = inv.measure.Row(case, outcomes)
     if r.run is not None:
-        r.delta = inv.compare("detect", r.run.value["outputs"], [DETS])
+        r.delta = inv.measure.compare("detect", r.run.value["outputs"], [DETS])
     return r
 
 
 I7, XEON = "Intel(R) Core(TM) i7-12700K", "Intel(R) Xeon(R) Processor"  # the seed's CPU class, and another
 
 
-def run(rows: list[inv.Row], device: str = "cpu", models: tuple[str, ...] = ("yolo26n",), task_rows=(),
+def run(rows: list[inv.measure.Row], device: str = "cpu", models: tuple[str, ...] = ("yolo26n",), task_rows=(),
         dynamic: isolate.Outcome | None = None, imgsz: int = 640, rounds: dict[str, list[float]] | None = None,
         gpu: str = "", cpu: str = I7, others_busy: float | None = 0.1,
-        backbone: dict[str, isolate.Outcome] | None = None, modules: isolate.Outcome | None = None) -> inv.Run:
+        backbone: dict[str, isolate.Outcome] | None = None, modules: isolate.Outcome | None = None) -> inv.measure.Run:
     """A run; `rounds` are the side-by-side step's medians per case tag, timed on `cpu` beside `others_busy` cores
     of other processes' work; `backbone` the backbone's parts (measure.backbone_parts)."""
     side = (isolate.Outcome("CPU rows side by side", "ok", 3.0, value={"medians": rounds, "cpu": cpu, "threads": 8,
                                                                        "others_busy_cores": others_busy})
             if rounds is not None else None)
-    return inv.Run(device, rows, list(task_rows), dynamic, list(models), imgsz, side, gpu, backbone=dict(backbone or {}),
+    return inv.measure.Run(device, rows, list(task_rows), dynamic, list(models), imgsz, side, gpu, backbone=dict(backbone or {}),
                    variant_modules=modules, known_releases=[LATER])
 
 
 # --- ExecuTorch CUDA ---------------------------------------------------------------------------------
 
 def _et(prepare: str = "error", status: str = "ok", options: str = "defaults", imgsz: int = 640,
-        output: torch.Tensor | None = None, error: str = "NoValidChoicesError: All choices failed to compile") -> inv.Row:
+        output: torch.Tensor | None = None, error: str = "NoValidChoicesError: All choices failed to compile") -> inv.measure.Row:
     return row(backend="et_cuda", device="cuda", prepare=prepare, status=status, options=options, imgsz=imgsz,
                output=output, error=error, ms=3.0)
 
@@ -95,12 +95,12 @@ def _parts(lowering: str | None = None, release: str = "1.2.0", left: dict[str, 
     return parts
 
 
-def _et_skipped() -> inv.Row:
+def _et_skipped() -> inv.measure.Row:
     """The whole-model ExecuTorch CUDA row of the quick profile: not lowered (skip_reason)."""
     return row(backend="et_cuda", device="cuda", status="skipped", error=inv.measure.ET_CUDA_SKIPPED)
 
 
-def _cuda_rows(et: inv.Row, xnn_ok: bool = True) -> list[inv.Row]:
+def _cuda_rows(et: inv.measure.Row, xnn_ok: bool = True) -> list[inv.measure.Row]:
     xnn = row(backend="et_xnnpack", prepare="ok") if xnn_ok else row(backend="et_xnnpack", prepare="error",
                                                                        error="unsupported op")
     return [row(device="cuda", ms=8.0), row(backend="aoti", device="cuda", prepare="ok", ms=2.0), xnn, row(), et]
@@ -108,13 +108,13 @@ def _cuda_rows(et: inv.Row, xnn_ok: bool = True) -> list[inv.Row]:
 
 # --- side-by-side CPU rounds ---------------------------------------------------------------------------
 
-def _xnn_vs_eager(ratios: list[float], imgsz: int = 640, **machine: Any) -> inv.Run:
+def _xnn_vs_eager(ratios: list[float], imgsz: int = 640, **machine: Any) -> inv.measure.Run:
     xnn, eager = row(backend="et_xnnpack", prepare="ok", imgsz=imgsz), row(imgsz=imgsz)
     rounds = {eager.case.tag: [20.0] * len(ratios), xnn.case.tag: [20.0 * r for r in ratios]}
     return run([eager, xnn], rounds=rounds, imgsz=imgsz, **machine)
 
 
-def _scaling(ratios: list[float], **machine: Any) -> inv.Run:
+def _scaling(ratios: list[float], **machine: Any) -> inv.measure.Run:
     n, s = row(backend="et_xnnpack", prepare="ok", ms=10.0), row("yolo26s", backend="et_xnnpack", prepare="ok", ms=20.0)
     rounds = {n.case.tag: [10.0] * len(ratios), s.case.tag: [10.0 * r for r in ratios]}
     return run([n, s], models=("yolo26n", "yolo26s"), rounds=rounds, **machine)
@@ -125,12 +125,12 @@ def _scaling(ratios: list[float], **machine: Any) -> inv.Run:
 def _modules(odd: str = "") -> isolate.Outcome:
     """step_variant_modules' answer: every variant built from its task's module types (`odd` task/model: one more)."""
     types = {f"{t}/{m}": ["C3k2", "Conv", t.capitalize()] + (["Extra"] if f"{t}/{m}" == odd else [])
-             for t in inv.TASKS for m in ALL_SIZES}
+             for t in inv.measure.TASKS for m in ALL_SIZES}
     return isolate.Outcome("module types of the 25 variants", "ok", 4.0, value=types)
 
 
 def _variants(tasks: tuple[str, ...], models: tuple[str, ...], failing: int = 0,
-              modules: isolate.Outcome | None = None) -> inv.Run:
+              modules: isolate.Outcome | None = None) -> inv.measure.Run:
     rows = [row(m, backend="et_xnnpack", task=t, timed=False, prepare="ok", imgsz=320) for t in tasks for m in models]
     for i in range(failing):
         rows[i] = row(rows[i].case.model, backend="et_xnnpack", task=rows[i].case.task, timed=False, prepare="error",
@@ -153,13 +153,13 @@ def _dynamic(stock_ok: bool | None, kit_ok: bool = True) -> isolate.Outcome:
     return isolate.Outcome("onnxruntime dynamic H/W", "ok", 9.0, value=rows)
 
 
-def _ort(correct: bool = True) -> inv.Row:
+def _ort(correct: bool = True) -> inv.measure.Row:
     return row(backend="onnxruntime", provider="CPUExecutionProvider", prepare="ok", output=None if correct else WRONG)
 
 
 # --- GPU latency ---------------------------------------------------------------------------------------
 
-def _trt(gpu: str, ms: float, spread: tuple[float, float]) -> inv.Run:
+def _trt(gpu: str, ms: float, spread: tuple[float, float]) -> inv.measure.Run:
     rows = [row(device="cuda", ms=9.0), row(backend="compile_cudagraphs", device="cuda", ms=1.1),
             row(backend="tensorrt", device="cuda", ms=ms, spread=spread)]
     return run(rows, device="cuda", gpu=gpu)
@@ -200,14 +200,14 @@ CASES: dict[str, dict[str, Callable[[], Any]]] = {
         "needs_cuda": lambda: run([row(), row(backend="et_xnnpack", prepare="ok")]),
     },
     "deployment_paths.xnnpack_all_variants": {
-        "confirmed": lambda: _variants(inv.TASKS, ALL_SIZES),
-        "refuted": lambda: _variants(inv.TASKS, ("yolo26n",), failing=1),
-        "inconclusive": lambda: _variants(inv.TASKS, ("yolo26n",)),  # 5 of 25 tried, the others' modules not read
+        "confirmed": lambda: _variants(inv.measure.TASKS, ALL_SIZES),
+        "refuted": lambda: _variants(inv.measure.TASKS, ("yolo26n",), failing=1),
+        "inconclusive": lambda: _variants(inv.measure.TASKS, ("yolo26n",)),  # 5 of 25 tried, the others' modules not read
         # 5 of 25 tried; the other 20 are built from the module types of their task's tried variant
-        "confirmed (the untried built like the tried)": lambda: _variants(inv.TASKS, ("yolo26n",), modules=_modules()),
+        "confirmed (the untried built like the tried)": lambda: _variants(inv.measure.TASKS, ("yolo26n",), modules=_modules()),
         "inconclusive (one untried variant has a module no tried one has)": lambda: _variants(
-            inv.TASKS, ("yolo26n",), modules=_modules("pose/yolo26x")),
-        "inconclusive (a task not tried)": lambda: _variants(inv.TASKS[:4], ("yolo26n",), modules=_modules()),
+            inv.measure.TASKS, ("yolo26n",), modules=_modules("pose/yolo26x")),
+        "inconclusive (a task not tried)": lambda: _variants(inv.measure.TASKS[:4], ("yolo26n",), modules=_modules()),
     },
     "deployment_paths.torch_compile_alternative": {
         "confirmed": lambda: run([row(device="cuda", ms=8.0), row(backend="compile", device="cuda", ms=4.0),

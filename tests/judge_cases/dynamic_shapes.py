@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from yolo26kit.bench import dynamic_export
 from yolo26kit.investigations import dynamic_shapes as ds
 
 PARAMS = {"model": "yolo26n", "batch": 1, "min_size": 160, "max_size": 320, "max_batch": 4, "device": "cpu", "seed": 0}
@@ -18,24 +19,24 @@ def _violation(guard: str) -> dict[str, Any]:
             "suggested_fix": ""}
 
 
-def _failed(name: str, guards: list[str], fixes: list[str], example: int = 640) -> ds.Exported:
+def _failed(name: str, guards: list[str], fixes: list[str], example: int = 640) -> dynamic_export.Exported:
     message = ("Constraints violated (height, width)! ...\nSuggested fixes:\n" + "".join(f"  {f}\n" for f in fixes))
-    return ds.Exported(ds.SPECS[name], "error", 1.0, (1, 3, example, example), "UserError: Constraints violated",
+    return dynamic_export.Exported(dynamic_export.SPECS[name], "error", 1.0, (1, 3, example, example), "UserError: Constraints violated",
                        message, [_violation(g) for g in guards])
 
 
-def _ok(name: str, example: int = 256) -> ds.Exported:
-    return ds.Exported(ds.SPECS[name], "ok", 1.0, (1, 3, example, example), program=object())
+def _ok(name: str, example: int = 256) -> dynamic_export.Exported:
+    return dynamic_export.Exported(dynamic_export.SPECS[name], "ok", 1.0, (1, 3, example, example), program=object())
 
 
-def _sweep(correct: dict[str, bool]) -> ds.Sweep:
+def _sweep(correct: dict[str, bool]) -> ds.measure_export.Sweep:
     rows = [{"spec": spec, "batch": 1, "height": h, "width": h, "multiple_of_32": True, "in_range": True,
              "eager": "ok", "eager_error": "", "program": "ok", "program_error": "", "agrees": good,
              "max_abs_diff": 0.0 if good else 1.0, "ranges_only": "not run", "ranges_only_agrees": None}
             for spec, good in correct.items() for h in (160, 320)]
     columns = ["spec", "batch", "height", "width", "multiple_of_32", "in_range", "eager", "eager_error", "program",
                "program_error", "agrees", "max_abs_diff", "ranges_only", "ranges_only_agrees"]
-    return ds.Sweep(pd.DataFrame(rows, columns=columns), 1e-4)
+    return ds.measure_export.Sweep(pd.DataFrame(rows, columns=columns), 1e-4)
 
 
 def _scan(runs_at: set[int], layer: str = "12 Concat") -> pd.DataFrame:
@@ -45,14 +46,14 @@ def _scan(runs_at: set[int], layer: str = "12 Concat") -> pd.DataFrame:
                          for a in ("height", "width") for r in range(1, 33)])
 
 
-def _et(stock_status: str = "ok", stock_agrees: bool = True) -> ds.EtRun:
+def _et(stock_status: str = "ok", stock_agrees: bool = True) -> ds.measure.EtRun:
     lowering = pd.DataFrame([{"program": "derived", "status": stock_status,
                               "error": "" if stock_status == "ok" else "LoweringFailed: sym_min"},
                              {"program": "derived_kit", "status": "ok", "error": ""}])
     runs = [{"program": p, "status": "ok", "height": h, "width": h, "letterboxed": False,
              "agrees": stock_agrees if p == "derived" else True, "matched_diff": 1e-4, "max_abs_diff": 1e-4}
             for p in ("derived", "derived_kit") for h in (160, 320)]
-    return ds.EtRun(lowering, pd.DataFrame(runs))
+    return ds.measure.EtRun(lowering, pd.DataFrame(runs))
 
 
 def _aoti(backend: str, outcome: str) -> pd.DataFrame:
@@ -65,12 +66,12 @@ def _aoti(backend: str, outcome: str) -> pd.DataFrame:
                          {**run, "height": 160, "width": 160}, {**run, "height": 320, "width": 320}])
 
 
-def results(*, seed_range: ds.Exported | None = None, specs: dict[str, ds.Exported] | None = None,
-            correct: dict[str, bool] | None = None, scan: pd.DataFrame | None = None, et: ds.EtRun | None = None,
+def results(*, seed_range: dynamic_export.Exported | None = None, specs: dict[str, dynamic_export.Exported] | None = None,
+            correct: dict[str, bool] | None = None, scan: pd.DataFrame | None = None, et: ds.measure.EtRun | None = None,
             aoti: pd.DataFrame | None = None) -> ds.Results:
-    run = ds.SpecRun(specs or {}, dict(PARAMS), seed_range)
+    run = ds.measure_export.SpecRun(specs or {}, dict(PARAMS), seed_range)
     return ds.Results(run, _sweep(correct or {}), scan if scan is not None else pd.DataFrame(),
-                      et or ds.EtRun(pd.DataFrame(), pd.DataFrame()), aoti if aoti is not None else pd.DataFrame())
+                      et or ds.measure.EtRun(pd.DataFrame(), pd.DataFrame()), aoti if aoti is not None else pd.DataFrame())
 
 
 SEED_FIX = ["height = 640", "width = 640"]

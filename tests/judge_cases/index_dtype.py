@@ -8,6 +8,7 @@ cell is a spec, a path and its steps' outcomes. ExecuTorch CUDA cells carry the 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -26,8 +27,8 @@ FLOAT_POINTER = ("InductorError: RuntimeError: Failed to run autotuning code blo
 MISSING = "RuntimeError: Method forward missing fallback kernels (3 total)"
 NOT_IMPLEMENTED = "LoweringException: NotImplementedError: Lowering not implemented for backend: CudaDevice"
 
-CUDA = inv.Spec("legacy", device="cuda", imgsz=640)
-CPU = inv.replace(CUDA, device="cpu")
+CUDA = inv.model.Spec("legacy", device="cuda", imgsz=640)
+CPU = replace(CUDA, device="cpu")
 KIT = {"autotune": False}  # the kit's max_autotune=False: a lowering the back-end would not do
 
 
@@ -37,8 +38,8 @@ def _o(step: str, status: str = "ok", value: Any = None, error: str = "", **deta
     return outcome
 
 
-def _cell(spec: inv.Spec, path: str, *outcomes: isolate.Outcome, group: str = "matrix", delta=None) -> inv.Cell:
-    return inv.Cell(spec, path, list(outcomes), dict(delta or {}), group)
+def _cell(spec: inv.model.Spec, path: str, *outcomes: isolate.Outcome, group: str = "matrix", delta=None) -> inv.measure.Cell:
+    return inv.measure.Cell(spec, path, list(outcomes), dict(delta or {}), group)
 
 
 def _lowered(**value: Any) -> isolate.Outcome:
@@ -49,25 +50,25 @@ def _failed(error: str, status: str = "error") -> isolate.Outcome:
     return _o("lower", status, error=error)
 
 
-def _res(cells=(), full=(), probes=(), base: inv.Spec = CUDA, gpu_ok: bool = True, equiv=None,
+def _res(cells=(), full=(), probes=(), base: inv.model.Spec = CUDA, gpu_ok: bool = True, equiv=None,
          shims: tuple[str, ...] = ("aoti_torch_cuda_convolution",), graph: isolate.Outcome | None = None,
-         known: tuple[dict[str, Any], ...] = ()) -> inv.Results:
+         known: tuple[dict[str, Any], ...] = ()) -> inv.measure.Results:
     on_cuda = base.device == "cuda"
     gpu = _o("gpu", value={"available": gpu_ok, "matmul_sum": 64.0 ** 3 if gpu_ok else None}) if on_cuda else None
     options = _o("opts", value={"max_autotune": True, "max_autotune_conv_backends": "TRITON",
                                 "max_autotune_gemm_backends": "TRITON", "aot_inductor.link_libtorch": False})
     runtime = _o("shims", value={"data/lib/libaoti_cuda_shims.so": list(shims)}) if on_cuda else None
-    run = inv.Run(base, list(cells), list(full), "", list(probes), gpu, options, runtime, backbone_graph=graph,
+    run = inv.measure.Run(base, list(cells), list(full), "", list(probes), gpu, options, runtime, backbone_graph=graph,
                   known_releases=list(known))
-    return inv.Results(run, equiv if equiv is not None else pd.DataFrame())
+    return inv.measure.Results(run, equiv if equiv is not None else pd.DataFrame())
 
 
 def _scan(*rows: tuple[str, Any]) -> dict[str, Any]:
     return {"scan": [{"target": t, "index_dtypes": d, "node": f"n{i}", "source": ""} for i, (t, d) in enumerate(rows)]}
 
 
-def _export(variant: str, *rows: tuple[str, Any], base: inv.Spec = CUDA, group: str = "matrix") -> inv.Cell:
-    return _cell(inv.replace(base, variant=variant), "export", _o("export", value=_scan(*rows)), group=group)
+def _export(variant: str, *rows: tuple[str, Any], base: inv.model.Spec = CUDA, group: str = "matrix") -> inv.measure.Cell:
+    return _cell(replace(base, variant=variant), "export", _o("export", value=_scan(*rows)), group=group)
 
 
 LEGACY_SCAN = (("aten.index.Tensor", ["int64", "int64"]), ("aten.gather", "int64"))
@@ -86,8 +87,8 @@ def fx_refuted():
 
 # --- et_cuda_float_index ---
 
-def _legacy_cuda(outcome: isolate.Outcome, **spec: Any) -> inv.Cell:
-    return _cell(inv.replace(CUDA, variant="legacy", **spec), "et_cuda", outcome)
+def _legacy_cuda(outcome: isolate.Outcome, **spec: Any) -> inv.measure.Cell:
+    return _cell(replace(CUDA, variant="legacy", **spec), "et_cuda", outcome)
 
 
 def float_index_confirmed():
@@ -104,11 +105,11 @@ def float_index_not_reproduced():
 
 # --- aoti_float_index ---
 
-def _aoti(compiled: isolate.Outcome, base: inv.Spec = CUDA) -> inv.Cell:
+def _aoti(compiled: isolate.Outcome, base: inv.model.Spec = CUDA) -> inv.measure.Cell:
     steps = [compiled]
     if compiled.ok:
         steps.append(_o("load+run", value={"output": None}, aoti_load="as_is"))
-    return _cell(inv.replace(base, variant="legacy"), "aoti", *steps, delta={"match_rate": 1.0, "exact": True})
+    return _cell(replace(base, variant="legacy"), "aoti", *steps, delta={"match_rate": 1.0, "exact": True})
 
 
 def aoti_confirmed():
@@ -129,8 +130,8 @@ def aoti_cpu():
 
 # --- explicit_cast_insufficient ---
 
-def _cast(outcome: isolate.Outcome, **spec: Any) -> list[inv.Cell]:
-    cast = inv.replace(CUDA, variant="legacy_cast", **spec)
+def _cast(outcome: isolate.Outcome, **spec: Any) -> list[inv.measure.Cell]:
+    cast = replace(CUDA, variant="legacy_cast", **spec)
     return [_cell(cast, "export", _o("export", value=_scan(*LEGACY_SCAN)), group="probe"),
             _cell(cast, "et_cuda", outcome, group="probe")]
 
@@ -149,8 +150,8 @@ def cast_kit():
 
 # --- gather_removes_index ---
 
-def _gather(outcome: isolate.Outcome, scan=GATHER_SCAN, base: inv.Spec = CUDA, **spec: Any) -> list[inv.Cell]:
-    gather = inv.replace(base, variant="gather", **spec)
+def _gather(outcome: isolate.Outcome, scan=GATHER_SCAN, base: inv.model.Spec = CUDA, **spec: Any) -> list[inv.measure.Cell]:
+    gather = replace(base, variant="gather", **spec)
     return [_cell(gather, "export", _o("export", value=_scan(*scan))), _cell(gather, "et_cuda", outcome)]
 
 
@@ -215,17 +216,17 @@ def upstreamed_not_reproduced():
 
 # --- et_cuda_full_model, triton_worker_gpu, backbone_static_cuda, no_aten_fallback ---
 
-def _full(outcome: isolate.Outcome, **spec: Any) -> inv.Cell:
-    return _cell(inv.replace(CUDA, variant="gather", scope="full", **spec), "et_cuda", outcome, group="full")
+def _full(outcome: isolate.Outcome, **spec: Any) -> inv.measure.Cell:
+    return _cell(replace(CUDA, variant="gather", scope="full", **spec), "et_cuda", outcome, group="full")
 
 
-def _backbone(*outcomes: isolate.Outcome, delta=None, **spec: Any) -> inv.Cell:
-    return _cell(inv.replace(CUDA, variant="gather", scope="backbone", **spec), "et_cuda", *outcomes, group="probe",
+def _backbone(*outcomes: isolate.Outcome, delta=None, **spec: Any) -> inv.measure.Cell:
+    return _cell(replace(CUDA, variant="gather", scope="backbone", **spec), "et_cuda", *outcomes, group="probe",
                  delta=delta)
 
 
-def _aten(*outcomes: isolate.Outcome, **spec: Any) -> inv.Cell:
-    return _backbone(*outcomes, conv_backends=inv.ATEN_CONV, **spec)
+def _aten(*outcomes: isolate.Outcome, **spec: Any) -> inv.measure.Cell:
+    return _backbone(*outcomes, conv_backends=inv.measure.ATEN_CONV, **spec)
 
 
 def full_confirmed():
@@ -244,8 +245,8 @@ def full_kit():
     return _res(full=[_full(_failed(NO_CHOICES), **KIT)])
 
 
-def _gather_post(outcome: isolate.Outcome) -> inv.Cell:
-    return _cell(inv.replace(CUDA, variant="gather"), "et_cuda", outcome)
+def _gather_post(outcome: isolate.Outcome) -> inv.measure.Cell:
+    return _cell(replace(CUDA, variant="gather"), "et_cuda", outcome)
 
 
 def full_partly_from_parts():
@@ -258,7 +259,7 @@ def full_confirmed_from_parts():
 
 
 def full_not_run():
-    return _res(full=[_full(isolate.skipped("lower", inv.WHOLE_MODEL_SKIP))])
+    return _res(full=[_full(isolate.skipped("lower", inv.measure.WHOLE_MODEL_SKIP))])
 
 
 def full_timeout():
@@ -307,7 +308,7 @@ def backbone_partly():
 
 
 MISSING_SPLIT = "RuntimeError: Method forward missing fallback kernels (1 total):\n  - aten::split_copy.Tensor\n"
-SKIPPED = isolate.skipped("lower", inv.WHOLE_MODEL_SKIP)
+SKIPPED = isolate.skipped("lower", inv.measure.WHOLE_MODEL_SKIP)
 # a later release's view pass, measured on the CPU (index_dtype.releases records), maps split_copy
 LATER = {"executorch": "9.9.0", "torch": "9.9.0", "view_pass": "ReplaceViewCopyWithViewPass", "model": "yolo26n",
          "imgsz": 640, "maps": ["select_copy.int", "slice_copy.Tensor", "split_copy.Tensor"], "left": {},
@@ -320,8 +321,8 @@ def _graph(release: str = "1.2.0", left: dict[str, int] | None = None) -> isolat
     return _o("graph", value={"executorch": release, "torch": "2.11.0", "left": left, "view_copies": left})
 
 
-def _split(outcome: isolate.Outcome) -> inv.Cell:
-    return _cell(inv.replace(CUDA, scope="op_split"), "et_cuda", outcome, group="probe")
+def _split(outcome: isolate.Outcome) -> inv.measure.Cell:
+    return _cell(replace(CUDA, scope="op_split"), "et_cuda", outcome, group="probe")
 
 
 def backbone_release():
@@ -365,14 +366,14 @@ def aten_refuted():
 
 
 def aten_partly():
-    topk = _cell(inv.replace(CUDA, scope="op_topk"), "et_cuda", _failed("RuntimeError: Method forward missing fallback "
+    topk = _cell(replace(CUDA, scope="op_topk"), "et_cuda", _failed("RuntimeError: Method forward missing fallback "
                                                                            "kernels (1 total)"), group="probe")
     return _res(probes=[_aten(_lowered(shim_calls=["aoti_torch_cuda_convolution"])), topk])
 
 
 def aten_confirmed_elsewhere():
     """Quick profile: the ATen-convolution backbone is not lowered, but topk alone is refused its ATen kernel."""
-    topk = _cell(inv.replace(CUDA, scope="op_topk"), "et_cuda", _failed(MISSING), group="probe")
+    topk = _cell(replace(CUDA, scope="op_topk"), "et_cuda", _failed(MISSING), group="probe")
     return _res(probes=[_aten(SKIPPED), topk])
 
 
@@ -390,9 +391,9 @@ def aten_kit():
 
 # --- postprocess_ops_unsupported ---
 
-def _ops(states: dict[str, isolate.Outcome], **spec: Any) -> inv.Results:
-    return _res(probes=[_cell(inv.replace(CUDA, scope=f"op_{op}", **spec), "et_cuda", states[op], group="probe")
-                        for op in inv.OPS])
+def _ops(states: dict[str, isolate.Outcome], **spec: Any) -> inv.measure.Results:
+    return _res(probes=[_cell(replace(CUDA, scope=f"op_{op}", **spec), "et_cuda", states[op], group="probe")
+                        for op in inv.model.OPS])
 
 
 def ops_confirmed():
@@ -400,7 +401,7 @@ def ops_confirmed():
 
 
 def ops_refuted():
-    return _ops({op: _lowered() for op in inv.OPS})
+    return _ops({op: _lowered() for op in inv.model.OPS})
 
 
 def ops_partly():
@@ -408,13 +409,13 @@ def ops_partly():
 
 
 def ops_kit():
-    return _ops({op: _lowered() for op in inv.OPS}, **KIT)
+    return _ops({op: _lowered() for op in inv.model.OPS}, **KIT)
 
 
 # --- xnnpack_full_model ---
 
-def _xnn(outcome: isolate.Outcome, delta=None) -> inv.Results:
-    return _res(full=[_cell(inv.replace(CUDA, variant="gather", scope="full"), "et_xnnpack", _lowered(), outcome,
+def _xnn(outcome: isolate.Outcome, delta=None) -> inv.measure.Results:
+    return _res(full=[_cell(replace(CUDA, variant="gather", scope="full"), "et_xnnpack", _lowered(), outcome,
                             group="full", delta=delta)])
 
 

@@ -15,7 +15,7 @@ CUDA_BACKEND = "executorch-cuda"  # packages compiled as the CUDA back-end compi
 def _case(with_pass: bool, *, proxy: int, copies: int, copy_op: str = "permute_copy", nbytes: int = 100,
           outputs: list[torch.Tensor] | None = None, post: dict[str, int] | None = None,
           pre: dict[str, int] | None = None, backend: str = CUDA_BACKEND,
-          proxy_op: str = "aten.slice_copy.Tensor") -> inv.Case:
+          proxy_op: str = "aten.slice_copy.Tensor") -> inv.measure.Case:
     calls = [{"name": "k", "kind": "proxy", "ops": [proxy_op], "copy_only": True}] * proxy
     calls += [{"name": "k", "kind": "generated", "ops": [f"aten.{copy_op}"], "copy_only": True}] * copies
     code = {"calls": calls, "proxy": proxy, "copy_calls": proxy + copies, "allocations": 1, "generated": copies,
@@ -24,7 +24,7 @@ def _case(with_pass: bool, *, proxy: int, copies: int, copy_op: str = "permute_c
              "post_grad_before": pre if pre is not None else post, "post_grad_after": post}
     run = isolate.Outcome("run", "ok", value={"outputs": outputs or [torch.ones(3)], "eager_max_abs": 0.0,
                                                "timing": {"median_ms": 1.0, "iqr_ms": 0.01}})
-    return inv.Case(inv.Spec(), with_pass, isolate.Outcome("compile", "ok", value=value), [run])
+    return inv.measure.Case(inv.model.Spec(), with_pass, isolate.Outcome("compile", "ok", value=value), [run])
 
 
 def _graph(*, exported_slice_copy: int = 0, edge_slice_copy: int = 2, without_named: Any = 0,
@@ -34,8 +34,8 @@ def _graph(*, exported_slice_copy: int = 0, edge_slice_copy: int = 2, without_na
             "before": {"aten.slice_copy.Tensor": edge_slice_copy, "aten.view_copy": 3},
             "after": {"aten.slice.Tensor": 2, **after_other}, "equal": True, "max_abs": 0.0,
             "edge_source": "CudaBackend.preprocess input (test)",
-            "without_named_source": ({"pass": inv.NAMED_SOURCE[1], "slice_copy": without_named}
-                                     if isinstance(without_named, int) else {"pass": inv.NAMED_SOURCE[1], "error": "x"}),
+            "without_named_source": ({"pass": inv.measure.NAMED_SOURCE[1], "slice_copy": without_named}
+                                     if isinstance(without_named, int) else {"pass": inv.measure.NAMED_SOURCE[1], "error": "x"}),
             "nodes": [{"op": "aten.slice_copy.Tensor", "converted": converted, "mutating_user": False,
                        "users": ["aten.neg"]}] * 2}
 
@@ -46,10 +46,10 @@ def _rounds(without: list[float], with_: list[float]) -> list[isolate.Outcome]:
     return [isolate.Outcome("rounds", "ok", value=value)]
 
 
-def results(*, device: str = "cuda", graph: dict[str, Any] | None = None, with_case: inv.Case | None = None,
-            without_case: inv.Case | None = None, rounds: tuple[list[float], list[float]] | None = None,
+def results(*, device: str = "cuda", graph: dict[str, Any] | None = None, with_case: inv.measure.Case | None = None,
+            without_case: inv.measure.Case | None = None, rounds: tuple[list[float], list[float]] | None = None,
             probes_ok: bool = True, release: str = "1.2.0",
-            not_compiled: dict[str, dict[str, Any]] | None = None) -> inv.Results:
+            not_compiled: dict[str, dict[str, Any]] | None = None) -> inv.measure.Results:
     post = {"aten.slice_copy.Tensor": 2, "aten.reshape": 3, "aten.clone": 3}
     with_case = with_case or _case(True, proxy=0, copies=1)
     without_case = without_case or _case(False, proxy=2, copies=1, nbytes=200, post=post)
@@ -57,7 +57,7 @@ def results(*, device: str = "cuda", graph: dict[str, Any] | None = None, with_c
     timings = {"kv_decode": _rounds(*rounds)} if rounds else {}
     graphs = {"kv_decode": isolate.Outcome("g", "ok", value=graph or _graph()),
               **{m: isolate.Outcome("g", "ok", value=g) for m, g in (not_compiled or {}).items()}}
-    return inv.Results(device, {"found": True, "name": "ReplaceViewCopyWithViewPass", "executorch": release,
+    return inv.measure.Results(device, {"found": True, "name": "ReplaceViewCopyWithViewPass", "executorch": release,
                                 "mapping": {"aten.slice_copy.Tensor": "aten.slice.Tensor"}}, graphs,
                        isolate.Outcome("p", "ok", value=probes), [with_case, without_case], timings)
 

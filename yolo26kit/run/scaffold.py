@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from ... import catalog
 from .judge import JUDGES, judge
-from .measure import Row, measure, subject
+from .measure import measure
 from .show import TABLES, record_tables
 
-__all__ = ["JUDGES", "Row", "TABLES", "judge", "measure", "record_tables", "subject"]
+# what the notebook calls, and what the kit reads (JUDGES, TABLES); tests import from .measure, .judge, .show
+__all__ = ["JUDGES", "TABLES", "judge", "measure", "record_tables"]
 
 catalog.register(catalog.Investigation(
     name="$name",
@@ -297,7 +298,7 @@ def test_notebook_end_to_end(run_notebook):
 
 CASES = '''"""Synthetic rows that drive each judge of $name to each decisive verdict (see README.md here)."""
 
-from yolo26kit.investigations.$name import Row
+from yolo26kit.investigations.$name.measure import Row
 
 CASES = {
     "$name.compiled_matches_eager": {

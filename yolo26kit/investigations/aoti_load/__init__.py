@@ -11,14 +11,12 @@ judge), show.py (the crash evidence, the table a run keeps).
 from __future__ import annotations
 
 from ... import catalog
-from .model import MODELS, SmallConv, TwoOps, example
-from .measure import compile_step, devices_of, load_run_step, stack_facts, study, wrapper_libstdcxx_symbols
-from .judge import ATOL, CLAIM, JUDGES, judge, judge_load_crash_cause
+from .judge import JUDGES, judge
+from .measure import stack_facts, study
+from .model import MODELS
 from .show import TABLES, crash_evidence, record_tables
 
-__all__ = ["MODELS", "SmallConv", "TwoOps", "example", "compile_step", "devices_of", "load_run_step", "stack_facts",
-           "study", "wrapper_libstdcxx_symbols", "ATOL", "CLAIM", "JUDGES", "judge", "judge_load_crash_cause",
-           "TABLES", "crash_evidence", "record_tables"]
+__all__ = ["JUDGES", "TABLES", "crash_evidence", "judge", "record_tables", "stack_facts", "study"]
 
 
 catalog.register(catalog.Investigation(

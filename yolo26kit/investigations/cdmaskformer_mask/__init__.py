@@ -24,45 +24,18 @@ children), judge.py and judge_cost.py (one judge per claim, the verdict rules), 
 
 from __future__ import annotations
 
-from ... import catalog, env  # env and isolate: the tests patch them through the package
-from ...bench import isolate
-from .model import (FORMULATIONS, IMPLEMENTATIONS, ORIGINAL, Formulation, Impl, Shape, all_and_not, bool_index_put,
-                    check_percent, check_shapes, decoder_attn_mask, deterministic, full_pairs, full_rows, heads_for,
-                    make_logits, make_mask, masked_fill, masked_fill_inplace, parse_shape, reference, shape_label,
-                    torch_where, where_index_put)
-from .kernel import (ISSUES_FILE, RULES, SEED_ASSERT_MESSAGE, SEED_CONFIG, assert_numbers, build_date,
-                     explain_seed_assert, fires, issues_frame, load_issues, model_check, parse_assert, versions_summary,
-                     MASKED_FILL_DISPATCH, dispatches_to_masked_fill, first_release, upstream_reproductions)
-from .measure import (BENCH_ROUNDS, INDEX_OPS, NAME, RESTORE, SEED, AllocationTracker, Case, Results, benchmark,
-                      check_equivalence, compare_all, copy_bandwidth, cpu_threads, devices, edge_cases,
-                      equivalence_cases, memory_profile, model_bytes, round_ratios,
-                      SPEED_CLAIMS, SPEED_PAIR, speed_claims, speed_rounds_table, speed_until_decided)
-from .measure_assert import (CUDA_CHILDREN, Attempt, attempt_batch, attempt_step, attempts, batches, predictions,
-                             run_attempts, try_triggers)
-from .judge_cost import (INDEX_KERNEL_WORDS, KERNEL_COLUMNS, SEED_BENCH, judge_different_kernels, judge_memory_lower,
-                         judge_speedup_medium, judge_speedup_small, speed_rounds, combine_modes)
-from .judge import (DERIVED_WHY, JUDGES, SEED_LINE, Verdict, judge, judge_assert_trigger, judge_bool_index_alternative,
-                    judge_data_independent, judge_equivalent, judge_not_reproducible, judge_ratio_spatial,
-                    judge_updates_fix)
+from ... import catalog
+from .judge import JUDGES, judge
+from .kernel import explain_seed_assert, issues_frame, model_check, versions_summary
+from .measure import (NAME, SEED, benchmark, check_equivalence, copy_bandwidth, memory_profile, Results,
+                      speed_rounds_table)
+from .measure_assert import try_triggers
+from .model import IMPLEMENTATIONS, check_percent, check_shapes
 from .show import TABLES, explorer, implementations_frame, mask_examples, plot_benchmark, record_tables
 
-__all__ = ["FORMULATIONS", "IMPLEMENTATIONS", "ORIGINAL", "Formulation", "Impl", "Shape", "all_and_not",
-           "bool_index_put", "check_percent", "check_shapes", "decoder_attn_mask", "deterministic", "full_pairs",
-           "full_rows", "heads_for", "make_logits", "make_mask", "masked_fill", "masked_fill_inplace", "parse_shape",
-           "reference", "shape_label", "torch_where", "where_index_put", "ISSUES_FILE", "RULES", "SEED_ASSERT_MESSAGE",
-           "SEED_CONFIG", "assert_numbers", "build_date", "explain_seed_assert", "fires", "issues_frame", "load_issues",
-           "model_check", "parse_assert", "versions_summary", "MASKED_FILL_DISPATCH", "dispatches_to_masked_fill",
-           "first_release", "upstream_reproductions", "BENCH_ROUNDS", "INDEX_OPS", "NAME", "RESTORE", "SEED",
-           "AllocationTracker", "Case", "Results", "benchmark", "check_equivalence", "compare_all", "copy_bandwidth",
-           "cpu_threads", "devices", "edge_cases", "equivalence_cases", "memory_profile", "model_bytes", "round_ratios",
-           "SPEED_CLAIMS", "SPEED_PAIR", "speed_claims", "speed_rounds_table", "speed_until_decided",
-           "CUDA_CHILDREN", "Attempt", "attempt_batch", "attempt_step", "attempts", "batches",
-           "predictions", "run_attempts", "try_triggers", "INDEX_KERNEL_WORDS", "KERNEL_COLUMNS", "SEED_BENCH",
-           "judge_different_kernels", "judge_memory_lower", "judge_speedup_medium", "judge_speedup_small",
-           "speed_rounds", "combine_modes", "DERIVED_WHY", "JUDGES", "SEED_LINE", "Verdict", "judge", "judge_assert_trigger",
-           "judge_bool_index_alternative", "judge_data_independent", "judge_equivalent", "judge_not_reproducible",
-           "judge_ratio_spatial", "judge_updates_fix", "TABLES", "explorer", "implementations_frame",
-           "mask_examples", "plot_benchmark", "record_tables", "env", "isolate"]
+__all__ = ["JUDGES", "TABLES", "benchmark", "check_equivalence", "copy_bandwidth", "explain_seed_assert", "explorer",
+           "implementations_frame", "issues_frame", "judge", "mask_examples", "memory_profile", "model_check",
+           "plot_benchmark", "record_tables", "Results", "speed_rounds_table", "try_triggers", "versions_summary"]
 
 
 catalog.register(catalog.Investigation(

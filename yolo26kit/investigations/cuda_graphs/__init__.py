@@ -11,49 +11,19 @@ measures in measures.py), and the cost claims are judged on it (judge_toto.py).
 
 from __future__ import annotations
 
-import torch
-
-from ... import catalog, env
-from ...bench import isolate
-from ...errors import DeviceUnavailable
-from .judge import (JUDGES, LOCAL_SCALAR, TRACE_NOT_DEVICE, TRACE_NOT_MODE, judge, judge_accuracy,
-                    judge_consistent_latency, judge_first_inference, judge_int_enables, judge_int_no_sync,
-                    judge_item_capture_scalar, judge_item_local_scalar_dense, judge_item_skips, judge_item_syncs,
-                    judge_memory, judge_mutated_inputs, judge_partition_non_gpu_ops, judge_speedup,
-                    judge_tensor_position, model_name)
-from .measure import (ISOLATION, MODE_ORDER, MODES, SEED, SKIPPED_ON_CPU, CacheWriter, Case, Results,
-                      as_bools, run_group, as_bool, cache_semantics, capture_class, compile_settings,
-                      graph_partition_supported, groups_of, mutation_probe, plan, rounds_in_turn, run_case,
-                      run_cases, run_matrix, run_mutation_probe, stack_info, write_cache)
-from .measure_evidence import (MESSAGE_CHARS, MESSAGES_KEPT, RECORD_CHARS, LogCapture, LogRecord, count_profile,
-                               counter_snapshot, profile_call, summarize_logs, trace_one_call)
-from .model import (NAME, VARIANTS, Block, CacheOverflow, Config, Forecaster, Hook, KVCache, build, example_context,
-                    forecast)
+from ... import catalog
+from .judge import JUDGES, judge
+from .measure import ISOLATION, MODES, SEED, as_bools, cache_semantics, run_matrix
+from .model import NAME, VARIANTS, Config
 from .show import (TABLES, accuracy_table, cudagraph_table, eager_agreement, explorer, graph_break_table,
                    latency_chart, latency_table, log_table, probe_table, record_tables, rounds_table, stack_table,
                    status_table, toto_rounds_table, toto_table)
-from .toto import TOTO_OPEN_BASE, TOTO_VARIANTS, TotoRun, TotoUnavailable, build_toto, toto_context, toto_forecast
+from .toto import TOTO_VARIANTS
 
-__all__ = ["JUDGES", "LOCAL_SCALAR", "TRACE_NOT_DEVICE", "TRACE_NOT_MODE", "judge", "judge_accuracy",
-           "judge_consistent_latency", "judge_first_inference", "judge_int_enables", "judge_int_no_sync",
-           "judge_item_capture_scalar", "judge_item_local_scalar_dense", "judge_item_skips", "judge_item_syncs",
-           "judge_memory", "judge_mutated_inputs", "judge_partition_non_gpu_ops", "judge_speedup",
-           "judge_tensor_position", "model_name",
-           "ISOLATION", "MODE_ORDER", "MODES", "SEED", "SKIPPED_ON_CPU", "CacheWriter", "Case",
-           "Results", "as_bool", "cache_semantics", "capture_class", "compile_settings", "graph_partition_supported",
-           "groups_of", "mutation_probe", "plan", "rounds_in_turn", "run_case", "run_cases", "run_matrix",
-           "run_mutation_probe", "stack_info", "write_cache",
-           "MESSAGE_CHARS", "MESSAGES_KEPT", "RECORD_CHARS", "LogCapture", "LogRecord", "count_profile",
-           "counter_snapshot", "profile_call", "summarize_logs", "trace_one_call",
-           "NAME", "VARIANTS", "Block", "CacheOverflow", "Config", "Forecaster", "Hook", "KVCache", "build",
-           "example_context", "forecast",
-           "TABLES", "accuracy_table", "cudagraph_table", "eager_agreement", "explorer", "graph_break_table", "latency_chart",
-           "latency_table", "log_table", "probe_table", "record_tables", "rounds_table", "stack_table",
-           "status_table", "toto_rounds_table", "toto_table",
-           "TOTO_OPEN_BASE", "TOTO_VARIANTS", "TotoRun", "TotoUnavailable", "build_toto", "toto_context",
-           "toto_forecast",
-           # what the tests patch (env.cuda_available, isolate.run_step, torch.compile), catch or call directly
-           "env", "isolate", "torch", "DeviceUnavailable", "run_group"]
+__all__ = ["JUDGES", "TABLES", "accuracy_table", "cache_semantics", "Config", "cudagraph_table", "eager_agreement",
+           "explorer", "graph_break_table", "judge", "latency_chart", "latency_table", "log_table", "probe_table",
+           "record_tables", "rounds_table", "run_matrix", "stack_table", "status_table", "toto_rounds_table",
+           "toto_table"]
 
 
 catalog.register(catalog.Investigation(

@@ -24,29 +24,15 @@ from typing import Any
 
 from ... import catalog
 from ...bench import yolo
-from .judge import (ALL_VARIANTS, JUDGES, et_cuda_options, gpu_class, judge, judge_cuda_aoti_backbone_only,
-                    judge_gpu_latency, judge_onnxruntime, judge_recommend_xnnpack, judge_torch_compile_alternative,
-                    judge_xnnpack_all_variants, judge_xnnpack_scaling, judge_xnnpack_vs_eager)
-from .measure import (BACKENDS, COMPILE_HEAVY, CUDA_ONLY, DTYPES, KIT_EXPORT, MATCH_RATE_MIN, NAME, PRELOAD,
-                      SEED_LATENCY_MS, SEEDS, SIDE_BY_SIDE_ROUNDS, TASKS, ULTRALYTICS_EXPORTER, Case, Row, Run,
-                      build_model, build_task, compare, compare_raw, correct, example, installed, label,
-                      plan, run_all, run_case, side_by_side, skip_reason, step_onnx_dynamic, step_prepare,
-                      step_run, step_side_by_side, step_ultralytics_export, step_ultralytics_run, task_rows, timed_ms)
+from .judge import JUDGES, judge
+from .measure import BACKENDS, DTYPES, NAME, SEEDS, TASKS
 from .measure_driver import investigate
-from .show import (TABLES, dynamic_frame, fastest_frame, latency_frame, plot_latency, row_dicts, seed_frame,
-                   side_by_side_frame, tasks_frame)
+from .show import (TABLES, dynamic_frame, fastest_frame, latency_frame, plot_latency, seed_frame, side_by_side_frame,
+                   tasks_frame)
 
-__all__ = ["ALL_VARIANTS", "JUDGES", "et_cuda_options", "gpu_class", "judge", "judge_cuda_aoti_backbone_only",
-           "judge_gpu_latency", "judge_onnxruntime", "judge_recommend_xnnpack", "judge_torch_compile_alternative",
-           "judge_xnnpack_all_variants", "judge_xnnpack_scaling", "judge_xnnpack_vs_eager", "BACKENDS",
-           "COMPILE_HEAVY", "CUDA_ONLY", "DTYPES", "KIT_EXPORT", "MATCH_RATE_MIN", "NAME", "PRELOAD",
-           "SEED_LATENCY_MS", "SEEDS", "SIDE_BY_SIDE_ROUNDS", "TASKS", "ULTRALYTICS_EXPORTER", "Case", "Row", "Run",
-           "build_model", "build_task", "compare", "compare_raw", "correct", "example", "installed", "investigate",
-           "label", "plan", "run_all", "run_case", "side_by_side", "skip_reason", "step_onnx_dynamic",
-           "step_prepare", "step_run", "step_side_by_side", "step_ultralytics_export", "step_ultralytics_run",
-           "task_rows", "timed_ms", "dynamic_frame",
-           "fastest_frame", "latency_frame", "plot_latency", "row_dicts", "seed_frame", "side_by_side_frame",
-           "tasks_frame", "TABLES", "ALL_MODELS"]
+__all__ = ["JUDGES", "TABLES", "dynamic_frame", "fastest_frame", "investigate", "judge", "latency_frame",
+           "plot_latency", "seed_frame", "side_by_side_frame", "tasks_frame"]
+
 
 ALL_MODELS = [f"yolo26{s}" for s in yolo.SCALES]
 

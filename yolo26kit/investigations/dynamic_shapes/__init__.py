@@ -9,36 +9,15 @@ show (extra views, widget)."""
 from __future__ import annotations
 
 from ... import catalog
-from ...bench import isolate
-# The live model and its dynamic export are shared kit modules; their names stay importable from here.
-from ...bench.dynamic_export import (AXES, FIXES, PREP_TEXT, PREPS, RECOMMENDED, SHAPE_TEXT, SHAPES, SPECS, STRIDE,
-                                     Exported, Spec, anchors_from_1d_grids, anchor_count, dynamic_ready, example_size,
-                                     export_spec, guard_kind, parse_violations, program_guards, program_ranges,
-                                     readable, register_spec, same_guard, suggested_fixes)
-from ...bench.live import build_model, image, liven
-from .model import CAUSES, LETTERBOX_VALUE, STOCK_PREPS, explain, letterbox, model_variant
-from .measure_export import (SEED_EXAMPLE, SEED_GUARD, SEED_RANGE, SpecRun, Sweep, compare, d_label, default_sweep,
-                             residue_scan, run_sweep, running_residues, try_specs)
-from .measure import (AOTI_BACKEND, NAME, PATHS, PRELOAD, Backends, EtRun, LoweringFailed, Results, aoti_compile,
-                      aoti_compile_all, aoti_run, aoti_study, case_logs, executorch_study, lower_xnnpack, run_pte,
-                      run_pte_dropped_buffer, start_backends, time_ptes, python_calls_in)
-from .judge import (JUDGES, SEED_GUARD_8, judge, judge_aoti_cuda_dynamic, judge_blocked_000,
-                    judge_fundamentally_blocked, judge_guard_div8, judge_multiple_of_32, judge_plain_dim,
-                    judge_suggested_fix, judge_xnnpack_dynamic)
+from ...bench.dynamic_export import SPECS, STRIDE
+from .judge import JUDGES, judge
+from .measure import NAME, PATHS, Results, start_backends
+from .measure_export import residue_scan, run_sweep, try_specs
 from .show import TABLES, explorer, fix_source, non_multiples, plot_latency, record_tables, residue_table
 
-__all__ = ["CAUSES", "LETTERBOX_VALUE", "STOCK_PREPS", "explain", "letterbox", "model_variant", "SEED_EXAMPLE",
-           "SEED_GUARD", "SEED_RANGE", "SpecRun", "Sweep", "compare", "d_label", "default_sweep", "residue_scan",
-           "run_sweep", "running_residues", "try_specs", "AOTI_BACKEND", "NAME", "PATHS", "PRELOAD", "Backends",
-           "EtRun", "LoweringFailed", "Results", "aoti_compile", "aoti_compile_all", "aoti_run", "aoti_study",
-           "case_logs", "executorch_study", "lower_xnnpack", "run_pte", "run_pte_dropped_buffer", "start_backends",
-           "time_ptes", "JUDGES", "SEED_GUARD_8", "judge", "judge_aoti_cuda_dynamic", "judge_blocked_000",
-           "judge_fundamentally_blocked", "judge_guard_div8", "judge_multiple_of_32", "judge_plain_dim",
-           "judge_suggested_fix", "judge_xnnpack_dynamic", "TABLES", "explorer", "fix_source", "non_multiples",
-           "plot_latency", "record_tables", "residue_table", "AXES", "FIXES", "PREP_TEXT", "PREPS", "RECOMMENDED",
-           "SHAPE_TEXT", "SHAPES", "SPECS", "STRIDE", "Exported", "Spec", "anchor_count", "dynamic_ready",
-           "example_size", "export_spec", "guard_kind", "parse_violations", "program_guards", "program_ranges",
-           "readable", "register_spec", "same_guard", "suggested_fixes", "build_model", "image", "liven", "isolate"]
+__all__ = ["JUDGES", "TABLES", "explorer", "fix_source", "judge", "non_multiples", "plot_latency", "record_tables",
+           "residue_scan", "residue_table", "Results", "run_sweep", "start_backends", "try_specs"]
+
 
 catalog.register(catalog.Investigation(
     NAME,

@@ -25,49 +25,18 @@ measure_root (the index dtype through the CUDA back-end's passes), judge (JUDGES
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ... import catalog
 from ...bench import yolo
-from ...bench.detections import MIN_MATCH_RATE, agrees, compare
-from .model import (OPS, SCOPES, STRIDES, VARIANTS, OpProbe, PostprocessOnly, Spec, anchors_for, apply_variant,
-                    build_inputs, build_module, gather_get_topk_index, legacy_cast_get_topk_index,
-                    legacy_get_topk_index, legacy_postprocess, random_preds)
-from .measure import (ATEN_CONV, CPU_PATHS, CUDA_ONLY_PATHS, CUDA_OPTION_KEYS, EXPECTED_SECONDS, PATHS, PRELOAD,
-                      PROBES, WHOLE_MODEL, WHOLE_MODEL_SKIP, Cell, Results, Run, autotune_note, equivalence,
-                      et_cuda_options, expected_seconds, export, investigate, probe_plan, run_path, runtime_backends,
-                      runtime_shims, status_matrix, step_aoti_compile, step_aoti_run, step_compile, step_eager,
-                      step_et_cuda_lower, step_et_run, step_et_xnnpack_lower, step_export, step_subprocess_gpu)
-from . import releases
-from .measure_root import lowering_error_details, pipeline_stages, root_cause, stages_frame
-from ...backends.executorch_cuda import SUBPROCESS_FAILURE, subprocess_error
-from ...backends.executorch_cuda_releases import UNFINISHED, VIEW_COPY_KERNEL, missing_kernels
-from .judge import (FLOAT_POINTER_ERROR, JUDGES, MISSING_FALLBACK, NOT_IMPLEMENTED, SEED_INDEX_ERROR,
-                    judge, judge_aoti_float_index, judge_backbone_static, judge_et_cuda_float_index,
-                    judge_et_cuda_full_model, judge_explicit_cast, judge_fx_int64, judge_gather_equivalent,
-                    judge_gather_int64_ops, judge_gather_removes_index, judge_gather_upstreamed,
-                    judge_no_aten_fallback, judge_postprocess_ops, judge_triton_worker_gpu, judge_xnnpack_full_model)
+from .judge import JUDGES, judge
+from .measure import PATHS, PROBES, autotune_note, equivalence, investigate
+from .measure_root import root_cause
+from .model import VARIANTS
 from .show import (TABLES, diagnosis, equivalence_summary, explorer, matrix_frame, probe_frame, scan_frame,
                    upstream_pattern)
 
-__all__ = ["OPS", "SCOPES", "STRIDES", "VARIANTS", "OpProbe", "PostprocessOnly", "Spec", "anchors_for",
-           "apply_variant", "build_inputs", "build_module", "gather_get_topk_index", "legacy_cast_get_topk_index",
-           "legacy_get_topk_index", "legacy_postprocess", "random_preds", "ATEN_CONV", "CPU_PATHS", "CUDA_ONLY_PATHS",
-           "CUDA_OPTION_KEYS", "EXPECTED_SECONDS", "PATHS", "PRELOAD", "PROBES", "WHOLE_MODEL", "WHOLE_MODEL_SKIP",
-           "Cell", "Results", "Run", "autotune_note", "equivalence", "et_cuda_options", "expected_seconds", "export",
-           "investigate", "probe_plan", "run_path", "runtime_backends", "runtime_shims", "status_matrix",
-           "step_aoti_compile", "step_aoti_run", "step_compile", "step_eager", "step_et_cuda_lower", "step_et_run",
-           "step_et_xnnpack_lower", "step_export", "step_subprocess_gpu", "lowering_error_details", "pipeline_stages",
-           "root_cause", "stages_frame", "FLOAT_POINTER_ERROR", "JUDGES", "MISSING_FALLBACK", "NOT_IMPLEMENTED",
-           "SEED_INDEX_ERROR", "UNFINISHED", "SUBPROCESS_FAILURE", "VIEW_COPY_KERNEL", "judge", "judge_aoti_float_index",
-           "judge_backbone_static",
-           "judge_et_cuda_float_index", "judge_et_cuda_full_model", "judge_explicit_cast", "judge_fx_int64",
-           "judge_gather_equivalent", "judge_gather_int64_ops", "judge_gather_removes_index",
-           "judge_gather_upstreamed", "judge_no_aten_fallback", "judge_postprocess_ops", "judge_triton_worker_gpu",
-           "judge_xnnpack_full_model", "missing_kernels", "subprocess_error", "TABLES", "diagnosis", "equivalence_summary",
-           "explorer", "matrix_frame",
-           "probe_frame", "scan_frame", "upstream_pattern", "replace", "MIN_MATCH_RATE", "agrees", "compare",
-           "QUICK_PROBES"]
+__all__ = ["JUDGES", "TABLES", "autotune_note", "diagnosis", "equivalence", "equivalence_summary", "explorer",
+           "investigate", "judge", "matrix_frame", "probe_frame", "root_cause", "scan_frame", "upstream_pattern"]
+
 
 QUICK_PROBES = ["cast", "ops", "split", "backbone", "backbone_aten", "subprocess_gpu", "backbone_graph"]
 

@@ -17,31 +17,12 @@ YOLO26 built from its yaml.
 from __future__ import annotations
 
 from ... import catalog
-from .judge import (JUDGES, SPEED_RULE, compile_backend, edge_backend, judge, judge_edge_introduces_slice_copy,
-                    judge_equivalent, judge_more_efficient, judge_other_view_ops, judge_reinplace_misses_slice_copy,
-                    judge_replaces_slice_copy, backend_irrelevance, TUNED_OPS)
-from .measure import (COMPILE_BACKEND, NAME, NAMED_SOURCE, PASS_LOCATIONS, PRELOAD, PROBES, SEED, TIMING_ROUNDS,
-                      VIEW_COPY_OPS, VIEW_OPS, Case, Results, backend_edge_program, base_op, conversions,
-                      device_program, equivalence_rows, find_pass, flat_output, investigate, op_counts, op_name,
-                      probe_pass, slice_copies_without_named_source, step_compile, step_graphs, step_run,
-                      step_time_rounds, RELEASE_COVERAGE_FILE, SPEED_BAND, load_release_coverage, release_coverage,
-                      write_release_coverage)
-from .model import MODELS, DecodeStep, Spec, build_module, call_inputs, rotate_half
-from .show import (TABLES, calls_table, code_table, equivalence_table, pass_table, post_grad_table, probes_table,
-                   record_tables, rounds_table, runtime_table, view_ops_table)
-from .wrapper import analyse_package, analyse_wrapper, is_copy_only
+from .judge import JUDGES, judge
+from .measure import NAME, SEED, investigate
+from .model import MODELS
+from .show import TABLES, record_tables
 
-__all__ = ["backend_irrelevance", "TUNED_OPS", "RELEASE_COVERAGE_FILE", "SPEED_BAND", "load_release_coverage",
-           "release_coverage", "write_release_coverage", "JUDGES", "SPEED_RULE", "compile_backend", "edge_backend", "judge", "judge_edge_introduces_slice_copy",
-           "judge_equivalent", "judge_more_efficient", "judge_other_view_ops", "judge_reinplace_misses_slice_copy",
-           "judge_replaces_slice_copy", "COMPILE_BACKEND", "NAME", "NAMED_SOURCE", "PASS_LOCATIONS", "PRELOAD",
-           "PROBES", "SEED", "TIMING_ROUNDS", "VIEW_COPY_OPS", "VIEW_OPS", "Case", "Results", "backend_edge_program",
-           "base_op", "conversions", "device_program", "equivalence_rows", "find_pass", "flat_output", "investigate",
-           "op_counts", "op_name", "probe_pass", "slice_copies_without_named_source", "step_compile", "step_graphs",
-           "step_run", "step_time_rounds", "MODELS", "DecodeStep", "Spec", "build_module", "call_inputs", "rotate_half",
-           "TABLES", "calls_table", "code_table", "equivalence_table", "pass_table", "post_grad_table", "probes_table",
-           "record_tables", "rounds_table", "runtime_table", "view_ops_table", "analyse_package", "analyse_wrapper",
-           "is_copy_only"]
+__all__ = ["JUDGES", "TABLES", "investigate", "judge", "record_tables"]
 
 
 catalog.register(catalog.Investigation(
