@@ -229,6 +229,7 @@ class _CellsOnExecutor:
         return str(kit_root)
 
     def _cell_options(self, cells: list[Cell]) -> list[dict[str, Any]]:
+        """What each cell's task asks the executor for (Ray's resources; nothing locally)."""
         return [{} for _ in cells]
 
     def _cell_folder(self, folder: Path) -> str | None:
@@ -247,6 +248,7 @@ class _CellsOnExecutor:
         return rows
 
     def _row_for_tasks(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The stack row a cell's task gets (its Python is used where it exists)."""
         return row
 
     def run(self, cells: list[Cell], rows: dict[str, dict[str, Any]], matrix_dir: Path, kit_root: Path,
