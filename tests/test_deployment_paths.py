@@ -13,7 +13,7 @@ import torch
 from yolo26kit import findings
 from yolo26kit.bench import isolate
 from yolo26kit.investigations import deployment_paths as inv
-from yolo26kit.investigations.deployment_paths.judge import _latency, _state
+from yolo26kit.investigations.deployment_paths.judge import row_latency, row_state
 from yolo26kit.verdicts import Judgement
 
 inv_judge = importlib.import_module("yolo26kit.investigations.deployment_paths.judge")  # the module; the package's judge is the function
@@ -150,7 +150,7 @@ def test_compare_detections_and_classes():
     few[:, 30:, 5] = (few[:, 30:, 5] + 1) % 80  # only 10 % of the detections keep their class
     delta = inv.measure.compare("detect", [few], [DETS])
     assert delta["score_max_abs"] == 0 and not inv.measure.correct(delta, "fp16")
-    assert "differs" in _state(replace(_row(dtype="fp16"), delta=delta))
+    assert "differs" in row_state(replace(_row(dtype="fp16"), delta=delta))
     probs = torch.softmax(torch.randn(1, 1000), -1)
     assert inv.measure.correct(inv.measure.compare("classify", [probs.clone()], [probs]))
     swapped = probs.clone()
@@ -232,7 +232,7 @@ def test_a_negative_or_nan_net_time_reads_could_not_time():
     judged = inv_judge.judge_xnnpack_vs_eager(_pair([-1.0, float("nan"), -2.0], [20.0, -3.0, float("nan")]))
     assert judged.verdict == "inconclusive" and "could not time" in judged.evidence and "nan" not in judged.evidence
     bad = _row(ms=float("nan"))
-    assert bad.median_ms is None and _latency(bad) == "could not time"
+    assert bad.median_ms is None and row_latency(bad) == "could not time"
     assert inv.measure.timed_ms(-0.5) is None and inv.measure.timed_ms(3.0) == 3.0
 
 

@@ -50,12 +50,13 @@ def _pick(run: Run, backend: str, model: str, device: str | None = None, dtype: 
                  and (not provider or r.case.provider == provider) and r.case.export_path == export_path), None)
 
 
-def _latency(row: Row | None) -> str:
+def row_latency(row: Row | None) -> str:
+    """A row's steady-state median in words, or why there is none."""
     ms = row.median_ms if row is not None else None
     return "could not time" if ms is None else f"{ms:.3g} ms"
 
 
-def _state(row: Row | None) -> str:
+def row_state(row: Row | None) -> str:
     """A row's outcome in a few words: ran and matched / ran, differs / failed how / skipped why."""
     if row is None:
         return "not in the run"
@@ -116,9 +117,9 @@ def _et_cuda(run: Run, model: str) -> tuple[str, str, Row | None, dict[str, Any]
     prepare = row.prepare
     where = f"ExecuTorch CUDA on the whole {row.case.model} at {size} px"
     if prepare is None:
-        return "not_lowered", f"{where} was not lowered in this run ({_state(row)})", row, conditions
+        return "not_lowered", f"{where} was not lowered in this run ({row_state(row)})", row, conditions
     if not _is_defaults(options):
-        outcome = _state(row) if prepare.ok else f"{prepare.status}: {prepare.error[:160]}"
+        outcome = row_state(row) if prepare.ok else f"{prepare.status}: {prepare.error[:160]}"
         return "kit_options", (f"{where}: the lowering used the kit's options ({options}), not the back-end's "
                                f"defaults, so its outcome ({outcome}) decides nothing about the back-end"), row, conditions
     if not prepare.ok:
@@ -130,10 +131,10 @@ def _et_cuda(run: Run, model: str) -> tuple[str, str, Row | None, dict[str, Any]
                           f"{prepare.error[:200]}" + (f" (the worker raised {worker[:200]})" if worker else "")), \
             row, conditions
     if row.correct:
-        return "ran_ok", f"{where}, default options: lowered, {_state(row)}, {_latency(row)}", row, conditions
+        return "ran_ok", f"{where}, default options: lowered, {row_state(row)}, {row_latency(row)}", row, conditions
     if row.ok:
-        return "ran_differs", f"{where}, default options: lowered, {_state(row)}", row, conditions
-    return "not_run", f"{where}, default options: lowered; running it: {_state(row)}", row, conditions
+        return "ran_differs", f"{where}, default options: lowered, {row_state(row)}", row, conditions
+    return "not_run", f"{where}, default options: lowered; running it: {row_state(row)}", row, conditions
 
 
 # --- judges ---------------------------------------------------------------------------------------
@@ -170,17 +171,17 @@ def judge_cuda_aoti_backbone_only(run: Run) -> Judgement:
     plain = _pick(run, "aoti", model)
     how = plain.run.details.get("aoti_load") if plain is not None and plain.run is not None else None
     load = f" (loaded {how})" if how else ""
-    plain_text = f"plain AOT Inductor of the whole {model} on {run.device}: {_state(plain)}{load}"
+    plain_text = f"plain AOT Inductor of the whole {model} on {run.device}: {row_state(plain)}{load}"
     if not run.on_cuda:
         return Judgement("needs_cuda", f"No CUDA device in this run for ExecuTorch's CUDA back-end; {plain_text}.",
-                         {"aoti": _state(plain)}, basis="none")
+                         {"aoti": row_state(plain)}, basis="none")
     kind, text, et, conditions = _et_cuda(run, model)
     state, backbone_text, backbone_data = _backbone(run)
     derived = _whole_from_backbone(state, model) if kind == "not_lowered" else ""
     if derived:
         kind, text = "failed", derived
         conditions = {**conditions, "backend_options": "defaults", "imgsz": run.imgsz}
-    data = {"et_cuda": text, "kind": kind, "aoti": _state(plain), "backbone": state, **backbone_data}
+    data = {"et_cuda": text, "kind": kind, "aoti": row_state(plain), "backbone": state, **backbone_data}
     evidence = (f"whole model: {text}; backbone alone: {backbone_text}; beside them, {plain_text} (not the back-end "
                 "the seed means)")
     cond = {"device": "cuda", **conditions, **_stack(run)}
@@ -219,8 +220,8 @@ def judge_recommend_xnnpack(run: Run) -> Judgement:
     decided = [r for r in xnn_rows if _decided(r)]
     ok_models = [r.case.model for r in decided if r.correct]
     xnn_text = (f"{len(ok_models)} of {len(xnn_rows)} sizes ran the whole model on XNNPACK and matched eager: "
-                + "; ".join(f"{r.case.model} at {r.case.imgsz} px: {_state(r)}" for r in xnn_rows))
-    data: dict[str, Any] = {"xnnpack": {r.case.model: _state(r) for r in xnn_rows}}
+                + "; ".join(f"{r.case.model} at {r.case.imgsz} px: {row_state(r)}" for r in xnn_rows))
+    data: dict[str, Any] = {"xnnpack": {r.case.model: row_state(r) for r in xnn_rows}}
     if decided and not ok_models:
         not_cuda = "XNNPACK failed on every size tried: the recommendation fails whatever ExecuTorch CUDA does"
         return Judgement("refuted", xnn_text, data,
@@ -248,7 +249,7 @@ def judge_recommend_xnnpack(run: Run) -> Judgement:
     xnn = _pick(run, "et_xnnpack", et.case.model) if et is not None else None
     faster = et is not None and xnn is not None and et.median_ms and xnn.median_ms and et.median_ms < xnn.median_ms
     return Judgement("partly", evidence + " — XNNPACK works, but ExecuTorch CUDA runs the whole model too"
-                     + (f" and faster ({_latency(et)} vs XNNPACK's {_latency(xnn)})" if faster else ""), data, run=cond)
+                     + (f" and faster ({row_latency(et)} vs XNNPACK's {row_latency(xnn)})" if faster else ""), data, run=cond)
 
 
 def _ultralytics_text(run: Run, backend: str) -> tuple[str, dict[str, Any]]:
@@ -261,11 +262,11 @@ def _ultralytics_text(run: Run, backend: str) -> tuple[str, dict[str, Any]]:
     shape = r.delta.get("output_shape")
     post = r.delta.get("postprocess_in_program")
     fmt = {"et_xnnpack": "executorch", "onnxruntime": "onnx"}.get(backend, backend)
-    text = (f"ultralytics' YOLO(...).export(format='{fmt}') of {r.case.model} (what users ship): {_state(r)}"
+    text = (f"ultralytics' YOLO(...).export(format='{fmt}') of {r.case.model} (what users ship): {row_state(r)}"
             + (f", output {'x'.join(map(str, shape))}" if shape else "")
             + ("" if post is None else " — top-k postprocess in the program" if post else
                " — the end-to-end head is off: the postprocess is not in the program"))
-    return text, {"model": r.case.model, "state": _state(r), "output_shape": shape, "postprocess_in_program": post,
+    return text, {"model": r.case.model, "state": row_state(r), "output_shape": shape, "postprocess_in_program": post,
                   "export_s": round(r.prepare.seconds, 1) if r.prepare is not None else None}
 
 
@@ -277,8 +278,8 @@ def judge_xnnpack_all_variants(run: Run) -> Judgement:
         return Judgement("error", "no task variant was checked (tasks or task_models empty)", basis="none")
     decided = [r for r in rows if _decided(r)]
     good = [r for r in decided if r.correct]
-    bad = {f"{r.case.task}/{r.case.model}": _state(r) for r in decided if not r.correct}
-    unfinished = {f"{r.case.task}/{r.case.model}": _state(r) for r in rows if not _decided(r)}
+    bad = {f"{r.case.task}/{r.case.model}": row_state(r) for r in decided if not r.correct}
+    unfinished = {f"{r.case.task}/{r.case.model}": row_state(r) for r in rows if not _decided(r)}
     variants = {(r.case.task, r.case.model) for r in decided}
     tasks = sorted({r.case.task for r in rows}, key=TASKS.index)
     ux_text, ux = _ultralytics_text(run, "et_xnnpack")
@@ -332,18 +333,18 @@ def judge_torch_compile_alternative(run: Run) -> Judgement:
     eager = _pick(run, "eager", model, run.device)
     if not run.on_cuda:
         cpu = modes["compile"]
-        part = (f"torch.compile (default) of the whole {model}: {_state(cpu)}, {_latency(cpu)} vs eager "
-                f"{_latency(eager)}" if cpu is not None and cpu.ok else
-                f"torch.compile: {_state(cpu)}" if cpu is not None else
+        part = (f"torch.compile (default) of the whole {model}: {row_state(cpu)}, {row_latency(cpu)} vs eager "
+                f"{row_latency(eager)}" if cpu is not None and cpu.ok else
+                f"torch.compile: {row_state(cpu)}" if cpu is not None else
                 "torch.compile was not among this CPU run's back-ends (the full profile has it)")
         return Judgement("needs_cuda", f"No CUDA device in this run; on CPU {part}.", basis="none")
     parts, data = [], {}
     for backend, row in modes.items():
-        speed = (f", {_latency(row)} = {eager.median_ms / row.median_ms:.2f}× eager fp32's {_latency(eager)}, first "
+        speed = (f", {row_latency(row)} = {eager.median_ms / row.median_ms:.2f}× eager fp32's {row_latency(eager)}, first "
                  f"call {row.run.value['first_call_s']:.0f} s" if row and row.correct and row.median_ms and eager
-                 and eager.median_ms else (f", {_latency(row)}" if row and row.correct else ""))
-        parts.append(f"{backend}: {_state(row)}{speed}")
-        data[backend] = {"state": _state(row), "median_ms": row.median_ms if row else None}
+                 and eager.median_ms else (f", {row_latency(row)}" if row and row.correct else ""))
+        parts.append(f"{backend}: {row_state(row)}{speed}")
+        data[backend] = {"state": row_state(row), "median_ms": row.median_ms if row else None}
     if all(r is None for r in modes.values()):
         return Judgement("error", "neither compile mode was among the back-ends", data, basis="none")
     working = [b for b, r in modes.items() if r is not None and r.correct]
@@ -404,10 +405,10 @@ def judge_onnxruntime(run: Run) -> Judgement:
     ux_text, ux = _ultralytics_text(run, "onnxruntime")
     full_ok = row.correct
     evidence = (f"whole end-to-end {model} (stock model, kit export) on ONNX Runtime's CPU EP at {row.case.imgsz} px: "
-                f"{_state(row)}, {_latency(row)}; dynamic H/W ONNX programs of the stock model (no model change): "
+                f"{row_state(row)}, {row_latency(row)}; dynamic H/W ONNX programs of the stock model (no model change): "
                 f"{stock_text}; supporting: the kit-modified model's dynamic program: {kit_text}"
                 + (f"; {ux_text}" if ux_text else ""))
-    data = {"static": _state(row), "stock_dynamic": stock_ok, "kit_modified_dynamic": kit_ok, "dynamic": dyn_rows,
+    data = {"static": row_state(row), "stock_dynamic": stock_ok, "kit_modified_dynamic": kit_ok, "dynamic": dyn_rows,
             "ultralytics_exporter": ux}
     cond = {"backend": "onnxruntime", "model_variant": "stock"}
     if stock_ok is None or not _decided(row):
@@ -467,7 +468,7 @@ def judge_xnnpack_vs_eager(run: Run) -> Judgement:
             continue
         ratios = _round_ratios(run, xnn.case, eager.case) if xnn.correct and eager.correct else []
         verdict = band(ratios, lo, hi) if ratios else "inconclusive"
-        pairs.append({"model": model, "imgsz": xnn.case.imgsz, "xnnpack": _state(xnn), "xnnpack_ms": xnn.median_ms,
+        pairs.append({"model": model, "imgsz": xnn.case.imgsz, "xnnpack": row_state(xnn), "xnnpack_ms": xnn.median_ms,
                       "eager_ms": eager.median_ms, "rounds": [round(r, 3) for r in ratios], "verdict": verdict})
     if not pairs:
         return Judgement("error", "no XNNPACK/eager CPU pair in this run", basis="none")
@@ -566,7 +567,7 @@ def judge_gpu_latency(run: Run) -> Judgement:
                 and r.case.export_path == KIT_EXPORT]
         fastest = min(best, key=lambda r: r.median_ms) if best else None
         return Judgement("needs_cuda", ("No CUDA device in this run; on CPU the fastest correct path was "
-                                        f"{label(fastest) + ' ' + _latency(fastest) if fastest else 'none'}."),
+                                        f"{label(fastest) + ' ' + row_latency(fastest) if fastest else 'none'}."),
                          basis="none")
     table = findings.ledger_entry(claim)["band"]["per_model_ms"]
     gpu = gpu_class(run.gpu)
@@ -587,7 +588,7 @@ def judge_gpu_latency(run: Run) -> Judgement:
     trt = [r for r in trt_rows if r is not None and r.correct and _spread(r)]
     data: dict[str, Any] = {"gpu": run.gpu, "measured_instead": native}
     if not trt:
-        why = "; ".join(f"{r.case.model}: {_state(r)}" for r in trt_rows if r is not None) or "not among the back-ends"
+        why = "; ".join(f"{r.case.model}: {row_state(r)}" for r in trt_rows if r is not None) or "not among the back-ends"
         evidence = (f"neither TensorRT ({why}) nor the hybrid path (backbone on ExecuTorch CUDA, pre/post on the CPU: "
                     f"not a path this kit builds) was measured on this {gpu or 'GPU'}; the seed's figures are theirs on "
                     f"an A100. Measured instead, the whole model (postprocess included) at {run.imgsz} px: "
