@@ -134,6 +134,9 @@ def test_a_one_investigation_run_counts_only_its_own_claims(tmp_path, book):
                                     meta={"notebooks": [{"name": "alpha", "state": "done"}]}))
     cov = report.coverage(run, book)
     assert cov.testable == 4 and "beta.only" not in {e["id"] for e in cov.not_reached}
+    beta = report.load_run(write_run(tmp_path, "r2", "cpu", {"beta": [_claim("beta.only", "confirmed")]},
+                                     meta={"notebooks": [{"name": "beta", "state": "done"}]}))
+    assert {e["id"] for e in report.coverage(beta, book).untestable} == {"seed.vibes"}  # not alpha's untestable claim
 
 
 def test_compare_marks_changes_against_the_previous_run_of_the_same_device(tmp_path):

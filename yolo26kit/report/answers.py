@@ -267,8 +267,8 @@ def untestable_entries(book: dict[str, list[dict[str, Any]]]) -> list[dict[str, 
 
 
 def coverage(run: Run, book: dict[str, list[dict[str, Any]]]) -> Coverage:
-    """Coverage of the ledger by one run, over the investigations it set out to run; `not reached` = a claim of
-    theirs with no verdict in the run."""
+    """Coverage of the ledger by one run, over the investigations it set out to run (their untestable claims and the
+    kit-wide untestable ledger); `not reached` = a claim of theirs with no verdict in the run."""
     ran, planned = set(run.investigations), set(run.planned)
     judged, missing = [], []
     for inv, entries in book.items():
@@ -283,7 +283,8 @@ def coverage(run: Run, book: dict[str, list[dict[str, Any]]]) -> Coverage:
                 why = "no verdict in its results" if inv in ran else "investigation not run"
                 missing.append({**e, "investigation": inv, "why": why})
     listed = {e["id"] for entries in book.values() for e in entries}
-    return Coverage(judged, untestable_entries(book), missing, [cid for cid in run.verdicts if cid not in listed])
+    untestable = [e for e in untestable_entries(book) if e["investigation"] in planned | {UNTESTABLE_LEDGER}]
+    return Coverage(judged, untestable, missing, [cid for cid in run.verdicts if cid not in listed])
 
 
 @dataclass
