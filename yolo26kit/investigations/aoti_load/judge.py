@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-import torch
 
 from ...verdicts import Judgement
 
@@ -35,9 +34,10 @@ def judge_load_crash_cause(rows: pd.DataFrame) -> Judgement:
             "as_is": as_is[["model", "device", "status"]].to_dict("records"),
             "workaround": fixed[[c for c in ("model", "device", "status", "max_abs_diff", "median_ms") if c in fixed]]
             .to_dict("records")}
-    release = str(rows["torch"].dropna().iloc[0]) if "torch" in rows and rows["torch"].notna().any() else torch.__version__
+    # the release the run's rows recorded (none when nothing ran: then the run names no torch condition)
+    release = str(rows["torch"].dropna().iloc[0]) if "torch" in rows and rows["torch"].notna().any() else ""
     devices = sorted(set(as_is.device)) if len(as_is) else sorted(set(compiled.get("device", pd.Series(dtype=str))))
-    run = {"device": devices[0] if len(devices) == 1 else devices, "torch": release.split("+")[0]}
+    run = {"device": devices[0] if len(devices) == 1 else devices, **({"torch": release.split("+")[0]} if release else {})}
     if not len(as_is):
         return Judgement("inconclusive", f"no package compiled ({len(compiled)} tried), so no load was tried: "
                          f"{'; '.join(compiled.error.astype(str))[:300]}", data, basis="none")
