@@ -79,6 +79,16 @@ def test_bad_run_options_exit_2(capsys, tmp_path, argv, message):
     assert code == 2 and message in err and err.count("\n") == 1
 
 
+def test_a_refused_run_leaves_no_step_server():
+    from multiprocessing import forkserver
+
+    from yolo26kit.bench import isolate
+
+    isolate.stop_server()
+    assert cli.main(["run", "index_dtype", "--jobs", "0"]) == 2
+    assert getattr(forkserver._forkserver, "_forkserver_pid", None) is None
+
+
 def test_resume_of_another_environment_exits_2_in_one_line(capsys, tmp_path):
     run_dir = tmp_path / "r"
     run_dir.mkdir()

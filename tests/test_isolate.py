@@ -336,3 +336,15 @@ def test_others_busy_counts_other_processes_cpu_not_this_ones():
         busy_child.wait()
     assert beside_child["others_busy_cores"] >= 0.5  # one core kept busy (a share of it on a crowded machine)
     assert quiet_own["others_busy_cores"] < beside_child["others_busy_cores"]
+
+
+def test_a_step_server_started_ahead_serves_the_next_step():
+    from multiprocessing import forkserver
+
+    isolate.stop_server()
+    isolate.start_server_soon().join(120)
+    server = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    assert server is not None and _alive(server)
+    out = isolate.run_step(returns, 5, timeout=60, step="after the early start")
+    assert out.ok and out.value["x"] == 5
+    assert forkserver._forkserver._forkserver_pid == server  # the same server, not a second one

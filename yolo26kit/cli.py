@@ -155,9 +155,8 @@ def _gpus(text: str) -> list[str] | None:
     return gpus
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    # run.json's wall_seconds and the --stop-after deadline count from the start of the process, imports included
-    t0 = time.perf_counter() - process_age()
+def _run_or_resume(args: argparse.Namespace, t0: float) -> Any:
+    """`run`'s checks, then the batch (runner.run) or the resumed one (runner.resume); its RunResult."""
     from .run import runner
 
     if args.jobs is not None and args.jobs < 1:
@@ -176,20 +175,34 @@ def cmd_run(args: argparse.Namespace) -> int:
                                          ("--timeout", args.timeout is not None)) if used]
         if given:
             raise BadParameter(f"--resume takes the run's recorded plan; drop {', '.join(given)}")
-        result = runner.resume(args.resume, **options)
-    else:
-        plan = build_plan(args.names, args.all, args.profile or "quick", _parse_overrides(args.param),
-                          args.device or "auto")
-        out = Path(args.out) if args.out else paths.DEFAULT_OUT
-        check_out(out)
-        result = runner.run(plan, out=out, timeout=args.timeout or runner.DEFAULT_TIMEOUT, log_output=args.log_output,
-                            **options)
+        return runner.resume(args.resume, **options)
+    plan = build_plan(args.names, args.all, args.profile or "quick", _parse_overrides(args.param),
+                      args.device or "auto")
+    out = Path(args.out) if args.out else paths.DEFAULT_OUT
+    check_out(out)
+    return runner.run(plan, out=out, timeout=args.timeout or runner.DEFAULT_TIMEOUT, log_output=args.log_output,
+                      **options)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    # run.json's wall_seconds and the --stop-after deadline count from the start of the process, imports included
+    t0 = time.perf_counter() - process_age()
+    from .bench import isolate
+    from .run import runner
+
+    # The notebooks fork from this process's step server: it imports torch and papermill beside the checks.
+    starting = isolate.start_server_soon() if args.executor == "local" else None
+    try:
+        result = _run_or_resume(args, t0)
+    except KitError:
+        if starting:  # a refused call leaves no step server behind
+            starting.join()
+            isolate.stop_server()
+        raise
     print(runner.summary(result), flush=True)
     if result.state == "complete":
         print(f"run:     {result.run_dir / 'index.html'}")
         print(f"reports: {result.index}")
-    from .bench import isolate
-
     isolate.stop_server()
     if runner.workers_alive():
         # A stopped run whose worker still waits on a step that was starting (e.g. the step server importing
