@@ -96,6 +96,7 @@ BOOK = {
         {"id": "alpha.bites", "source": "s1.txt", "claim": "loading the package crashes", "question": "bites"},
         {"id": "alpha.fix", "source": "s1.txt", "claim": "preloading libstdc++ fixes it", "question": "fix"},
         {"id": "alpha.cost", "source": "s1.txt", "claim": "the fix costs nothing", "question": "cost"},
+        {"id": "alpha.tablet", "source": "s1.txt", "claim": "it loads on a tablet", "untestable": "needs a tablet"},
     ],
     "beta": [
         {"id": "beta.equal", "source": "s2.txt", "claim": "the rewrite is exact", "question": "fix"},
@@ -252,8 +253,8 @@ def test_index_link_opens_the_run_page_with_answers_and_evidence(page, two_runs)
     assert data.is_visible() and '"measured_ms": 4.25' in data.inner_text()
     coverage = page.locator("section#coverage")
     assert "2 of 3 testable claims judged" in coverage.inner_text()  # of the investigations the run set out to run
-    coverage.locator("#untestable summary").click()
-    assert coverage.get_by_text("needs an Android phone").is_visible()
+    coverage.locator("#untestable summary").click()  # the run's investigation's untestable claim, not beta's
+    assert coverage.get_by_text("needs a tablet").is_visible() and "needs an Android phone" not in coverage.inner_text()
     bar = page.locator("table#notebooks .bar .seg.compile")
     assert bar.is_visible() and bar.bounding_box()["width"] > 0
     status = page.locator("details[open] table.data")  # the status table is open by default
