@@ -366,9 +366,9 @@ def _unchanged_by_pass(res: Results, model: str) -> bool:
 
 def _nothing_replaced(res: Results, model: str) -> str:
     """What the pass did to an edge graph it left unchanged, in words."""
-    candidates = len(res.graph(model)["nodes"])
-    return (f"the pass replaced none of its edge graph's {candidates} nodes of the kinds it maps" if candidates
-            else "its edge graph has no node of the kinds the pass maps")
+    copies = len(res.graph(model)["nodes"])
+    return (f"the pass changed none of its edge graph's {copies} view-copy nodes" if copies
+            else "its edge graph has no view-copy node")
 
 
 def _compile_note(res: Results, model: str) -> str:
