@@ -12,7 +12,7 @@ from ... import verdicts
 from ...bench import timing
 from ...verdicts import Judgement, band, combine
 from .measure import (COMPILE_BACKEND, NAMED_SOURCE, PASS_LOCATIONS, VIEW_COPY_OPS, VIEW_OPS, Case, Results, base_op,
-                      equivalence_rows, load_release_coverage)
+                      equivalence_rows, load_release_coverage, pass_changed)
 
 
 def edge_backend(res: Results) -> str:
@@ -344,7 +344,7 @@ def judge_equivalent(res: Results) -> Judgement:
             + "; ".join(f"{r.model} {r.where}{'' if r.calls is None or pd.isna(r.calls) else f' over {int(r.calls)} calls'}"
                         f" {'equal' if r.equal else f'differs by {r.max_abs:.3g}'}" for r in measured.itertuples()))
     missing = table[table["equal"].isna()] if not table.empty else table
-    moot = [r for r in missing.itertuples() if _unchanged_by_pass(res, r.model)]
+    moot = [r for r in missing.itertuples() if not pass_changed(res.graphs.get(r.model))]
     missing = missing[~missing["model"].isin([r.model for r in moot])] if moot else missing
     if moot:
         text += "; " + "; ".join(f"{r.model} {r.where} not needed: {_nothing_replaced(res, r.model)}, so both "
@@ -356,12 +356,6 @@ def judge_equivalent(res: Results) -> Judgement:
     if not unequal.empty:
         return Judgement("refuted", text, data, run=run)
     return Judgement("confirmed" if missing.empty else "inconclusive", text, data, run=run)
-
-
-def _unchanged_by_pass(res: Results, model: str) -> bool:
-    """Whether the model's edge graph ran and the pass turned none of its nodes into a view."""
-    graph = res.graph(model)
-    return graph is not None and graph.get("after") is not None and not any(n["converted"] for n in graph["nodes"])
 
 
 def _nothing_replaced(res: Results, model: str) -> str:
