@@ -489,7 +489,7 @@ def test_cost_judges():
     assert judged.verdict == "refuted" and "(1.00×)" in judged.evidence  # not higher at all
 
 
-def test_rounds_in_turn_times_both_compiles_round_by_round(monkeypatch):
+def test_rounds_against_default_times_both_compiles_round_by_round(monkeypatch):
     """The twin's compile is the only compile here (replaced by the eager model: no Inductor in a unit test)."""
     compiled = []
 
@@ -500,7 +500,7 @@ def test_rounds_in_turn_times_both_compiles_round_by_round(monkeypatch):
     monkeypatch.setattr(torch, "compile", fake_compile)
     cfg = cg.Config(d_model=8, n_layers=1, n_heads=1, patch_len=4, max_seq=8, batch=1, context_patches=2, steps=3)
     model = cg.model.build(cfg, "tensor")
-    got = cg.measure.rounds_in_turn(model, model, cfg, "tensor", cg.model.example_context(cfg), "cpu", rounds=3, warmup=0)
+    got = cg.measure.rounds_against_default(model, model, cfg, "tensor", cg.model.example_context(cfg), "cpu", rounds=3, warmup=0)
     assert compiled == [None]
     assert set(got["rounds"]) == {"graphs", "default"}
     for timings in got["rounds"].values():

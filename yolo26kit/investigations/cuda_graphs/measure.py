@@ -21,7 +21,7 @@ from ...errors import BadParameter
 from .measure_evidence import (MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call, profile_call_at,
                                trace_one_call)
 from .measures import SPEEDUP_BAND, compile_settings, max_abs_diff, spread
-from .measures import rounds_in_turn as paired_rounds
+from .measures import rounds_in_turn
 from .model import NAME, VARIANTS, CacheOverflow, Config, Forecaster, fresh_copy, build, example_context, forecast
 
 SEED = "003_e3b92752bc4fc25c.txt"
@@ -111,7 +111,7 @@ def run_case(variant: str, mode: str, capture: bool | None, partition: bool | No
     Called through run_cases in a child process (see run_matrix for how cases are kept apart). The
     one-call trace runs before the timed compile, outside the log capture and with the counters cleared
     afterwards, so the counts describe the timed run alone. A reduce-overhead case with `rounds` > 0 is then
-    timed in turn with the default compile of the same variant and settings (`rounds_in_turn`): the timing
+    timed in turn with the default compile of the same variant and settings (`rounds_against_default`): the timing
     verdicts read those rounds, never two cases timed apart.
     """
     from torch._dynamo.utils import counters
@@ -157,8 +157,8 @@ def run_case(variant: str, mode: str, capture: bool | None, partition: bool | No
     if mode == "reduce-overhead" and rounds > 0 and capture and row.get("graph_launches"):
         # only capture-on cases that replay graphs are timed in turn: the timing verdicts read no other rows
         with compile_settings(capture, partition, compile_cache, scalar):
-            row.update(_guarded("rounds", lambda: rounds_in_turn(model, step, config, variant, context, device,
-                                                                 rounds, warmup)))
+            row.update(_guarded("rounds", lambda: rounds_against_default(model, step, config, variant, context,
+                                                                         device, rounds, warmup)))
     return row
 
 
@@ -166,8 +166,8 @@ SPREAD_CALLS = 40  # forecasts per callable and round, timed one by one in turn 
 MAX_ROUNDS = 15
 
 
-def rounds_in_turn(model: Forecaster, step: Callable, cfg: Config, variant: str, context: torch.Tensor, device: str,
-                   rounds: int, warmup: int = 3) -> dict[str, Any]:
+def rounds_against_default(model: Forecaster, step: Callable, cfg: Config, variant: str, context: torch.Tensor,
+                           device: str, rounds: int, warmup: int = 3) -> dict[str, Any]:
     """Time whole forecasts with CUDA graphs (`step`, already warm) and with the default compile of a twin model
     (same weights, same settings) call by call in turn (measures.rounds_in_turn), at least `rounds` rounds and until
     both the speed-up and the spread ratio are decided (at most MAX_ROUNDS): per round each one's median, IQR and
@@ -183,7 +183,7 @@ def rounds_in_turn(model: Forecaster, step: Callable, cfg: Config, variant: str,
     first_ms = timing.first_call_ms(fns["default"], device)
     for _ in range(warmup):
         fns["default"]()
-    got = paired_rounds(fns, device, *SPEEDUP_BAND, calls=SPREAD_CALLS, min_rounds=rounds,
+    got = rounds_in_turn(fns, device, *SPEEDUP_BAND, calls=SPREAD_CALLS, min_rounds=rounds,
                         max_rounds=max(rounds, MAX_ROUNDS), spread_band=(1.0, math.inf))
     per_round = {name: [spread(calls) for calls in got["per_call_ms"][name]] for name in fns}
     return {"rounds": {name: {"median_ms": [s["median_ms"] for s in spreads],
@@ -375,7 +375,7 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
     steady-state timing is serialised by timing.measure's device lock). A child that dies or hangs is re-run
     one case per child, so a crash stays that case's row. light_cpu: see run_cases. `probe`: also run
     mutation_probe (a cache as a graph input), beside the cases. `rounds`: each reduce-overhead case is also timed
-    in turn with the default compile of its variant this many times (rounds_in_turn; 0: not at all).
+    in turn with the default compile of its variant this many times (rounds_against_default; 0: not at all).
     `toto`: on CUDA, these Toto cache variants also run at Toto's real size, per `toto_capture` setting
     (toto_measure.run_toto; `toto_run`: TotoRun's fields), each in its own child after the matrix, so no other case
     times beside them.
