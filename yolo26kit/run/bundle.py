@@ -464,6 +464,17 @@ def repo_bytes(root: Path = REPO, skip: Path | None = None) -> int:
     return total
 
 
+def _slim_planned(out: Path, wheels: list[Planned]) -> dict[str, dict[str, Any]]:
+    """Slim the downloaded wheels SLIM names (slim_wheel); per wheel file, the prefixes dropped and the bytes saved."""
+    slimmed: dict[str, dict[str, Any]] = {}
+    for planned in wheels:
+        drop = [prefix for prefix, _ in SLIM.get(canonicalize_name(planned.wheel.name), ())]
+        path = out / planned.wheel.file
+        if drop and path.exists():
+            slimmed[planned.wheel.file] = {"dropped": drop, "bytes_saved": slim_wheel(path, drop)}
+    return slimmed
+
+
 def build_wheelhouse(
     out_dir: str | Path,
     have_path: str | Path,
@@ -490,16 +501,15 @@ def build_wheelhouse(
     requirements = list(only) if only else runner_requirements(torch_version)
     out.mkdir(parents=True, exist_ok=True)
     result = plan(requirements, have, fetch or pip_fetcher(out, target), target=target)
-    slimmed = {p.wheel.file: {"dropped": [d for d, _ in SLIM[canonicalize_name(p.wheel.name)]],
-                              "bytes_saved": slim_wheel(out / p.wheel.file,
-                                                        (d for d, _ in SLIM[canonicalize_name(p.wheel.name)]))}
-               for p in result.wheels if canonicalize_name(p.wheel.name) in SLIM and (out / p.wheel.file).exists()}
+    slimmed = _slim_planned(out, result.wheels)
+    shipped = {p.wheel.file: p.wheel.bytes - slimmed.get(p.wheel.file, {}).get("bytes_saved", 0)
+               for p in result.wheels}
 
     keep = {p.wheel.file for p in result.wheels}
     for stale in out.glob("*.whl"):  # earlier builds, versions dropped during resolution
         if stale.name not in keep:
             stale.unlink()
-    wheels_total = sum(p.wheel.bytes - slimmed.get(p.wheel.file, {}).get("bytes_saved", 0) for p in result.wheels)
+    wheels_total = sum(shipped.values())
     repo = repo_bytes(REPO, skip=out) if repo_size is None else repo_size
     manifest: dict[str, Any] = {
         "target": {"python": target.full_python, "platforms": target.platforms, "torch": torch_version},
@@ -510,7 +520,7 @@ def build_wheelhouse(
                 "package": p.wheel.name,
                 "version": p.wheel.version,
                 "file": p.wheel.file,
-                "bytes": p.wheel.bytes - slimmed.get(p.wheel.file, {}).get("bytes_saved", 0),
+                "bytes": shipped[p.wheel.file],
                 "why": list(p.why),
             }
             for p in result.wheels
