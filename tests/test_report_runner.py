@@ -99,6 +99,7 @@ def test_cache_is_cold_then_warm_and_off_is_temporary(tmp_path, monkeypatch):
     cold = runner.open_cache(tmp_path / "c")
     assert cold.state == "cold"
     (tmp_path / "c" / "device.lock").write_text("")  # the lock alone does not make a cache warm
+    (tmp_path / "c" / "vec_isa.json").write_text("{}")  # nor the CPU ISA the runner's step server picked
     assert runner.open_cache(tmp_path / "c").state == "cold"
     (tmp_path / "c" / "inductor" / "fxgraph").mkdir(parents=True)
     (tmp_path / "c" / "inductor" / "fxgraph" / "entry").write_text("x")
@@ -222,3 +223,17 @@ def test_a_local_run_writes_only_ignored_files(tmp_path, fake_investigations):
     finally:
         shutil.rmtree(result.run_dir)
         report.render_index(paths.DEFAULT_OUT)
+
+
+def test_run_names_its_cache_to_the_step_server_before_it_starts(tmp_path, monkeypatch):
+    from yolo26kit import cli
+    from yolo26kit.bench import isolate
+
+    monkeypatch.delenv("YOLO26KIT_CACHE", raising=False)
+    seen = []
+    monkeypatch.setattr(isolate, "start_server_soon", lambda: seen.append(os.environ.get("YOLO26KIT_CACHE")))
+    # refused (--jobs 0) after the server started: exit 2
+    assert cli.main(["run", "--all", "--jobs", "0", "--cache", str(tmp_path / "c")]) == 2
+    assert cli.main(["run", "--all", "--jobs", "0", "--no-cache"]) == 2
+    assert seen == [str((tmp_path / "c").resolve()), None]
+    assert "YOLO26KIT_CACHE" not in os.environ  # the caller's environment as it was

@@ -41,3 +41,13 @@ def test_seeded_weights_are_reproducible_and_detections_spread():
 def test_example_input_is_seeded():
     assert torch.equal(yolo.example_input(1, 64, seed=5), yolo.example_input(1, 64, seed=5))
     assert yolo.example_input(3, 64).shape == (3, 3, 64, 64)
+
+
+def test_private_config_dir_goes_with_the_process_that_made_it(monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.delenv("YOLO_CONFIG_DIR", raising=False)
+    code = "import os; from yolo26kit.bench import yolo; yolo.offline_ultralytics(); print(os.environ['YOLO_CONFIG_DIR'])"
+    made = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(made).name.startswith("yolo26kit-ultralytics-") and not Path(made).exists()

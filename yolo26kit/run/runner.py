@@ -41,7 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from ..bench import isolate
+from ..bench import isolate, vec_isa
 from .. import catalog, env, findings
 from . import executors, plan as batch_plan, timeline
 from .notebook import (DEFAULT_TIMEOUT, FINISHED, PHASE_LOGS, NotebookRun, cache_report, mark_stopping, notebook_tag,
@@ -84,13 +84,19 @@ class CompileCache:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
+def holds_compile(path: Path) -> bool:
+    """Whether a file of a compile cache is compiled work: locks, half-written files and the CPU ISA pick (which the
+    runner's own step server may record before the cache is opened) are not."""
+    return not path.name.endswith((".lock", ".tmp")) and path.name != vec_isa.FILE
+
+
 def open_cache(path: str | Path | None = None, enabled: bool = True) -> CompileCache:
     """The compile cache for a run: `path` (default: default_cache_dir()) or, disabled, a fresh temporary one."""
     if not enabled:
         return CompileCache(Path(tempfile.mkdtemp(prefix="yolo26kit-nocache-")), "off", temporary=True)
     root = Path(path).expanduser().resolve() if path else default_cache_dir()
     root.mkdir(parents=True, exist_ok=True)
-    warm = any(p.is_file() and not p.name.endswith(".lock") for p in root.rglob("*"))  # lock files hold no compile
+    warm = any(p.is_file() and holds_compile(p) for p in root.rglob("*"))
     return CompileCache(root, "warm" if warm else "cold")
 
 

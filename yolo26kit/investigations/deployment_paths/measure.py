@@ -393,9 +393,10 @@ def step_onnx_dynamic(model: str, sizes: tuple[int, ...], seed: int = 0) -> list
                          "error": exported.error[:300]})
             continue
         try:
-            path = os.path.join(tempfile.mkdtemp(prefix="yolo26kit-onnx-dynamic-"), f"{variant}.onnx")
-            torch.onnx.export(exported.program, dynamo=True).save(path)
-            session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            with tempfile.TemporaryDirectory(prefix="yolo26kit-onnx-dynamic-") as folder:  # the session holds the model
+                path = os.path.join(folder, f"{variant}.onnx")
+                torch.onnx.export(exported.program, dynamo=True).save(path)
+                session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         except Exception as exc:  # the conversion's failure is the finding for this variant
             rows.append({"model_variant": variant, "spec": spec, "stage": "torch.onnx / onnxruntime load",
                          "correct": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
