@@ -38,3 +38,26 @@ def test_another_torch_or_cpu_probes_again(tmp_path, monkeypatch):
     monkeypatch.setattr(cpu_vec_isa, "pick_vec_isa", lambda: cpu_vec_isa.supported_vec_isa_list[-1])
     assert vec_isa.pick(tmp_path)[1] == "probed"
     assert len(json.loads((tmp_path / vec_isa.FILE).read_text())) == 2
+
+
+def test_candidates_are_probed_side_by_side(monkeypatch):
+    import threading
+
+    both = threading.Barrier(2, timeout=30)  # broken (an error) unless the two probes run at the same time
+
+    class Candidate:
+        def __init__(self, name):
+            self.name = name
+
+        def __str__(self):
+            return self.name
+
+        def __bool__(self):
+            both.wait()
+            return True
+
+    monkeypatch.setattr(cpu_vec_isa, "x86_isa_checker", lambda: ["avx2", "avx512"])
+    monkeypatch.setattr(cpu_vec_isa, "supported_vec_isa_list", [Candidate("avx512"), Candidate("avx2"),
+                                                                Candidate("amx_tile")])
+    vec_isa._probe_side_by_side(cpu_vec_isa)  # amx_tile: a flag this CPU lacks, never probed (the barrier is for 2)
+    assert not both.broken

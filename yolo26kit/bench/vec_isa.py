@@ -35,6 +35,21 @@ def _recorded(folder: Path) -> dict[str, Any]:
         return {}
 
 
+def _probe_side_by_side(cpu_vec_isa: Any) -> None:
+    """Probe every candidate ISA at once, one thread each (each probe is a compiler and a Python process): Inductor
+    probes them one after another and keeps each answer, so its own pick then only reads them. Measured on a
+    2-core EPYC: 4.0 s side by side, 7.3-8.1 s in turn."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not hasattr(cpu_vec_isa, "x86_isa_checker"):
+        return
+    flags = cpu_vec_isa.x86_isa_checker()
+    candidates = [isa for isa in cpu_vec_isa.supported_vec_isa_list if all(f in flags for f in str(isa).split())]
+    if len(candidates) > 1:
+        with ThreadPoolExecutor(len(candidates)) as pool:
+            list(pool.map(bool, candidates))
+
+
 def pick(folder: Path | None = None) -> tuple[str, str]:
     """The ISA Inductor will use in this process and where it came from (`cache` or `probed`); a probe's answer is
     recorded in `folder` (the run's compile cache when None) for the processes after it."""
@@ -47,6 +62,7 @@ def pick(folder: Path | None = None) -> tuple[str, str]:
     if known:
         cpu_vec_isa.valid_vec_isa_list = lambda: list(known)  # pick_vec_isa reads it from its module
         return str(cpu_vec_isa.pick_vec_isa()), "cache"
+    _probe_side_by_side(cpu_vec_isa)
     picked = str(cpu_vec_isa.pick_vec_isa())
     if folder and picked != str(cpu_vec_isa.invalid_vec_isa):
         write_atomic(folder / FILE, json.dumps({**_recorded(folder), key: picked}).encode())
