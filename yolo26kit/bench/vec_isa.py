@@ -1,8 +1,9 @@
 """Inductor's CPU vector ISA, picked once per compile cache instead of once per process.
 
 `torch._inductor.cpu_vec_isa.pick_vec_isa` builds and dlopens a probe library per candidate ISA (AMX, AVX-512,
-AVX2) in fresh Python processes, under a file lock every process shares; on a 32-core GPU runner that took 43-87 s
-per process, and a batch starts eight such processes (the runner's step server and each notebook's). The first pick
+AVX2) in fresh Python processes, under a file lock every process shares; torch 2.11's probe process imports torch
+and keeps no answer (2.14's does neither), so on a 32-core GPU runner that took 43-87 s per process, and a batch
+starts eight such processes (the runner's step server and each notebook's). The first pick
 of a cache is written to it, keyed by torch's version and the CPU's features; later processes take that ISA as it
 is and probe nothing.
 """
