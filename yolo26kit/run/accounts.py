@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -117,7 +118,11 @@ def render_blocks(text: str, root: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m yolo26kit.run.accounts FILE.md...`: rewrite each file's times blocks from their runs' run.json."""
-    for name in argv if argv is not None else sys.argv[1:]:
+    parser = argparse.ArgumentParser(prog="python -m yolo26kit.run.accounts",
+                                     description="Rewrite each file's <!-- times RUN... --> blocks from the runs' "
+                                                 "run.json (run folders relative to the file).")
+    parser.add_argument("files", nargs="+", metavar="FILE.md")
+    for name in parser.parse_args(argv).files:
         path = Path(name)
         path.write_text(render_blocks(path.read_text(), path.resolve().parent))
     return 0
