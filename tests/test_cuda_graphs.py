@@ -629,6 +629,7 @@ def test_spread_of_single_calls_grows_with_injected_jitter(clock):
     assert steady["calls"] == jittery["calls"] == 20
     assert steady["rel_spread"] == pytest.approx(0.0, abs=1e-9) and steady["median_ms"] == pytest.approx(4.0)
     assert jittery["rel_spread"] == pytest.approx((12 - 2) / 4) and jittery["p10_ms"] < jittery["p90_ms"]
+    assert steady["iqr_ms"] == pytest.approx(0.0, abs=1e-9) and jittery["iqr_ms"] == pytest.approx(4 - 3)  # p75 - p25
 
 
 def test_first_call_cold_compile_turns_the_caches_off_in_a_fresh_directory():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -187,15 +186,9 @@ def rounds_against_default(model: Forecaster, step: Callable, cfg: Config, varia
                         max_rounds=max(rounds, MAX_ROUNDS), spread_band=(1.0, math.inf))
     per_round = {name: [spread(calls) for calls in got["per_call_ms"][name]] for name in fns}
     return {"rounds": {name: {"median_ms": [s["median_ms"] for s in spreads],
-                              "iqr_ms": [_iqr(calls) for calls in got["per_call_ms"][name]],
+                              "iqr_ms": [s["iqr_ms"] for s in spreads],
                               "rel_spread": [s["rel_spread"] for s in spreads]} for name, spreads in per_round.items()},
             "twin_first_ms": first_ms, "calls_per_round": SPREAD_CALLS}
-
-
-def _iqr(values: list[float]) -> float:
-    """Inter-quartile range of a round's single calls (ms)."""
-    q = statistics.quantiles(values, n=4) if len(values) > 1 else [0.0, 0.0, 0.0]
-    return q[2] - q[0]
 
 
 # --------------------------------------------------------------------------- the matrix (notebook process)

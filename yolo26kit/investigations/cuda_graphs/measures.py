@@ -47,11 +47,12 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def spread(samples_ms: list[float]) -> dict[str, float]:
-    """Median, p10, p90 and the relative spread (p90 - p10) / median of individually timed calls."""
+    """Median, p10, p90, the inter-quartile range and the relative spread (p90 - p10) / median of individually timed
+    calls (nearest-rank quantiles)."""
     if not samples_ms:
         return {"calls": 0}
-    p10, p50, p90 = (_quantile(samples_ms, q) for q in (0.1, 0.5, 0.9))
-    return {"calls": len(samples_ms), "median_ms": p50, "p10_ms": p10, "p90_ms": p90,
+    p10, p25, p50, p75, p90 = (_quantile(samples_ms, q) for q in (0.1, 0.25, 0.5, 0.75, 0.9))
+    return {"calls": len(samples_ms), "median_ms": p50, "p10_ms": p10, "p90_ms": p90, "iqr_ms": p75 - p25,
             "rel_spread": (p90 - p10) / p50 if p50 > 0 else math.nan}
 
 
