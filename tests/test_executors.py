@@ -177,3 +177,33 @@ def test_ray_map_runs_the_calls_as_tasks_in_order():
     finally:
         executor.close()
     assert done[0] == [2] and done[2] == 3 and "Expecting value" in str(done[1])
+
+
+def _running(pid: int) -> str | None:
+    """The command name of a live, not-yet-reaped process; None for a zombie or a pid that is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    name, state = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2]
+    return None if state == "Z" else name
+
+
+def test_a_local_ray_outlives_the_thread_that_started_it():
+    """Ray kills its GCS and raylet when the thread that started them ends; a notebook's thread that calls started()
+    ends with its notebook, and the batch's other notebooks must not lose Ray with it."""
+    import threading
+    import time
+
+    pytest.importorskip("ray")
+    executor = executors.RayExecutor(lambda s: None, address="")
+    starter = threading.Thread(target=executor.started)
+    starter.start()
+    starter.join()
+    try:
+        time.sleep(2)  # the parent-death signal is sent when the thread ends; let it land
+        heads = {_running(pid) for pid in isolate.descendants(os.getpid())}
+        assert {"gcs_server", "raylet"} <= heads
+        assert list(executor.map(json.loads, [("[1]",), ("2",)], {"num_cpus": 1})) == [[1], 2]
+    finally:
+        executor.close()

@@ -313,10 +313,3 @@ class RayExecutor(_CellsOnExecutor, executors.RayExecutor):
             cpus = self.cell_cpus if self.cell_cpus is not None else (1 if gpu else local_cpus)
             options.append({"num_cpus": cpus, "num_gpus": 1 if gpu else 0})
         return options
-
-    def close(self) -> None:
-        """Disconnect from Ray (a local Ray stops)."""
-        with self._lock:
-            if self._ray is not None:
-                self._ray.shutdown()
-            self._ray = None

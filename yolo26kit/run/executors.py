@@ -230,6 +230,7 @@ class RayExecutor:
         self.env_vars = env_vars or {}  # set in a local Ray's workers
         self._ray: Any = None
         self._lock = threading.Lock()
+        self._closed = threading.Event()  # ends the thread that started Ray (started())
 
     def threads(self, tasks: int) -> int:
         return tasks  # Ray's resources decide how many run at once
@@ -240,9 +241,32 @@ class RayExecutor:
             if self._ray is None:
                 local_gpus = None if self.address or not self.gpus else len(self.gpus)
                 with _visible(self.gpus if local_gpus and _real_gpus() else None):
-                    self._ray = start_ray(self.log, self.address, self.kit_root, self.env_vars, num_gpus=local_gpus,
-                                          resources={gpu_resource(g): 1.0 for g in self.gpus} if local_gpus else None)
+                    self._ray = self._start_on_own_thread(lambda: start_ray(
+                        self.log, self.address, self.kit_root, self.env_vars, num_gpus=local_gpus,
+                        resources={gpu_resource(g): 1.0 for g in self.gpus} if local_gpus else None))
             return self._ray
+
+    def _start_on_own_thread(self, start: Callable[[], Any]) -> Any:
+        """start() on a thread that lives until close(): a local Ray's GCS and raylet are killed when the *thread*
+        that started them ends (Linux's parent-death signal, which Ray sets), and the notebooks' threads that call
+        started() end with their notebook."""
+        answer: dict[str, Any] = {}
+        ready = threading.Event()
+
+        def own() -> None:
+            try:
+                answer["ray"] = start()
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                answer["error"] = exc
+            ready.set()
+            self._closed.wait()
+
+        self._closed.clear()
+        threading.Thread(target=own, name="ray-start", daemon=True).start()
+        ready.wait()
+        if "error" in answer:
+            raise answer["error"]
+        return answer["ray"]
 
     def cpus(self) -> int:
         """The CPUs of the Ray this executor runs on (the whole cluster's)."""
@@ -292,10 +316,12 @@ class RayExecutor:
                 **({"gpus": self.gpus} if self.gpus else {})}
 
     def close(self) -> None:
+        """Disconnect from Ray (a local Ray stops)."""
         with self._lock:
-            if self._ray is not None and not self.address:
+            if self._ray is not None:
                 self._ray.shutdown()
             self._ray = None
+            self._closed.set()
 
 
 def gpu_resource(gpu: str) -> str:
