@@ -98,3 +98,11 @@ def test_the_readme_time_tables_are_those_its_runs_give():
     text = readme.read_text()
     assert accounts.BLOCK.search(text), "the README has no times block"
     assert accounts.render_blocks(text, readme.parent) == text, "run: python -m yolo26kit.run.accounts README.md"
+
+
+def test_a_run_through_another_executor_says_which(tmp_path):
+    folder = _run(tmp_path / "a", 100, 60.0, "warm")
+    meta = json.loads((folder / "run.json").read_text())
+    meta["invocations"] = [{"executor": {"name": "ray", "address": "local"}}]
+    (folder / "run.json").write_text(json.dumps(meta))
+    assert accounts.table([folder]).splitlines()[0] == "| notebook | Some GPU, warm, ray (a) |"

@@ -33,11 +33,13 @@ def _hits(cache: dict[str, Any] | None) -> str:
 
 
 def column_name(meta: dict[str, Any]) -> str:
-    """`<device>[ ×N], <cold|warm>`: the run's device (×N: the GPUs its plan spread it over) and its compile cache's
-    state when it started."""
+    """`<device>[ ×N], <cold|warm>[, <executor>]`: the run's device (×N: the GPUs its plan spread it over), its
+    compile cache's state when it started and, when not the local one, the executor of its first call."""
     device = meta.get("environment", {}).get("device") or meta.get("environment", {}).get("device_type", "?")
     gpus = len((meta.get("plan") or {}).get("gpus") or [])
-    return f"{device}{f' ×{gpus}' if gpus else ''}, {meta.get('compile_cache', '?')}"
+    executor = ((meta.get("invocations") or [{}])[0].get("executor") or {}).get("name", "local")
+    return f"{device}{f' ×{gpus}' if gpus else ''}, {meta.get('compile_cache', '?')}" + (
+        f", {executor}" if executor != "local" else "")
 
 
 def wall_cell(meta: dict[str, Any]) -> str:
