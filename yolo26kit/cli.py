@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
@@ -11,7 +10,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from unittest import mock
 
 from . import catalog, env, paths
 from .errors import BadOutput, BadParameter, BadResults, DeviceUnavailable, KitError, NoInvestigations
@@ -185,21 +185,6 @@ def _run_or_resume(args: argparse.Namespace, t0: float) -> Any:
                       **options)
 
 
-@contextlib.contextmanager
-def environ(values: dict[str, str]) -> Iterator[None]:
-    """os.environ with `values` set, restored afterwards (a run called in-process leaves its caller's as it was)."""
-    before = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     # run.json's wall_seconds and the --stop-after deadline count from the start of the process, imports included
     t0 = time.perf_counter() - process_age()
@@ -210,7 +195,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # reads the run's compile cache (its CPU ISA pick, bench/vec_isa), so that cache is named before it starts.
     cache = {} if args.no_cache else {paths.CACHE_ENV: str(Path(args.cache).expanduser().resolve() if args.cache
                                                            else paths.default_cache_dir())}
-    with environ(cache):
+    with mock.patch.dict(os.environ, cache):  # the caller's environment as it was afterwards (in-process calls)
         starting = isolate.start_server_soon() if args.executor == "local" else None
         try:
             result = _run_or_resume(args, t0)
