@@ -51,3 +51,21 @@ def test_private_config_dir_goes_with_the_process_that_made_it(monkeypatch):
     code = "import os; from yolo26kit.bench import yolo; yolo.offline_ultralytics(); print(os.environ['YOLO_CONFIG_DIR'])"
     made = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert Path(made).name.startswith("yolo26kit-ultralytics-") and not Path(made).exists()
+
+
+def _made_in_child(queue) -> None:
+    yolo.offline_ultralytics()
+    queue.put(os.environ["YOLO_CONFIG_DIR"])
+
+
+def test_a_multiprocessing_child_removes_the_config_dir_it_made(monkeypatch):
+    import multiprocessing
+
+    monkeypatch.delenv("YOLO_CONFIG_DIR", raising=False)  # as in an isolated step that builds the model first
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_made_in_child, args=(queue,))
+    child.start()
+    made = queue.get(timeout=60)
+    child.join(60)
+    assert child.exitcode == 0 and not Path(made).exists()

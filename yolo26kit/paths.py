@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,6 +23,17 @@ REPORTS = ROOT / "reports"
 DEFAULT_OUT = REPORTS / "runs"  # local runs and their index.html; ignored by git
 INTERACTIVE = DEFAULT_OUT / "interactive"  # results of notebooks run by hand, never next to the notebook
 CACHE_ENV = "YOLO26KIT_CACHE"  # the kit's compile-cache root (set by the runner for every notebook child)
+
+
+def process_temp_dir(prefix: str) -> str:
+    """A new temporary folder that is removed when the process that made it exits: a multiprocessing finalizer runs
+    at interpreter exit and at the end of a multiprocessing child (the kit's isolated steps, which end with
+    os._exit, so atexit would not), and only in the process that registered it (forked children share the folder)."""
+    from multiprocessing import util
+
+    folder = tempfile.mkdtemp(prefix=prefix)
+    util.Finalize(None, shutil.rmtree, args=(folder,), kwargs={"ignore_errors": True}, exitpriority=0)
+    return folder
 
 
 def default_cache_dir() -> Path:

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator
 
+from ..paths import process_temp_dir
+
 STATUSES = ("ok", "error", "crash", "timeout", "oom", "skipped")
 LOG_TAIL = 20_000  # characters of the child's stdout/stderr kept with the outcome
 _OOM_TYPES = ("OutOfMemoryError", "MemoryError")
@@ -398,7 +400,7 @@ def work_dir(name: str) -> str:
     their journal keys and the artifacts of read-back steps are still there on --resume), else a new temp folder."""
     journal = os.environ.get(JOURNAL_ENV, "")
     if not journal:
-        return tempfile.mkdtemp(prefix=f"yolo26kit-{name}-")
+        return process_temp_dir(f"yolo26kit-{name}-")
     path = os.path.join(journal, "work", name)
     os.makedirs(path, exist_ok=True)
     return path

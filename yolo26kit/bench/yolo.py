@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
-import tempfile
 from typing import Any
 
 import torch
 
+from ..paths import process_temp_dir
+
 SCALES = ("n", "s", "m", "l", "x")
-
-
-def _private_config_dir() -> str:
-    """A new temporary folder, removed when the process that made it exits (its forked children share it)."""
-    folder, owner = tempfile.mkdtemp(prefix="yolo26kit-ultralytics-"), os.getpid()
-    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(folder, ignore_errors=True))
-    return folder
 
 
 def offline_ultralytics() -> None:
     """Point ultralytics at a private config dir and turn its network features off (before its import)."""
     if not os.environ.get("YOLO_CONFIG_DIR"):
-        os.environ["YOLO_CONFIG_DIR"] = _private_config_dir()
+        os.environ["YOLO_CONFIG_DIR"] = process_temp_dir("yolo26kit-ultralytics-")
     os.environ["YOLO_OFFLINE"] = "1"
     os.environ["YOLO_AUTOINSTALL"] = "0"
     os.environ.setdefault("YOLO_VERBOSE", "False")

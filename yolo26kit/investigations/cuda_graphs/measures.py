@@ -9,13 +9,13 @@ import contextlib
 import math
 import os
 import statistics
-import tempfile
 import time
 from typing import Any, Callable, Iterator
 
 import torch
 
 from ...bench import timing
+from ...paths import process_temp_dir
 from ...verdicts import band, band_decision
 
 
@@ -73,9 +73,10 @@ def compile_caches_off(stack: contextlib.ExitStack) -> None:
 def cold_compile_caches() -> Iterator[str]:
     """FX-graph and AOTAutograd caches off and a fresh, empty TORCHINDUCTOR_CACHE_DIR (Triton's cache inside it) for
     the duration; yields that directory. Inductor reads the directory from the environment when it compiles. The
-    directory is left in place: the kernels compiled into it stay loaded by the compiled model after the block."""
+    directory stays until this process exits: the kernels compiled into it stay loaded by the compiled model after
+    the block."""
     saved = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}
-    fresh = tempfile.mkdtemp(prefix="inductor-cold-")
+    fresh = process_temp_dir("inductor-cold-")
     with contextlib.ExitStack() as stack:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = fresh
         os.environ["TRITON_CACHE_DIR"] = os.path.join(fresh, "triton")

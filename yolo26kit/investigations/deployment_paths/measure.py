@@ -17,6 +17,7 @@ import torch
 
 from ...bench import aoti_package as aoti, detections, dynamic_export, isolate, live, timing, yolo
 from ... import env, findings, verdicts
+from ...paths import process_temp_dir
 from ... import backends as registry
 from ...backends import executorch_cuda, ultralytics_export
 from ...backends import onnxruntime as ort_backend
@@ -428,7 +429,7 @@ def ultralytics_dynamic_onnx(model: str, sizes: tuple[int, ...], seed: int = 0) 
     import onnxruntime as ort
 
     case = Case(model=model, backend="onnxruntime", device="cpu", imgsz=max(sizes), seed=seed,
-                workdir=tempfile.mkdtemp(prefix="yolo26kit-onnx-dynamic-ux-"), provider="CPUExecutionProvider",
+                workdir=process_temp_dir("yolo26kit-onnx-dynamic-ux-"), provider="CPUExecutionProvider",
                 export_path=ULTRALYTICS_EXPORTER)
     base = {"model_variant": "stock", "spec": ULTRALYTICS_DYNAMIC}
     os.chdir(case.workdir)  # the exporter writes beside the yaml's name (this child only)
