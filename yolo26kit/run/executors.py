@@ -259,7 +259,8 @@ class RayExecutor:
             except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
                 answer["error"] = exc
             ready.set()
-            self._closed.wait()
+            if "ray" in answer:
+                self._closed.wait()
 
         self._closed.clear()
         threading.Thread(target=own, name="ray-start", daemon=True).start()
