@@ -194,3 +194,19 @@ def test_start_refuses_a_device_the_machine_lacks(monkeypatch):
         findings.start("index_dtype", {"device": "cuda", "results_path": "", "run_id": ""})
     with pytest.raises(BadParameter, match="tpu"):
         findings.start("index_dtype", {"device": "cpu", "devices": ["tpu"], "results_path": "", "run_id": ""})
+
+
+def test_an_explorer_is_a_note_in_a_batch_run_and_the_widget_by_hand(monkeypatch):
+    import importlib
+
+    @findings.interactive_only
+    def explorer(x):
+        return ("widget", x)
+
+    monkeypatch.delenv("YOLO26KIT_NOTEBOOK_TAG", raising=False)
+    assert explorer(3) == ("widget", 3)
+    monkeypatch.setenv("YOLO26KIT_NOTEBOOK_TAG", "run/name/1")
+    note = explorer(3)
+    assert "interactive widget" in note.data and "explorer" in note.data
+    for name in ("index_dtype", "cdmaskformer_mask", "cuda_graphs", "dynamic_shapes"):  # every notebook's explorer
+        assert "interactive widget" in importlib.import_module(f"yolo26kit.investigations.{name}").explorer(None).data

@@ -10,14 +10,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
-from functools import cache
+from functools import cache, wraps
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from . import env
-from .paths import DATA, INTERACTIVE
+from .paths import DATA, INTERACTIVE, NOTEBOOK_TAG_ENV
 from .verdicts import BASES, VERDICTS, Judgement, settle
 
 SCHEMA = 1
@@ -318,3 +318,18 @@ def record_tables(found: Any, tables: Mapping[str, Callable[[Any], pd.DataFrame]
     for name, frame in made.items():
         found.table(name, frame)
     return made
+
+
+def interactive_only(explorer: Callable[..., Any]) -> Callable[..., Any]:
+    """An explorer widget in JupyterLab, a line of Markdown in a batch run (a kernel the runner started): there nobody
+    can use the widget, the rendered report cannot run it, and a widget cell can hang the batch's notebook client
+    (jupyter/nbclient#312: seen here as an index_dtype notebook stuck 855 s in its explorer cell)."""
+    @wraps(explorer)
+    def shown(*args: Any, **kwargs: Any) -> Any:
+        if os.environ.get(NOTEBOOK_TAG_ENV):
+            from IPython.display import Markdown
+
+            return Markdown(f"*`{explorer.__name__}`: an interactive widget, left out of batch runs; open the notebook "
+                            "in JupyterLab to use it.*")
+        return explorer(*args, **kwargs)
+    return shown

@@ -22,6 +22,7 @@ NOTEBOOKS = ROOT / "notebooks"
 REPORTS = ROOT / "reports"
 DEFAULT_OUT = REPORTS / "runs"  # local runs and their index.html; ignored by git
 INTERACTIVE = DEFAULT_OUT / "interactive"  # results of notebooks run by hand, never next to the notebook
+NOTEBOOK_TAG_ENV = "YOLO26KIT_NOTEBOOK_TAG"  # set by the runner in every notebook kernel it starts (a batch run)
 CACHE_ENV = "YOLO26KIT_CACHE"  # the kit's compile-cache root (set by the runner for every notebook child)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import findings
+from ..paths import NOTEBOOK_TAG_ENV
 from ..bench import isolate
 from ..catalog import Investigation
 from . import timeline
@@ -26,7 +27,7 @@ from . import timeline
 DEFAULT_TIMEOUT = 1800.0  # seconds per notebook
 # Every notebook child carries a tag in its environment, inherited by its kernel and everything that starts:
 # a process that outlived its parent (e.g. a kernel's helper after the notebook step crashed) is found by it.
-TAG_ENV = "YOLO26KIT_NOTEBOOK_TAG"
+TAG_ENV = NOTEBOOK_TAG_ENV
 # In a run folder: one step journal per notebook (isolate.JOURNAL_ENV), kept while the notebook is unfinished so
 # that --resume reads back the steps an earlier call finished; removed when the notebook ends.
 STEP_JOURNALS = ".steps"

@@ -95,6 +95,7 @@ def record_tables(found: Any, res: Results) -> dict[str, pd.DataFrame]:
 
 # --- interactive extra -----------------------------------------------------------------------------
 
+@findings.interactive_only
 def explorer(device: str | list[str] = "cpu", heads: int = 8, threads: int = 0):
     """A JupyterLab widget: pick a shape, the share of full rows and a device, press the button to time the fill."""
     try:

@@ -196,8 +196,9 @@ def log_table(res: Results) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["case", "kind", "message"])
 
 
+@findings.interactive_only
 def explorer(res: Results):
-    """A dropdown over the cases showing each one's captured messages (ipywidgets; static text under papermill)."""
+    """A dropdown over the cases showing each one's captured messages (ipywidgets)."""
     import ipywidgets as widgets
 
     table = log_table(res)

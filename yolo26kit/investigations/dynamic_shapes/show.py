@@ -107,6 +107,7 @@ def non_multiples(sweep: Sweep, et: EtRun, aoti: pd.DataFrame | None = None, spe
 # --------------------------------------------------------------------------------------------- widget
 
 
+@findings.interactive_only
 def explorer(run: SpecRun, spec: str = RECOMMENDED) -> Any:
     """A slider over input sizes that runs the exported program and eager on demand and shows the diff.
 

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ... import findings
 from ...bench import graphs
 from .measure import Cell, Results, Run
 
@@ -101,6 +102,7 @@ def diagnosis(root: dict[str, pd.DataFrame]) -> str:
 
 # --- interactive extra -----------------------------------------------------------------------------------------
 
+@findings.interactive_only
 def explorer(cells: list[Cell]):
     """A JupyterLab widget: pick a matrix cell, see its steps' full errors, logs and graph excerpt."""
     import ipywidgets as widgets
