@@ -4,6 +4,7 @@ without a GPU; both give the same run.json notebooks and verdicts."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -75,6 +76,7 @@ def check_placement(run_dir: Path, meta: dict) -> None:
     for entry in meta["notebooks"]:
         saw = json.loads((run_dir / f"{entry['name']}.results.json").read_text())
         assert saw["gpu"] == entry["gpu"] and saw["lock"].endswith(f"gpu{entry['gpu']}.lock"), (saw, entry)
+        assert os.path.isabs(saw["lock"]), saw  # in the run's lock folder, not wherever the kernel's cwd is
         acc = entry["accounts"]
         assert sum(v for k, v in acc.items() if k != "wall") == pytest.approx(acc["wall"], abs=0.05)
         assert acc["wall"] == pytest.approx(entry["seconds"], abs=1.0)
@@ -112,6 +114,10 @@ def test_a_task_is_pinned_to_its_gpu_and_that_gpus_lock():
     assert pinned["CUDA_VISIBLE_DEVICES"] == "1" and pinned[timing.DEVICE_LOCK_ENV] == "/r/locks/gpu1.lock"
     assert pinned["A"] == "1"
     assert executors.gpu_env(task(Path("/r"), None), None) == {"A": "1"}
+    assert timing.DEVICE_CORES_ENV not in pinned  # no cores kept for that GPU: timings stay where they are
+    kept = dataclasses.replace(task(Path("/r"), "1"), gpu_cores={"0": "6,7", "1": "4,5"})
+    assert executors.gpu_env(kept, "1")[timing.DEVICE_CORES_ENV] == "4,5"
+    assert executors.gpu_env(kept, "0")[timing.DEVICE_CORES_ENV] == "6,7"  # a Ray task given the other GPU
 
 
 def test_pack_and_unpack_keep_a_folder(tmp_path):

@@ -49,9 +49,21 @@ def test_cores_kept_for_cpu_timings(cores, device, kept):
     assert len(measuring) == kept and not set(measuring) & set(others) and len(measuring) + len(others) == cores
 
 
+@pytest.mark.parametrize("cores, gpus, kept", [(32, 2, 2), (16, 1, 2), (8, 1, 2), (16, 8, 0), (4, 1, 0)])
+def test_each_gpu_keeps_cores_for_its_timings_while_the_notebooks_keep_half(cores, gpus, kept):
+    ids = [str(g) for g in range(gpus)]
+    made = plan.make_plan(NAMES, ids, 0, list(range(cores)), "cuda", times())
+    per_gpu = [made.gpu_cores.get(g, []) for g in ids]
+    assert [len(c) for c in per_gpu] == [kept] * gpus
+    every = [made.measuring_cores, made.notebook_cores, *per_gpu]
+    assert sorted(c for group in every for c in group) == list(range(cores))  # each core in one group
+    assert len(made.notebook_cores) >= cores / 2
+    assert plan.make_plan(NAMES, [], 1, list(range(cores)), "cpu").gpu_cores == {}
+
+
 def test_cpus_per_notebook_share_the_notebook_cores():
     made = plan.make_plan(NAMES, ["0", "1"], 0, list(range(32)), "cuda", times())
-    assert {p.cpus for p in made.placements} == {28 // 7}
+    assert {p.cpus for p in made.placements} == {(32 - 4 - 2 * 2) // 7}  # less the CPU's and the GPUs' kept cores
     assert plan.make_plan(NAMES, [], 1, [0, 1], "cpu").placements[0].cpus == 2
 
 
@@ -166,6 +178,39 @@ def test_the_locks_log_their_wait_and_hold_and_the_cpu_lock_moves_every_thread(t
     rows = timeline.read_intervals(log)
     assert [(r["phase"], r["lock"]) for r in rows] == [("measure", "gpu1"), ("measure", "cpu")]
     assert rows[1]["cores"] == [mine[-1]] and rows[1]["others_busy_cores"] is not None
+
+
+def test_the_device_lock_moves_every_thread_to_its_gpus_cores(tmp_path, monkeypatch):
+    import os
+
+    from yolo26kit.bench import timing
+
+    monkeypatch.setenv(timing.DEVICE_LOCK_ENV, str(tmp_path / "gpu0.lock"))
+    mine = sorted(os.sched_getaffinity(0))
+    monkeypatch.setenv(timing.DEVICE_CORES_ENV, str(mine[0]))
+    with timing.device_lock():
+        inside = os.sched_getaffinity(0)
+    assert inside == {mine[0]} and os.sched_getaffinity(0) == set(mine)
+
+
+def test_load_while_measuring_counts_only_the_held_locks(tmp_path, monkeypatch):
+    from yolo26kit.bench import timing
+
+    log = tmp_path / "phases.jsonl"
+    monkeypatch.setenv(timing.PHASE_LOG_ENV, str(log))
+    monkeypatch.setenv(timing.CPU_LOCK_ENV, str(tmp_path / "cpu.lock"))
+    with timing.others_busy_while_measuring() as unheld:
+        sum(range(10**5))  # no lock held: nothing to say
+    assert unheld["others_busy_cores"] is None
+    with timing.others_busy_while_measuring() as load:
+        for _ in range(3):
+            with timing.cpu_lock():
+                sum(range(10**6))
+            sum(range(10**6))  # between holds: not counted
+    rows = [r for r in timeline.read_intervals(log) if r["phase"] == "measure"]
+    held = sum(r["t1"] - r["t0"] for r in rows)
+    weighted = sum(r["others_busy_cores"] * (r["t1"] - r["t0"]) for r in rows) / held
+    assert len(rows) == 3 and load["others_busy_cores"] == pytest.approx(weighted, abs=0.02)
 
 
 def test_a_lock_held_elsewhere_is_waited_for_and_logged(tmp_path, monkeypatch):

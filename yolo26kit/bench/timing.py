@@ -25,10 +25,16 @@ DEVICE_LOCK_ENV = "YOLO26KIT_DEVICE_LOCK"
 # and a GPU timing can overlap without sharing a core.
 CPU_LOCK_ENV = "YOLO26KIT_CPU_LOCK"
 MEASURING_CORES_ENV = "YOLO26KIT_MEASURING_CORES"
+# The cores kept for the timings of this notebook's GPU (e.g. "26,27"): a GPU timing's host thread launches kernels
+# and waits on syncs, and on the notebooks' cores, beside a batch's compiles, it was preempted (a 2x ratio of two
+# mask kernels measured 12-24x in some rounds).
+DEVICE_CORES_ENV = "YOLO26KIT_DEVICE_CORES"
 # Every process of a notebook appends its phase intervals here (one JSON line each): the runner's time accounts.
 PHASE_LOG_ENV = "YOLO26KIT_PHASE_LOG"
 PHASES = ("compile", "measure", "lock_wait", "other")
 _PHASE_SECONDS: defaultdict[str, float] = defaultdict(float)
+# Seconds this process held a measuring lock with a readable load, and the core-seconds others were busy meanwhile.
+_LOCKED_LOAD = {"seconds": 0.0, "others_core_seconds": 0.0}
 
 
 def add_phase_seconds(phase: str, seconds: float) -> None:
@@ -105,17 +111,23 @@ def _measuring_lock(path: str, cores: list[int] | None = None) -> Iterator[float
                 yield t1 - t0
         finally:
             _threads_back(moved)
-            add_phase_seconds("measure", time.perf_counter() - t1)
+            held = time.perf_counter() - t1
+            add_phase_seconds("measure", held)
+            if load["others_busy_cores"] is not None:
+                _LOCKED_LOAD["seconds"] += held
+                _LOCKED_LOAD["others_core_seconds"] += load["others_busy_cores"] * held
             log_interval("measure", w1, time.time(), lock=name or "none", **extra, **load)
 
 
 @contextlib.contextmanager
 def device_lock() -> Iterator[float]:
-    """Hold the measuring lock of this notebook's GPU (a no-op without one); yields the seconds spent waiting for it.
+    """Hold the measuring lock of this notebook's GPU (a no-op without one), on the cores kept for that GPU's timings
+    when the runner kept some; yields the seconds spent waiting for it.
 
     Time inside counts as the `measure` phase.
     """
-    with _measuring_lock(os.environ.get(DEVICE_LOCK_ENV, "")) as waited:
+    with _measuring_lock(os.environ.get(DEVICE_LOCK_ENV, ""), parse_cores(os.environ.get(DEVICE_CORES_ENV, ""))) \
+            as waited:
         yield waited
 
 
@@ -250,6 +262,22 @@ def others_busy(cores: list[int] | None = None) -> Iterator[dict[str, float | No
         if busy0 is not None and busy1 is not None and wall > 0:
             others = (busy1 - busy0) - (_own_cpu_seconds() - own0)
             out["others_busy_cores"] = round(max(0.0, others) / wall, 2)
+
+
+@contextlib.contextmanager
+def others_busy_while_measuring() -> Iterator[dict[str, float | None]]:
+    """Like others_busy, counted only while this process held a measuring lock inside the block, on that lock's
+    cores: between timings, or while it waits for the lock, another process timing on those cores is no load on
+    this one's timings (it was, counted around a whole loop of rounds). None when no lock was held with a load read.
+    """
+    out: dict[str, float | None] = {"others_busy_cores": None}
+    seconds0, others0 = _LOCKED_LOAD["seconds"], _LOCKED_LOAD["others_core_seconds"]
+    try:
+        yield out
+    finally:
+        seconds = _LOCKED_LOAD["seconds"] - seconds0
+        if seconds > 0:
+            out["others_busy_cores"] = round((_LOCKED_LOAD["others_core_seconds"] - others0) / seconds, 2)
 
 
 def round_ratios(numerator: list[float], denominator: list[float]) -> list[float]:

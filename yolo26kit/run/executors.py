@@ -67,6 +67,7 @@ class NotebookTask:
     gpu_share: float = 1.0
     planned_gpu_holds: bool = True  # False on a Ray cluster: the GPU Ray gives the task wins
     lock_dir: str = ""  # where the per-GPU measuring locks live
+    gpu_cores: dict[str, str] = field(default_factory=dict)  # per GPU, the cores its timings move to ("26,27")
 
 
 @dataclass(frozen=True)
@@ -78,13 +79,15 @@ class Source:
 
 
 def gpu_env(task: NotebookTask, gpu: str | None) -> dict[str, str]:
-    """The task's child environment pinned to `gpu`: CUDA_VISIBLE_DEVICES and that GPU's measuring lock."""
+    """The task's child environment pinned to `gpu`: CUDA_VISIBLE_DEVICES, that GPU's measuring lock and the cores
+    kept for its timings (where the plan kept some)."""
     from ..bench import timing
 
     if gpu is None:
         return dict(task.env)
+    cores = {timing.DEVICE_CORES_ENV: task.gpu_cores[gpu]} if task.gpu_cores.get(gpu) else {}
     return {**task.env, "CUDA_VISIBLE_DEVICES": gpu,
-            timing.DEVICE_LOCK_ENV: str(Path(task.lock_dir) / f"gpu{gpu}.lock")}
+            timing.DEVICE_LOCK_ENV: str(Path(task.lock_dir) / f"gpu{gpu}.lock"), **cores}
 
 
 def run_task(task: NotebookTask, stopping: Callable[[], bool] = lambda: False) -> Any:

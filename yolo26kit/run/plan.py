@@ -13,6 +13,10 @@ Decisions:
   they idle between CPU timings, and a timed step on a GPU runner uses 2 threads (runner.step_slots), while the
   compiles of a cold batch need every core they can get. Below that the machine is too small to split: CPU
   timings share it (and run.json says how busy it was).
+- GPU host cores: on such a machine each GPU also gets GPU_HOST_CORES of the notebook cores for its timings, which
+  move there while they hold that GPU's lock (timing.device_lock), when the notebooks keep at least half of all
+  cores. A GPU timing is host-bound too (launches, syncs, `nonzero`'s copy back): beside a cold batch's compiles on
+  shared cores, rounds of one mask timing on an H200 ran 6-12x slower than the rounds around them.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 MIN_CORES_TO_RESERVE = 8
+GPU_HOST_CORES = 2  # per GPU: the timing's launching thread and CUDA's own threads
 
 
 @dataclass
@@ -47,6 +52,7 @@ class Plan:
     measuring_cores: list[int] = field(default_factory=list)
     notebook_cores: list[int] = field(default_factory=list)
     from_run: str | None = None
+    gpu_cores: dict[str, list[int]] = field(default_factory=dict)  # per GPU, the cores its timings move to
 
     @property
     def order(self) -> list[str]:
@@ -60,8 +66,8 @@ class Plan:
         return sum(1 for p in self.placements if p.gpu == gpu)
 
     def to_json(self) -> dict[str, Any]:
-        return {"gpus": self.gpus, "measuring_cores": self.measuring_cores, "notebook_cores": self.notebook_cores,
-                "from_run": self.from_run, "notebooks": [asdict(p) for p in self.placements]}
+        return {"gpus": self.gpus, "measuring_cores": self.measuring_cores, "gpu_cores": self.gpu_cores,
+                "notebook_cores": self.notebook_cores, "from_run": self.from_run, "notebooks": [asdict(p) for p in self.placements]}
 
 
 def parse_gpus(text: str | None) -> list[str]:
@@ -89,6 +95,18 @@ def split_cores(cores: list[int], device_type: str) -> tuple[list[int], list[int
         return [], list(cores)
     keep = max(2, len(cores) // 8)
     return sorted(cores)[-keep:], sorted(cores)[:-keep]
+
+
+def split_gpu_cores(notebook_cores: list[int], gpus: list[str], all_cores: int) -> tuple[dict[str, list[int]],
+                                                                                       list[int]]:
+    """(cores per GPU for its timings, the notebook cores left): GPU_HOST_CORES each from the top of the notebook
+    cores, when at least half of `all_cores` stay with the notebooks; else ({}, notebook_cores)."""
+    wanted = GPU_HOST_CORES * len(gpus)
+    if not gpus or all_cores < MIN_CORES_TO_RESERVE or len(notebook_cores) - wanted < all_cores / 2:
+        return {}, list(notebook_cores)
+    ordered = sorted(notebook_cores)
+    left, kept = ordered[:-wanted], ordered[-wanted:]
+    return {g: kept[i * GPU_HOST_CORES:(i + 1) * GPU_HOST_CORES] for i, g in enumerate(gpus)}, left
 
 
 def last_times(out: Path, device_type: str, names: list[str],
@@ -127,6 +145,8 @@ def make_plan(names: list[str], gpus: list[str], jobs: int, cores: list[int], de
     typical = statistics.median(known) if known else 0.0
     order = sorted(names, key=lambda n: (n not in times, -times.get(n, {}).get("seconds", 0.0), names.index(n)))
     measuring, notebook_cores = split_cores(cores, device_type)
+    gpu_cores, notebook_cores = (split_gpu_cores(notebook_cores, list(gpus), len(cores)) if device_type == "cuda"
+                                 else ({}, notebook_cores))
     cpus = max(1, len(notebook_cores) // max(1, min(jobs or len(names), len(names))))
     load = {g: 0.0 for g in gpus}
     count = {g: 0 for g in gpus}
@@ -138,4 +158,4 @@ def make_plan(names: list[str], gpus: list[str], jobs: int, cores: list[int], de
             count[gpu] += 1
         placements.append(Placement(name, gpu, cpus, times.get(name, {}).get("seconds"),
                                     times.get(name, {}).get("measure")))
-    return Plan(list(gpus), placements, measuring, notebook_cores, from_run)
+    return Plan(list(gpus), placements, measuring, notebook_cores, from_run, gpu_cores)

@@ -427,7 +427,7 @@ def notebook_task(batch: Batch, placement: batch_plan.Placement, child: dict[str
         placement.name, str(catalog.get(placement.name).notebook), entry["parameters"], str(batch.run_dir),
         meta["run_id"], notebook_tag(meta["run_id"], placement.name), meta.get("timeout", DEFAULT_TIMEOUT),
         meta.get("log_output", False), progress, child, placement.gpu, placement.cpus, round(1 / per_gpu, 4),
-        str(lock_dir))
+        lock_dir=str(lock_dir), gpu_cores={g: ",".join(map(str, c)) for g, c in planned.gpu_cores.items()})
 
 
 def _execute_all(batch: Batch, planned: batch_plan.Plan, engine: Any, child: dict[str, str], stop: _Stop,

@@ -440,7 +440,7 @@ def _cpu_load(run: Run) -> tuple[str, bool]:
     if busy is None:
         return f"; timed on {where} (how busy other processes kept the machine could not be read)", False
     contested = busy > timing.OTHERS_BUSY_LIMIT
-    text = f"; timed on {where} while other processes kept {busy:g} cores busy on average"
+    text = f"; timed on {where}, where other processes kept {busy:g} cores busy on average while the rounds ran"
     if contested:
         text += (f" (over {timing.OTHERS_BUSY_LIMIT:g}: the rounds measured the sharing as much as the programs, so "
                  "they cannot decide; " + ("on a GPU runner the other notebooks compile beside this step, and the "

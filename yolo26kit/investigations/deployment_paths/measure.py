@@ -328,8 +328,8 @@ def step_side_by_side(cases: list[tuple[Case, str]], bands: list[tuple[str, str,
     denominator tag, the seed's band) is decided by the rounds rule, at least verdicts.MIN_ROUNDS and at most
     verdicts.MAX_ROUNDS rounds (`rounds` > 0: exactly that many): per case tag the median ms of each round
     (`medians`), the CPU they ran on and torch's threads, and how many cores other processes kept busy meanwhile
-    (`others_busy_cores`, counted on the cores the runner keeps for CPU timings where it keeps some: on a GPU
-    runner the other notebooks compile beside this step, on their own cores).
+    (`others_busy_cores`, counted while the rounds held the CPU lock, on the cores the runner keeps for CPU timings
+    where it keeps some: on a GPU runner the other notebooks compile beside this step, on their own cores).
 
     The rows' own timings come from separate processes minutes apart; on a shared or busy machine the speed drifts
     between them (seen: the same yolo26n→yolo26s XNNPACK ratio measured 2.0 in one run and 3.4 in the next).
@@ -339,7 +339,7 @@ def step_side_by_side(cases: list[tuple[Case, str]], bands: list[tuple[str, str,
     fns = {case.tag: case_runner(case, artifact)[0] for case, artifact in cases}
     cores = timing.parse_cores(os.environ.get(timing.MEASURING_CORES_ENV, ""))
     medians: dict[str, list[float]] = {tag: [] for tag in fns}
-    with timing.others_busy(cores or None) as load:
+    with timing.others_busy_while_measuring() as load:
         while True:
             done = len(next(iter(medians.values()), []))
             timed = timing.measure_rounds(fns, "cpu", 1, warmup=0 if done else 1, min_run_time=min_run_time)
