@@ -26,8 +26,8 @@ DEVICE_LOCK_ENV = "YOLO26KIT_DEVICE_LOCK"
 CPU_LOCK_ENV = "YOLO26KIT_CPU_LOCK"
 MEASURING_CORES_ENV = "YOLO26KIT_MEASURING_CORES"
 # The cores kept for the timings of this notebook's GPU (e.g. "26,27"): a GPU timing's host thread launches kernels
-# and waits on syncs, and on the notebooks' cores, beside a batch's compiles, it was preempted (a ratio of two mask
-# timings that reads about 2x read 8.6-24x in single rounds).
+# and waits on syncs, and on the notebooks' cores, beside a batch's compiles, it was preempted (a 2x ratio of two
+# mask kernels measured 12-24x in some rounds).
 DEVICE_CORES_ENV = "YOLO26KIT_DEVICE_CORES"
 # Every process of a notebook appends its phase intervals here (one JSON line each): the runner's time accounts.
 PHASE_LOG_ENV = "YOLO26KIT_PHASE_LOG"

@@ -16,7 +16,7 @@ Decisions:
 - GPU host cores: on such a machine each GPU also gets GPU_HOST_CORES of the notebook cores for its timings, which
   move there while they hold that GPU's lock (timing.device_lock), when the notebooks keep at least half of all
   cores. A GPU timing is host-bound too (launches, syncs, `nonzero`'s copy back): beside a cold batch's compiles on
-  shared cores, a ratio of two mask timings on an H200 that reads about 2x read 8.6-24x in single rounds.
+  shared cores, rounds of one mask timing on an H200 ran 6-12x slower than the rounds around them.
 """
 
 from __future__ import annotations
@@ -67,8 +67,7 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         return {"gpus": self.gpus, "measuring_cores": self.measuring_cores, "gpu_cores": self.gpu_cores,
-                "notebook_cores": self.notebook_cores, "from_run": self.from_run,
-                "notebooks": [asdict(p) for p in self.placements]}
+                "notebook_cores": self.notebook_cores, "from_run": self.from_run, "notebooks": [asdict(p) for p in self.placements]}
 
 
 def parse_gpus(text: str | None) -> list[str]:
