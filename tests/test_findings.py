@@ -199,13 +199,15 @@ def test_start_refuses_a_device_the_machine_lacks(monkeypatch):
 def test_an_explorer_is_a_note_in_a_batch_run_and_the_widget_by_hand(monkeypatch):
     import importlib
 
+    from yolo26kit.run.notebook import TAG_ENV  # what the runner sets in every kernel it starts
+
     @findings.interactive_only
     def explorer(x):
         return ("widget", x)
 
-    monkeypatch.delenv("YOLO26KIT_NOTEBOOK_TAG", raising=False)
+    monkeypatch.delenv(TAG_ENV, raising=False)
     assert explorer(3) == ("widget", 3)
-    monkeypatch.setenv("YOLO26KIT_NOTEBOOK_TAG", "run/name/1")
+    monkeypatch.setenv(TAG_ENV, "run/name/1")
     note = explorer(3)
     assert "interactive widget" in note.data and "explorer" in note.data
     for name in ("index_dtype", "cdmaskformer_mask", "cuda_graphs", "dynamic_shapes"):  # every notebook's explorer
