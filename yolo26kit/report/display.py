@@ -25,6 +25,8 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
+from ..conclusion import clip
+
 MAX_COLUMNS = 10
 MAX_ROWS = 40
 LONG_CELL = 140
@@ -39,7 +41,8 @@ UNITS = {"ms": "ms", "s": "s", "seconds": "s", "mib": "MiB", "mb": "MB", "gib": 
          "percent": "%", "x": "×", "us": "µs"}
 HEADER_WORDS = {"max_abs_diff": "max |Δ|", "max_abs": "max |Δ|", "speedup": "speed-up (×)",
                 "imgsz": "image size (px)"}
-_INNER_LIST = re.compile(r"\[[^\[\]]*\]")
+# a list inside a sentence, not a subscript: `x.size()[0]` and `rows[-1]` stay code
+_SENTENCE_LIST = re.compile(r"(?<![\w)\]])\[[^\[\]]*\]")
 _INNER_DICT = re.compile(r"\{[^{}]*\}")
 _LIST_TEXT = re.compile(r"^\[.*\]$|^\(.*,.*\)$", re.S)
 _MISSING_CELL = re.compile(r"<td>\s*(NaN|nan|None|NaT|&lt;NA&gt;|<NA>)\s*</td>")
@@ -116,7 +119,7 @@ def lists_in_text(text: str) -> str:
     """Every Python list or dict written inside a sentence ("index dtypes ['int64', 'int64']", "the seed's
     {'min': '2.11', 'max': '2.11.99'}") as text."""
     for _ in range(3):  # nested ones: the innermost first
-        joined = _INNER_LIST.sub(lambda m: list_text(m.group(0)), text)
+        joined = _SENTENCE_LIST.sub(lambda m: list_text(m.group(0)), text)
         joined = _INNER_DICT.sub(lambda m: dict_text(m.group(0)), joined)
         if joined == text:
             break
@@ -146,7 +149,7 @@ def _cell(text: str) -> str:
 
 def _folded(text: str) -> str:
     """A long cell folded into <details>: its start as the summary, the whole text inside."""
-    return (f"<details class='cell'><summary>{html.escape(text[:90])}…</summary>"
+    return (f"<details class='cell'><summary>{html.escape(clip(text, 90))}</summary>"
             f"<div class='full'>{html.escape(text)}</div></details>")
 
 
