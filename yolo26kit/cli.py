@@ -144,8 +144,9 @@ def process_age() -> float:
         return 0.0
 
 
-def _gpus(text: str) -> list[str] | None:
-    """`--gpus 0,1` as ids; None when not given (a CUDA batch then uses every visible GPU)."""
+def _gpus(text: str, on_this_machine: bool = True) -> list[str] | None:
+    """`--gpus 0,1` as ids; None when not given (a CUDA batch then uses every visible GPU). On this machine
+    (not a Ray cluster's nodes) each id must be a GPU it shows."""
     from .run import plan
 
     if not text:
@@ -153,6 +154,11 @@ def _gpus(text: str) -> list[str] | None:
     gpus = plan.parse_gpus(text)
     if not gpus or len(set(gpus)) != len(gpus) or not all(g.isdigit() for g in gpus):
         raise BadParameter(f"--gpus takes distinct GPU numbers, comma-separated (e.g. 0,1), not {text!r}")
+    visible = plan.visible_gpus() if on_this_machine else gpus
+    missing = [g for g in gpus if g not in visible]
+    if missing:
+        shown = f"GPUs {','.join(visible)}" if visible else "none"
+        raise BadParameter(f"--gpus {text}: this machine has no GPU {','.join(missing)} (it shows {shown})")
     return gpus
 
 
@@ -169,7 +175,8 @@ def _run_or_resume(args: argparse.Namespace, t0: float) -> Any:
     if args.cache and args.no_cache:
         raise BadParameter("--cache and --no-cache exclude each other")
     options = {"jobs": args.jobs or 0, "cache": args.cache or None, "use_cache": not args.no_cache, "t0": t0,
-               "stop_after": args.stop_after, "gpus": _gpus(args.gpus), "executor": args.executor}
+               "stop_after": args.stop_after, "executor": args.executor,
+               "gpus": _gpus(args.gpus, not (args.executor == "ray" and os.environ.get("RAY_ADDRESS")))}
     if args.resume:
         given = [flag for flag, used in (("NAME", args.names), ("--all", args.all), ("-p", args.param),
                                          ("--profile", args.profile), ("--device", args.device), ("--out", args.out),

@@ -2,7 +2,8 @@
 
 Each environment's size is the one recorded when it was installed (hard links counted once per environment). uv
 hard-links the wheels from its cache, so most of it is shared: `--measure` walks the folders again and also
-counts what removing each would free (files linked nowhere else) and the whole folder once.
+counts what removing each would free (files linked nowhere else) and the whole folder once. `clean` with no id
+also removes the uv cache the installs filled (stacks.uv_cache_dir), and says what the disk got back.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .stacks import MARKER, default_envs, disk_bytes
+from .stacks import MARKER, default_envs, disk_bytes, freed_bytes, uv_cache_dir
 
 
 def own_bytes(path: Path) -> int:
@@ -33,7 +34,8 @@ def own_bytes(path: Path) -> int:
 def entries(envs: Path, measure: bool = False) -> list[dict[str, Any]]:
     """One row per environment folder: id, pins, bytes, own bytes (measured only), created, install finished."""
     rows = []
-    for folder in sorted(p for p in Path(envs).iterdir() if p.is_dir()) if Path(envs).is_dir() else []:
+    folders = [p for p in Path(envs).iterdir() if p.is_dir() and not p.name.startswith(".")] if Path(envs).is_dir() else []
+    for folder in sorted(folders):
         try:
             marker = json.loads((folder / MARKER).read_text())
         except (OSError, ValueError):
@@ -52,17 +54,21 @@ def remove(envs: Path, ids: list[str]) -> tuple[list[str], int]:
     unknown = [i for i in ids if i not in rows]
     if unknown:
         raise SystemExit(f"yolo26kit stacks: no environment {', '.join(unknown)} in {envs}")
-    removed, freed = [], 0
-    for stack_id in ids or list(rows):
-        freed += own_bytes(Path(envs) / stack_id)  # what goes: the wheels' hard links stay in uv's cache
-        shutil.rmtree(Path(envs) / stack_id, ignore_errors=True)
+    removed = ids or list(rows)
+    # every environment goes: uv's cache of their installs goes too (nothing left links its wheels)
+    cache = [uv_cache_dir(envs)] if len(removed) == len(rows) and uv_cache_dir(envs).is_dir() else []
+    folders = [Path(envs) / stack_id for stack_id in removed] + cache
+    freed = freed_bytes(folders)
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    for stack_id in removed:
         (Path(envs) / f".{stack_id}.lock").unlink(missing_ok=True)
-        removed.append(stack_id)
     return removed, freed
 
 
 def _gib(size: int) -> str:
-    return f"{size / 2**30:.1f} GiB"
+    """Bytes as GiB, or as MiB below one GiB (a small clean should not read "0.0 GiB freed")."""
+    return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.2f} MiB"
 
 
 def add_subcommand(sub: Any) -> None:
@@ -80,7 +86,10 @@ def main(args: argparse.Namespace) -> int:
     envs = Path(args.envs).expanduser() if args.envs else default_envs()
     if args.action == "clean":
         removed, freed = remove(envs, args.ids)
-        print(f"removed {len(removed)} stack environment(s) from {envs}, {_gib(freed)} freed")
+        kept = uv_cache_dir(envs)
+        note = (f"; uv's cache of their installs ({_gib(disk_bytes(kept))}) stays for the environments left: "
+                "`stacks clean` with no id frees it") if kept.is_dir() else ""
+        print(f"removed {len(removed)} stack environment(s) from {envs}, {_gib(freed)} freed{note}")
         return 0
     rows = entries(envs, args.measure)
     for row in rows:
