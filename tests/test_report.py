@@ -71,6 +71,8 @@ def test_first_sentence_keeps_decimals_and_cuts_long_text():
     assert report.first_sentence("7 of 9 specs export; The rest fail") == "7 of 9 specs export;"
     cut = report.first_sentence("x" * 500, limit=50)
     assert len(cut) == 50 and cut.endswith("…")
+    words = report.first_sentence("loading the package crashes with SIGSEGV in every one of the processes", 40)
+    assert words.endswith(" …") and all(w in "loading the package crashes with SIGSEGV" for w in words[:-2].split())
     assert report.first_sentence("") == ""
 
 
@@ -87,7 +89,7 @@ def test_answer_aggregates_and_picks_the_first_decisive_claim():
 
 
 @pytest.mark.parametrize("question, verdicts, state, headline", [
-    ("bites", ["confirmed", "refuted"], "answered", "mixed"),
+    ("bites", ["confirmed", "refuted"], "answered", "partly"),
     ("bites", ["not_reproduced", "refuted"], "answered", "no"),
     ("bites", ["partly", "partly"], "answered", "partly"),
     ("bites", ["needs_cuda", "error"], "undecided", "needs CUDA"),

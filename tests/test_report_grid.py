@@ -22,9 +22,10 @@ BOOK = {
 
 
 def _claim(cid: str, verdict: str, evidence: str, data: dict[str, Any] | None = None,
-           conditions: dict[str, Any] | None = None, basis: str = "measured") -> dict[str, Any]:
+           conditions: dict[str, Any] | None = None, basis: str = "measured",
+           figure: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"id": cid, "source": "s1.txt", "claim": cid, "verdict": verdict, "evidence": evidence,
-            "data": data or {}, "conditions": conditions or {}, "basis": basis}
+            "data": data or {}, "conditions": conditions or {}, "basis": basis, "figure": figure}
 
 
 def _run(root: Path, name: str, device_type: str, claims: list[dict[str, Any]], kit: str = "0.1.0+gnew",
@@ -48,13 +49,14 @@ def runs(tmp_path, monkeypatch) -> list[pages.Run]:
     _run(tmp_path, "20260101T000000Z-a-cuda", "cuda", [_claim("alpha.bites", "refuted", "0 of 3 loads crash.")],
          kit="0.1.0+gold")
     _run(tmp_path, "20260102T000000Z-b-cuda", "cuda", [
-        _claim("alpha.bites", "confirmed", "3 of 3 loads crash with SIGSEGV on torch 2.11.0."),
-        _claim("alpha.fix", "confirmed", "with the preload 3 of 3 loads run."),
+        _claim("alpha.bites", "confirmed", "3 of 3 loads crash with SIGSEGV on torch 2.11.0.",
+               figure={"value": "3 of 3", "unit": "loads crash", "measures": "loads of the package"}),
+        _claim("alpha.fix", "confirmed", "with the preload 3 of 3 loads run in 5 s."),
         _claim("alpha.cost", "inconclusive", "ratios round by round: 1.9, 2.4, 2.1×.",
                {"ratios": {"a": [1.9, 2.4], "b": [2.1, 1.95, 2.6]}})])
     _run(tmp_path, "20260103T000000Z-c-cpu", "cpu", [
         _claim("alpha.bites", "inconclusive", "1 of 1 packages loaded and ran.",
-               conditions={"seed": {"torch": {"min": "2.11", "max": "2.11.99"}}, "run": {"torch": "2.14.1"},
+               figure={"value": "1 of 1", "unit": "packages loaded", "measures": "loads"}, conditions={"seed": {"torch": {"min": "2.11", "max": "2.11.99"}}, "run": {"torch": "2.14.1"},
                            "differ": ["torch"]}),
         _claim("alpha.fix", "needs_cuda", "no CUDA device in this run.", basis="none")], torch="2.14.1")
     return [pages.load_run(d, tmp_path) for d in pages.find_runs(tmp_path)]
@@ -73,9 +75,10 @@ def test_cells_carry_word_figure_link_and_what_would_decide(runs):
     (row,) = grid.grid({"alpha": BOOK["alpha"]}, columns, lambda r: f"{r.rel}/index.html")
     cuda, cpu = row.cells
     bites, fix, cost = cuda
-    assert (bites.word, bites.figure) == ("yes", "3 of 3 loads crash")
+    assert (bites.word, bites.figure, bites.measures) == ("yes", "3 of 3 loads crash", "loads of the package")
     assert bites.href == "20260102T000000Z-b-cuda/index.html#claim-alpha.bites"
     assert fix.word == "holds" and not fix.decide
+    assert fix.figure == ""  # its judge gave no figure: none is read out of "3 of 3 loads run in 5 s"
     # an undecided timing still shows every round measured and says what would decide it
     assert cost.word == "cannot tell" and cost.figure == "1.9–2.6× over 5 rounds"
     assert cost.decide == "rounds straddle the band 2.0–5.0×: more rounds decide"
@@ -83,11 +86,19 @@ def test_cells_carry_word_figure_link_and_what_would_decide(runs):
     assert cpu[1].word == "needs CUDA" and cpu[1].decide == "a CUDA run decides it"
 
 
-def test_evidence_figure_skips_parameters_and_keeps_units():
-    assert grid.evidence_figure("with full CUDA graphs (d_model=32, n_layers=1): 2.54, 2.87×") == "2.87×"
-    assert grid.evidence_figure("median 0.345 → 0.155 ms") == "0.155 ms"
-    assert grid.evidence_figure("5/7 specs export and match") == "5/7 specs"
-    assert grid.evidence_figure("nothing measured") == ""
+def test_no_cell_figure_is_read_out_of_evidence_text(runs):
+    """Every figure the grid shows is the deciding claim's own figure (judgement data) or its rounds: a claim whose
+    evidence is full of numbers but whose judge gave no figure shows none."""
+    columns = grid.stacks(runs)
+    (row,) = grid.grid({"alpha": BOOK["alpha"]}, columns, lambda r: "")
+    for cells in row.cells:
+        for cell in cells or []:
+            run = next(r for r in runs if r.name == cell.run)
+            claim = run.verdicts.get(cell.href.split("#claim-")[-1]) if cell.href else None
+            if cell.figure and claim:
+                assert cell.figure in (figures.claim_figure(claim, run.device_type, "×")[0],
+                                       figures.claim_figure(claim, run.device_type, "")[0])
+                assert claim.get("figure") or figures.rounds_in(claim.get("data"), run.device_type)[1]
 
 
 def test_matrix_changes_are_named_by_package_and_release_and_kind():
@@ -124,16 +135,18 @@ def test_run_page_opens_with_its_grid_and_undecided_answers_show_their_figure(ru
     assert "torch 2.11.0 · executorch 1.2.0 · ultralytics 8.4.190" in page
     answers = page.split('<section id="answers">')[1].split("</section>")[0]
     cost = answers.split('data-question="cost"')[1]
-    assert "measured: <b>1.9–2.6× over 5 rounds</b>" in cost and "more rounds decide" in cost
+    assert "1.9–2.6× over 5 rounds</b>" in cost and "more rounds decide" in cost
 
 
-def test_a_mixed_answer_counts_its_claims_both_ways():
-    verdicts = {cid: {"verdict": v} for cid, v in (("a", "confirmed"), ("b", "partly"), ("c", "refuted"),
-                                                     ("d", "inconclusive"))}
-    fix = pages.Answer("fix", "fix holds?", "answered", "mixed", claims=["a", "b", "c", "d"])
-    assert grid.mixed_figure(fix, verdicts) == "1 confirmed, 1 refuted, 1 partly"
-    bites = pages.Answer("bites", "bites here?", "answered", "mixed", claims=["a", "b", "c", "d"])
-    assert grid.mixed_figure(bites, verdicts, ["a", "c"]) == "1 confirmed, 1 refuted"  # the bug's own claims only
+def test_answers_never_say_mixed():
+    from yolo26kit.report import answers
+
+    said = [("a", {"verdict": "confirmed"}), ("b", {"verdict": "partly"}), ("c", {"verdict": "refuted"})]
+    assert answers.aggregate("fix", said) == ("no", said[2])  # the weakest link: a path where the fix fails
+    assert answers.aggregate("bites", said) == ("partly", said[1])
+    assert answers.aggregate("cost", said[:1] + said[2:]) == ("partly", said[0])
+    assert answers.aggregate("fix", said[:2]) == ("partly", said[1])
+    assert answers.aggregate("bites", said[:1]) == ("yes", said[0])
 
 
 def test_a_count_of_claims_never_heads_a_conclusion_when_rounds_were_timed(runs):

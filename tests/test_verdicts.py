@@ -7,12 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yolo26kit import findings
-from yolo26kit.verdicts import (Judgement, all_none_some, band, band_decision, combine, differing,
-                                rounds_until_decided, settle)
+from yolo26kit.verdicts import (MARGIN, Figure, Finding, Judgement, all_none_some, band, band_decision, combine,
+                                differing, rounds_until_decided, settle, stability, unmet)
 
 
 def test_band_decides_by_a_two_thirds_majority_with_the_median() -> None:
-    assert band([3.1, 3.4, 3.9], 2.0, 4.0) == "confirmed"
+    assert band([3.1, 3.4, 3.5], 2.0, 4.0) == "confirmed"
     assert band([1.2, 1.3], 2.0, 4.0) == "refuted"
     assert band([4.5, 9.0], 2.0, 4.0) == "refuted"  # outside on either side counts as outside
     assert band([1.9, 2.4], 2.0, 4.0) == "inconclusive"  # straddles the lower edge
@@ -45,10 +45,12 @@ def test_rounds_go_on_until_they_decide_or_reach_the_cap() -> None:
 @given(st.lists(st.floats(0.01, 100), min_size=1, max_size=15))
 def test_band_follows_the_majority_and_the_median(rounds: list[float]) -> None:
     inside = sum(2.0 <= r <= 4.0 for r in rounds)
+    clear_inside = sum(2.0 * (1 + MARGIN) <= r <= 4.0 * (1 - MARGIN) for r in rounds)
+    clear_outside = sum(r < 2.0 * (1 - MARGIN) or r > 4.0 * (1 + MARGIN) for r in rounds)
     verdict = band(rounds, 2.0, 4.0)
-    if inside == len(rounds):
+    if clear_inside == len(rounds):
         assert verdict == "confirmed"
-    elif inside == 0:
+    elif clear_outside == len(rounds):
         assert verdict == "refuted"
     elif verdict == "confirmed":
         assert inside >= 2 / 3 * len(rounds)
@@ -114,3 +116,61 @@ def test_combine_one_verdict_from_its_parts():
     assert combine(["confirmed", "refuted"]) == "partly" and combine(["confirmed", "partly"]) == "partly"
     assert combine([]) == "inconclusive" and combine(["confirmed", "inconclusive"]) == "inconclusive"
     assert combine(["partly"], expected=2) == "inconclusive"  # a part that gave no verdict leaves it open
+
+
+def test_a_median_at_a_band_edge_stays_undecided_instead_of_flipping() -> None:
+    # five rounds a hair either side of the 3.5x edge: noise, not evidence; without the margin these flipped
+    assert band([3.45, 3.52, 3.48, 3.55, 3.47], 3.5, 6.0) == "inconclusive"
+    assert band([3.45, 3.52, 3.48, 3.55, 3.47], 2.0, 3.5) == "inconclusive"
+    # clear of the edge by more than the margin, the same rounds decide
+    assert band([3.0, 3.1, 2.9, 3.05, 3.02], 3.5, 6.0) == "refuted"
+
+
+def test_a_split_batch_is_undecided_by_its_resamples() -> None:
+    # three rounds far inside, two far outside: the median is inside but a resample puts it outside too often
+    rounds = [2.5, 2.6, 2.7, 1.0, 1.1]
+    assert stability(rounds, 2.0, 5.0)["inside"] < 0.9
+    assert band(rounds, 2.0, 5.0) == "inconclusive"
+
+
+def test_the_same_rounds_always_give_the_same_verdict() -> None:
+    rounds = [2.1, 2.3, 1.95, 2.2, 2.4, 2.05, 2.15]
+    assert len({band(rounds, 2.0, 5.0) for _ in range(20)}) == 1
+    assert stability(rounds, 2.0, 5.0) == stability(list(reversed(rounds)), 2.0, 5.0)
+
+
+@pytest.mark.parametrize("verdict", ["confirmed", "refuted", "partly", "not_reproduced"])
+def test_a_step_that_did_not_run_never_decides_a_claim_about_it_running(verdict: str) -> None:
+    judged = Judgement(verdict, "no faster: the compile failed", premise="compile failed: NameError: name 'Max'")
+    final, _ = settle(judged, {})
+    assert (final.verdict, final.basis) == ("inconclusive", "none")
+    assert "NameError" in final.evidence and final.data["premise_unmet"].startswith("compile failed")
+
+
+def test_a_failure_still_decides_a_claim_about_whether_it_works() -> None:
+    final, _ = settle(Judgement("refuted", "the fix does not compile: NameError"), {})
+    assert final.verdict == "refuted"
+
+
+def test_unmet_carries_its_finding() -> None:
+    found = Finding("toto.compile", "Toto does not compile", "NameError: name 'Max' is not defined")
+    final, _ = settle(unmet("Toto's compile failed: NameError", findings=[found]), {})
+    assert final.verdict == "inconclusive" and final.findings == (found,)
+
+
+def test_figure_text_keeps_its_unit() -> None:
+    assert Figure(2.3456, "×", "ratio").text == "2.35×"
+    assert Figure(7.5, "ms").text == "7.5 ms"
+    assert Figure("3 of 3", "loads crash").text == "3 of 3 loads crash"
+
+
+def test_findings_record_the_figure_and_the_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(findings, "_phase_seconds", lambda: {})
+    found = findings.Findings("cuda_graphs", {})
+    claim = found.verdict("cuda_graphs.speedup_2_5x", unmet(
+        "Toto's compile failed", findings=[Finding("cuda_graphs.toto_compile", "Toto does not compile", "NameError")]))
+    assert claim.verdict == "inconclusive" and claim.basis == "none"
+    found.verdict("cuda_graphs.first_inference_60s", Judgement("confirmed", "45 s", figure=Figure(45.0, "s", "first")))
+    out = found.to_dict()
+    assert out["findings"][0]["claims"] == ["cuda_graphs.speedup_2_5x"]
+    assert out["claims"][1]["figure"] == {"value": 45.0, "unit": "s", "measures": "first"}

@@ -85,6 +85,22 @@ class View:
         return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
+def clip(text: Any, limit: int) -> str:
+    """The text whole when it fits, else cut at the last word boundary before `limit` and marked '…': a page
+    never shows a word cut in two."""
+    text = " ".join(str(text or "").split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip(" ,;:(") + " …"
+
+
+def error_line(error: Any) -> str:
+    """An error as a reader needs it: its first line (type and message), whole."""
+    lines = [line.strip() for line in str(error or "").splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
 def plain(r: View, cid: str, subject: str) -> str:
     """'<subject>: <verdict in plain words>.' — the fallback sentence for a claim with a verdict, '' without."""
     v = r.v(cid)
@@ -211,9 +227,9 @@ def conclude(results: dict[str, Any], entries: list[dict[str, Any]] | None = Non
     if figure is None:
         figure = generic(r, entries)[1]
     if (results or {}).get("notebook_error"):
-        by_q = {"other": f"The notebook failed: {str(results['notebook_error'])[:160]}", **by_q}
+        by_q = {"other": f"The notebook failed: {error_line(results['notebook_error'])}", **by_q}
     return Conclusion(inv, r.device, {q: s for q, s in by_q.items() if s}, figure, is_generic, specific)
 
 
-__all__ = ["PLAIN", "UNDECIDED", "QUESTION_WORDS", "Conclusion", "View", "plain", "num", "numbers", "span",
+__all__ = ["PLAIN", "UNDECIDED", "QUESTION_WORDS", "Conclusion", "View", "clip", "error_line", "plain", "num", "numbers", "span",
            "show", "module_of", "bug_claims", "device_need", "device_class", "concluder", "generic", "conclude"]

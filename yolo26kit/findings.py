@@ -18,7 +18,7 @@ import pandas as pd
 
 from . import env
 from .paths import DATA, INTERACTIVE, NOTEBOOK_TAG_ENV
-from .verdicts import BASES, VERDICTS, Judgement, settle
+from .verdicts import BASES, VERDICTS, Finding, Judgement, settle
 
 SCHEMA = 1
 # Notebooks run by hand (no results_path from the runner) save to paths.INTERACTIVE, among the local runs:
@@ -95,6 +95,7 @@ class Claim:
     data: dict[str, Any] = field(default_factory=dict)
     basis: str = "measured"  # measured | derived (arithmetic on the seed's own numbers) | both | none
     conditions: dict[str, Any] = field(default_factory=dict)  # {seed, run, differ[, irrelevant]}
+    figure: dict[str, Any] | None = None  # verdicts.Figure: {value, unit, measures}, the number that answers it
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -158,6 +159,7 @@ class Findings:
         self.environment = env.fingerprint()
         self.claims: dict[str, Claim] = {}
         self.tables: dict[str, list[dict[str, Any]]] = {}
+        self.findings: dict[str, dict[str, Any]] = {}  # bugs met that no seed claims, by finding id
         self.results_path = ""
         self.target = env.Target("cpu", ("cpu",))  # replaced by start() from the notebook's device parameter
 
@@ -186,10 +188,24 @@ class Findings:
             judged = replace(judged, basis="none")  # a step that broke measured nothing
         final, conditions = settle(judged, entry.get("conditions", {}))
         claim = Claim(claim_id, entry["source"], entry["claim"], final.verdict, final.evidence, jsonable(final.data),
-                      final.basis, jsonable(conditions))
+                      final.basis, jsonable(conditions), jsonable(final.figure.to_dict()) if final.figure else None)
         self.claims[claim_id] = claim
+        for found in final.findings:
+            self.finding(found, claim_id)
         self._persist()
         return claim
+
+    def finding(self, found: Finding, claim_id: str = "") -> dict[str, Any]:
+        """Record a bug the run met that no seed claims, with the stack it was seen on and the claims it touches
+        (a finding met by several judges is kept once, its claims merged)."""
+        record = self.findings.setdefault(found.id, {**found.to_dict(), "stack": {
+            k: self.environment.get(k) for k in ("device_type", "device", "torch", "executorch", "ultralytics")
+            if self.environment.get(k)}})
+        for cid in (*found.claims, claim_id):
+            if cid and cid not in record["claims"]:
+                record["claims"].append(cid)
+        self._persist()
+        return record
 
     def judge_all(self, judges: Mapping[str, Callable[[Any], Judgement]], measured: Any) -> pd.DataFrame:
         """Record each claim's verdict from `judges[claim_id](measured)`; a judge that breaks records `error` for its
@@ -236,6 +252,7 @@ class Findings:
             "parameters": jsonable(self.parameters),
             "claims": [asdict(c) for c in self.claims.values()],
             "missing_claims": missing,
+            "findings": jsonable(list(self.findings.values())),
             "tables": self.tables,
         }
 
@@ -287,6 +304,7 @@ def failed_results(investigation: str, run_id: str, parameters: dict[str, Any], 
         "parameters": jsonable(parameters),
         "claims": kept + added,
         "missing_claims": [],
+        "findings": partial.get("findings", []),
         "tables": partial.get("tables", {}),
         "notebook_error": error,
     }

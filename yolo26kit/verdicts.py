@@ -1,9 +1,12 @@
-"""What a judge returns, the verdict words, the band and all/none/some rules, and the seed-conditions check."""
+"""What a judge returns, the verdict words, the band and all/none/some rules, and the rules the engine enforces on
+every judgement: the seed-conditions check and the premise rule (a step that did not run never decides a claim about
+what happens when it runs)."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 VERDICTS = ("confirmed", "refuted", "partly", "not_reproduced", "inconclusive", "needs_cuda", "error")
@@ -12,11 +15,54 @@ DECISIVE = ("confirmed", "refuted", "partly", "not_reproduced")
 BASES = ("measured", "derived", "both", "none")
 
 
+@dataclass(frozen=True)
+class Figure:
+    """The one measured number that answers a claim: its value, unit and what it measures. Pages show it as it is;
+    no page figure is ever parsed out of an evidence sentence."""
+
+    value: float | int | str
+    unit: str = ""
+    measures: str = ""
+
+    @property
+    def text(self) -> str:
+        """'1.78×', '3 of 3 loads', '7.5 ms': the value in 3 significant digits with its unit."""
+        value = self.value
+        shown = f"{value:.3g}" if isinstance(value, float) else str(value)
+        unit = self.unit
+        return f"{shown}{unit}" if not unit or unit[0] in "×%" else f"{shown} {unit}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def count_figure(held: int, tried: int, what: str, measures: str) -> Figure:
+    """'2 of 3 <what>': a count of cases as a figure."""
+    return Figure(f"{held} of {tried}", what, measures)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A bug the run met that no seed claims: a short title, the evidence, the smallest input that shows it. The
+    stack it was seen on and the claims it touches are filled in when a notebook records it."""
+
+    id: str
+    title: str
+    evidence: str
+    smallest_input: str = ""
+    claims: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "claims": list(self.claims)}
+
+
 @dataclass
 class Judgement:
     """One judge's answer: the verdict, a sentence of evidence with the numbers, the data behind it, how it was
-    reached (`basis`), the run's values of the conditions that decide the claim (`run`), and the conditions that
-    differ from the seed's but were shown not to matter (`irrelevant`: condition → why)."""
+    reached (`basis`), the run's values of the conditions that decide the claim (`run`), the conditions that
+    differ from the seed's but were shown not to matter (`irrelevant`: condition → why), the figure that answers it,
+    `premise`: why the claim's premise is unmet (a step the claim is about did not run: the engine then keeps the
+    claim undecided, see `settle`), and the findings the judge met on the way."""
 
     verdict: str
     evidence: str
@@ -24,6 +70,9 @@ class Judgement:
     basis: str = "measured"
     run: dict[str, Any] = field(default_factory=dict)
     irrelevant: dict[str, str] = field(default_factory=dict)
+    figure: Figure | None = None
+    premise: str = ""
+    findings: tuple[Finding, ...] = ()
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -37,24 +86,56 @@ class Judgement:
 ROUNDS_SHARE = 2 / 3
 MIN_ROUNDS = 5
 MAX_ROUNDS = 15
+# ...and only with a margin and a stability check, so the same code gives the same verdict batch after batch: the
+# median must clear the band's edge by MARGIN of the edge's size, and at least STABLE_SHARE of RESAMPLES bootstrap
+# resamples of the rounds (a fixed seed: the same rounds always decide the same way) must put their median clear on
+# the same side. Rounds whose median sits near an edge stay undecided (more rounds may decide), never flip.
+MARGIN = 0.05
+STABLE_SHARE = 0.9
+RESAMPLES = 400
 
 
-def _side(value: float, lo: float, hi: float) -> str:
-    return "inside" if lo <= value <= hi else "outside"
+def _side(value: float, lo: float, hi: float, margin: float = 0.0) -> str:
+    """inside / outside the band [lo, hi], or `edge` when within `margin` (a share of the edge's size) of an edge."""
+    lo_in, hi_in = lo + margin * abs(lo), hi - margin * abs(hi)
+    lo_out, hi_out = lo - margin * abs(lo), hi + margin * abs(hi)
+    if lo_in <= value <= hi_in:
+        return "inside"
+    if value < lo_out or value > hi_out:
+        return "outside"
+    return "edge"
+
+
+def _median(rounds: list[float]) -> float:
+    ordered = sorted(rounds)
+    return ordered[(len(ordered) - 1) // 2]  # a real round (the lower middle one): a mean of two could fall in between
+
+
+def stability(values: Iterable[float], lo: float, hi: float, margin: float = MARGIN) -> dict[str, float]:
+    """The share of bootstrap resamples of the rounds whose median lies clear inside, clear outside, or at an edge of
+    the band (a fixed seed: deterministic for the same rounds)."""
+    rounds = sorted(float(v) for v in values)  # the order rounds came in must not change the answer
+    if not rounds:
+        return {"inside": 0.0, "outside": 0.0, "edge": 1.0}
+    rng = random.Random(0)
+    sides = [_side(_median(rng.choices(rounds, k=len(rounds))), lo, hi, margin) for _ in range(RESAMPLES)]
+    return {side: sides.count(side) / RESAMPLES for side in ("inside", "outside", "edge")}
 
 
 def band_decision(values: Iterable[float], lo: float, hi: float, *, min_rounds: int = 1) -> str | None:
     """The rounds rule against the seed's band [lo, hi]: `confirmed` when at least ROUNDS_SHARE of the rounds and
-    their median lie inside the band, `refuted` when they lie outside it (either side), None when fewer than
-    `min_rounds` rounds were timed or the rounds straddle an edge (more rounds may decide)."""
+    their median lie inside the band, `refuted` when they lie outside it (either side), in both cases with the
+    median clear of the edge by MARGIN and STABLE_SHARE of bootstrap resamples agreeing; None when fewer than
+    `min_rounds` rounds were timed or the rounds do not decide (more rounds may decide)."""
     rounds = sorted(float(v) for v in values)
     if len(rounds) < max(1, min_rounds):
         return None
     n = len(rounds)
-    median = rounds[(n - 1) // 2]  # a real round (the lower middle one): a mean of two could fall in between
-    side = _side(median, lo, hi)
+    side = _side(_median(rounds), lo, hi, MARGIN)
+    if side == "edge":
+        return None
     agree = sum(_side(v, lo, hi) == side for v in rounds)
-    if agree < ROUNDS_SHARE * n:
+    if agree < ROUNDS_SHARE * n or stability(rounds, lo, hi)[side] < STABLE_SHARE:
         return None
     return "confirmed" if side == "inside" else "refuted"
 
@@ -74,6 +155,13 @@ def rounds_until_decided(one_round: Callable[[], float], lo: float, hi: float, *
         if band_decision(rounds, lo, hi, min_rounds=min_rounds) is not None:
             break
     return rounds
+
+
+def rounds_figure(values: Iterable[float], unit: str, measures: str) -> Figure:
+    """The median round as a claim's figure, the span and count in what it measures."""
+    rounds = sorted(float(v) for v in values)
+    span = f"{rounds[0]:.3g}–{rounds[-1]:.3g}{unit.strip() if unit.strip()[:1] in '×%' else ' ' + unit.strip()}"
+    return Figure(_median(rounds), unit, f"{measures}: median of {len(rounds)} rounds ({span})")
 
 
 def all_none_some(held: int, tried: int) -> str:
@@ -142,10 +230,33 @@ def _show(value: Any) -> str:
     return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
+def unmet(premise: str, evidence: str = "", run: Mapping[str, Any] | None = None,
+          findings: Iterable[Finding] = ()) -> Judgement:
+    """The judgement of a claim about what happens when a step runs, where that step did not run (`premise`: what
+    failed and how): undecided, basis none, the failure named; a finding of its own where the judge names one."""
+    return Judgement("inconclusive", evidence or premise, basis="none", run=dict(run or {}), premise=premise,
+                     findings=tuple(findings))
+
+
+def _premise_rule(judgement: Judgement) -> Judgement:
+    """A judgement whose premise is unmet never decides: a failure decides only claims about whether a thing works
+    (those judges say so with a verdict and no `premise`)."""
+    if not judgement.premise or judgement.verdict in ("needs_cuda", "error"):
+        return judgement
+    if judgement.verdict == "inconclusive" and judgement.basis == "none":
+        return judgement
+    evidence = (f"{judgement.premise} — the claim is about what happens when it runs, so this run cannot decide it"
+                + (f" (the judge would have said {judgement.verdict})" if judgement.verdict in DECISIVE else ""))
+    return replace(judgement, verdict="inconclusive", evidence=evidence, basis="none",
+                   data={**judgement.data, "premise_unmet": judgement.premise})
+
+
 def settle(judgement: Judgement, seed: Mapping[str, Any]) -> tuple[Judgement, dict[str, Any]]:
-    """Apply the conditions rule: a decisive verdict whose run differs from the seed's conditions in a way that
-    was not shown not to matter becomes `inconclusive`, and the evidence names the condition. Returns the final
-    judgement and the `conditions` record for results.json ({seed, run, differ, irrelevant})."""
+    """Apply the engine's rules: the premise rule (`_premise_rule`), then the conditions rule: a decisive verdict
+    whose run differs from the seed's conditions in a way that was not shown not to matter becomes `inconclusive`,
+    and the evidence names the condition. Returns the final judgement and the `conditions` record for results.json
+    ({seed, run, differ, irrelevant})."""
+    judgement = _premise_rule(judgement)
     differ = differing(seed, judgement.run)
     deciding = [k for k in differ if k not in judgement.irrelevant]
     record = {"seed": dict(seed), "run": dict(judgement.run), "differ": differ,
@@ -165,4 +276,4 @@ def settle(judgement: Judgement, seed: Mapping[str, Any]) -> tuple[Judgement, di
     evidence = (f"{judgement.evidence.rstrip('. ')} — the run would say {judgement.verdict}, but it cannot decide "
                 f"the seed's statement: {why}")
     data = {**judgement.data, "verdict_under_run_conditions": judgement.verdict}
-    return Judgement("inconclusive", evidence, data, judgement.basis, judgement.run, judgement.irrelevant), record
+    return replace(judgement, verdict="inconclusive", evidence=evidence, data=data), record

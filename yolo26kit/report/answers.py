@@ -4,10 +4,12 @@ How an answer is computed (one per investigation and question: bites / fix / cos
 the claims of the investigation whose ledger `question` is that question, in ledger order, with their verdicts
 in the run; for "bites", only the claims about the bug itself (the ledger's `"bug": true`) on the device class the
 bug needs (conclusion.device_class) decide — a CPU run of a CUDA-only bug says "needs CUDA — this run cannot tell".
-The headline aggregates the decisive verdicts (confirmed → yes, refuted / not_reproduced → no, partly → partly;
-different ones → mixed; none decisive → the first claim's inconclusive / needs_cuda / error). The deciding claim is
-the first deciding claim in ledger order with a decisive verdict, else the first with any verdict; the answer's
-sentence is the conclusion's sentence for that question, else the first sentence of the deciding claim's evidence.
+The headline aggregates the decisive verdicts (confirmed → yes, refuted / not_reproduced → no, partly → partly) by
+`aggregate`: all alike → that word; "fix holds?" is the weakest link (a fix that fails or only moves the failure on
+one path the seed claims it for does not hold there, so any no → "does not hold"); otherwise some yes and some no →
+partly. None decisive → the first claim's inconclusive / needs_cuda / error. The deciding claim is the claim that gave
+the headline its word (ledger order), else the first with any verdict; the answer's sentence is the conclusion's
+sentence for that question, else the deciding claim's whole first sentence (never cut mid-word).
 The index takes each investigation's answers from the newest run of each device type that judged it
 (answering_runs). Nothing in an answer is typed in: it all comes from results.json.
 """
@@ -34,11 +36,10 @@ QUESTION_LABELS = {"bites": "bites here?", "fix": "fix holds?", "cost": "cost?",
 DECISIVE = verdicts.DECISIVE
 POLARITY = {"confirmed": "yes", "refuted": "no", "not_reproduced": "no", "partly": "partly"}
 HEADLINES = {
-    "bites": {"yes": "yes", "no": "no", "partly": "partly", "mixed": "mixed"},
-    "fix": {"yes": "holds", "no": "does not hold", "partly": "partly holds", "mixed": "mixed"},
-    "cost": {"yes": "as the seed says", "no": "not as the seed says", "partly": "partly as the seed says",
-             "mixed": "mixed"},
-    "other": {"yes": "confirmed", "no": "not confirmed", "partly": "partly", "mixed": "mixed"},
+    "bites": {"yes": "yes", "no": "no", "partly": "partly"},
+    "fix": {"yes": "holds", "no": "does not hold", "partly": "partly holds"},
+    "cost": {"yes": "as the seed says", "no": "not as the seed says", "partly": "partly as the seed says"},
+    "other": {"yes": "confirmed", "no": "not confirmed", "partly": "partly"},
 }
 UNDECIDED = {"inconclusive": "cannot tell", "needs_cuda": "needs CUDA", "error": "error"}
 UNTESTABLE_LEDGER = "untestable"  # data/claims/untestable.json: claims no investigation can test
@@ -55,10 +56,18 @@ def question_of(entry: dict[str, Any]) -> str:
 
 
 def first_sentence(text: str, limit: int = SENTENCE_LIMIT) -> str:
-    """The first sentence of an evidence string (where its deciding number is), cut at `limit` characters."""
+    """The first sentence of an evidence string; past `limit` characters it ends at the last clause boundary (';',
+    ' — ', ':') or word before the limit, marked '…': never mid-word."""
     text = " ".join(str(text or "").split())
     head = _SENTENCE_END.split(text, maxsplit=1)[0]
-    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
+    if len(head) <= limit:
+        return head
+    cut = head[:limit]
+    for mark in ("; ", " — ", ": ", ", ", " "):
+        at = cut.rfind(mark)
+        if at > limit // 2:
+            return cut[:at].rstrip(" ,;:—") + " …"
+    return cut[: cut.rfind(" ")].rstrip() + " …" if " " in cut else cut[: limit - 1] + "…"  # one long token
 
 
 @dataclass
@@ -207,13 +216,29 @@ def answer(question: str, entries: list[dict[str, Any]], verdicts: dict[str, dic
     decisive = [(cid, c) for cid, c in deciding if c.get("verdict") in DECISIVE]
     cid, claim = (decisive or deciding)[0]
     if decisive:
-        polarities = {POLARITY[c["verdict"]] for _, c in decisive}
-        state, headline = "answered", HEADLINES[question][polarities.pop() if len(polarities) == 1 else "mixed"]
+        polarity, (cid, claim) = aggregate(question, decisive)
+        state, headline = "answered", HEADLINES[question][polarity]
     else:
         state, headline = "undecided", UNDECIDED.get(claim.get("verdict", ""), str(claim.get("verdict")))
     sentence = (conclusion.sentence(question) if conclusion else "") or first_sentence(claim.get("evidence", ""))
     return Answer(question, label, state, headline, verdict_counts([c.get("verdict", "") for _, c in seen]),
                   cid, claim.get("verdict", ""), sentence, judged, str(claim.get("basis") or ""))
+
+
+def aggregate(question: str, decisive: list[tuple[str, dict[str, Any]]]) -> tuple[str, tuple[str, dict[str, Any]]]:
+    """(yes / no / partly, the claim that gave that word) from a question's decisive claims, in ledger order: all
+    alike → that; for "fix" any no → no (the weakest link: a fix that does not hold on one path the seed claims it
+    for does not hold); otherwise a mix → partly, decided by the first claim that holds only in part, else the first
+    that holds (where it bites, or holds)."""
+    polarity = [(POLARITY[c["verdict"]], (cid, c)) for cid, c in decisive]
+    words = {p for p, _ in polarity}
+    if len(words) == 1:
+        return polarity[0][0], polarity[0][1]
+    if question == "fix" and "no" in words:
+        return "no", next(item for p, item in polarity if p == "no")
+    deciding = next((item for p, item in polarity if p == "partly"), None) or \
+        next(item for p, item in polarity if p == "yes")
+    return "partly", deciding
 
 
 def answers(entries: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]], device_type: str = "",

@@ -46,6 +46,21 @@ def rounds_figure(claim: dict[str, Any], device_type: str, unit: str = "") -> st
     return f"{span}{unit} over {len(numbers)} round{'s' if len(numbers) != 1 else ''}"
 
 
+def claim_figure(claim: dict[str, Any], device_type: str, unit: str = "") -> tuple[str, str]:
+    """(figure, what it measures) of a claim: the figure its judge returned as data, else its rounds' median and
+    span; ('', '') without either. Never read out of the evidence text."""
+    figure = claim.get("figure")
+    if isinstance(figure, dict) and figure.get("value") not in (None, ""):
+        from ..verdicts import Figure
+
+        shown = Figure(figure["value"], str(figure.get("unit") or ""), str(figure.get("measures") or ""))
+        return shown.text, shown.measures
+    key, numbers = rounds_in(claim.get("data"), device_type)
+    if not numbers:
+        return "", ""
+    return rounds_figure(claim, device_type, unit), f"{key}: one figure per timed round"
+
+
 def band_unit(entry: dict[str, Any] | None) -> str:
     """The unit of a ledger band as a cell shows it: its first word ('×', ' ms', ' s')."""
     unit = str(((entry or {}).get("band") or {}).get("unit") or "").split(" ")[0]

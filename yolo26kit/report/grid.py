@@ -3,31 +3,25 @@
 A stack is what a verdict depends on: device type, the GPU or CPU model, torch, executorch and ultralytics. Runs of
 an older kit on a device type that a newer kit has run are superseded and left out of the grid. Per stack and
 investigation the cell's answer comes from the newest run of that stack that judged the investigation; each cell
-shows a word (the answer's headline), the deciding figure (a number measured in that run: rounds, counts, ms) and
-a link to the deciding claim. An undecided answer says what would decide it (the seed's condition the run lacks,
+shows a word (the answer's headline), the deciding figure (the figure the deciding claim's judge returned as data,
+or the median of its per-round data; never a number read out of evidence text) and a link to the deciding claim. An undecided answer says what would decide it (the seed's condition the run lacks,
 a CUDA run, more rounds).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import display
-from ..conclusion import bug_claims
-from .figures import band_unit, rounds_figure, rounds_in
-from .answers import POLARITY, QUESTIONS, Answer, Block, Run, block, judged, verdict_counts
+from .figures import band_unit, claim_figure, rounds_in
+from .answers import QUESTIONS, Answer, Block, Run, block, judged
 
 # The short word a grid cell shows for an answer's headline (the answer block keeps the long one).
 CELL_WORDS = {"needs CUDA — this run cannot tell": "needs CUDA", "not reached in this run": "not reached",
               "as the seed says": "as claimed", "not as the seed says": "not as claimed",
               "partly as the seed says": "partly as claimed", "no claim asks this": "—"}
 GRID_LABELS = {"bites": "bites here?", "fix": "fix holds?", "cost": "cost"}
-_FIGURE = re.compile(r"(?<![\w=.])(\d+(?:\.\d+)?% of [\w']+(?: [\w']+){0,2}"
-                     r"|\d+(?:\.\d+)?(?:–\d+(?:\.\d+)?)?\s?(?:×|ms\b|s\b|%)"
-                     r"|\d+ of \d+(?: [A-Za-z][\w-]*){0,2}|\d+/\d+(?: [A-Za-z][\w-]*){0,1})")
-_ERROR = re.compile(r"\b(\w+(?:Error|Exception))\b")
 
 
 @dataclass
@@ -61,6 +55,7 @@ class GridCell:
     word: str
     verdict: str
     figure: str = ""
+    measures: str = ""  # what the figure measures (a cell's tooltip)
     href: str = ""
     decide: str = ""
     sentence: str = ""
@@ -153,37 +148,13 @@ def answering_run(stack: Stack, investigation: str) -> Run | None:
         next((r for r in stack.runs if investigation in r.investigations), None)
 
 
-def evidence_figure(text: str, pattern: re.Pattern[str] = _FIGURE) -> str:
-    """The first measured figure in a claim's evidence ('3 of 3 loads crash', '1.78×', '7.5 ms'; with _ERROR the
-    first error it names); '' when it has none."""
-    found = pattern.search(" ".join(str(text or "").split()))
-    return found.group(1) if found else ""
-
-
 def deciding_figure(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None,
-                    device_type: str, verdicts: dict[str, dict[str, Any]] | None = None,
-                    bug: list[str] | None = None) -> str:
-    """The figure that decided an answer: the deciding claim's rounds (a timing), else the first figure of its
-    evidence, of a decided answer's sentence, else the error the evidence names; '' when the run could not measure it
-    (needs CUDA) or measured nothing. An undecided answer's sentence may quote the seed's figure: not used."""
+                    device_type: str) -> tuple[str, str]:
+    """The figure that decided an answer and what it measures: the deciding claim's own figure (judgement data),
+    else the median of its rounds; ('', '') when the run could not measure it (needs CUDA) or the judge gave none."""
     if not claim or answer.deciding_verdict == "needs_cuda":
-        return ""
-    if answer.headline == "mixed":
-        return mixed_figure(answer, verdicts or {}, bug)
-    evidence = claim.get("evidence", "")
-    return (rounds_figure(claim, device_type, band_unit(entry)) or evidence_figure(evidence)
-            or (evidence_figure(answer.sentence) if answer.state == "answered" else "")
-            or evidence_figure(evidence, _ERROR))
-
-
-def mixed_figure(answer: Answer, verdicts: dict[str, dict[str, Any]], bug: list[str] | None = None) -> str:
-    """For an answer whose deciding claims disagree, their decisive verdicts counted ('2 confirmed, 1 refuted');
-    for "bites here?" only the claims about the bug itself (`bug`, the ledger's) decide, as in the answer."""
-    ids = answer.claims
-    if answer.question == "bites":
-        ids = [cid for cid in bug or [] if cid in ids] or ids
-    said = [str(verdicts[cid].get("verdict")) for cid in ids if cid in verdicts]
-    return ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in verdict_counts([v for v in said if v in POLARITY]))
+        return "", ""
+    return claim_figure(claim, device_type, band_unit(entry))
 
 
 def what_would_decide(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None) -> str:
@@ -227,10 +198,8 @@ def cells(b: Block, entries: list[dict[str, Any]], href: str) -> list[GridCell]:
         claim = b.run.verdicts.get(a.deciding)
         entry = by_id.get(a.deciding)
         verdict = a.deciding_verdict if a.state in ("answered", "undecided") else "none"
-        verdict = "partly" if a.headline == "mixed" else verdict  # decisive verdicts both ways
-        out.append(GridCell(a.question, CELL_WORDS.get(a.headline, a.headline), verdict,
-                            deciding_figure(a, claim, entry, b.run.device_type, b.run.verdicts, bug_claims(entries))
-                            if a.state != "no_claims" else "",
+        figure, measures = deciding_figure(a, claim, entry, b.run.device_type) if a.state != "no_claims" else ("", "")
+        out.append(GridCell(a.question, CELL_WORDS.get(a.headline, a.headline), verdict, figure, measures,
                             f"{href}#claim-{a.deciding}" if a.deciding else "",
                             what_would_decide(a, claim, entry), display.lists_in_text(a.sentence), b.run.name))
     return out

@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from . import bisect_page, display, figures, grid, matrix_page
 from .. import findings
-from ..conclusion import conclude
+from ..conclusion import clip, conclude
 from .answers import (DECISIVE, HEADLINES, POLARITY, QUESTION_LABELS, QUESTIONS, SENTENCE_LIMIT, UNDECIDED,
                        UNTESTABLE_LEDGER, Answer, Block, Cell, Coverage, Run, investigations_in, sources_of, answer,
                        answering_runs, answers, block, compare, conclusion_html, coverage, find_runs, first_sentence,
@@ -280,7 +280,7 @@ def _fold(text: str) -> Markup:
     """A cell's text, folded into <details> (its start as the summary) when it is long."""
     if len(text) <= LONG_CELL:
         return Markup(html.escape(text))
-    return Markup(f"<details class='cell'><summary>{html.escape(text[:100])}…</summary>"
+    return Markup(f"<details class='cell'><summary>{html.escape(clip(text, 100))}</summary>"
                   f"<div class='full'>{html.escape(text)}</div></details>")
 
 
@@ -308,7 +308,7 @@ def frames_html(value: Any) -> Markup:
     if not frames:
         return Markup("")
     items = "".join(f"<li><code>{html.escape(str(f))}</code></li>" for f in frames)
-    return Markup(f"<details class='frames'><summary><code>{html.escape(str(frames[0])[:100])}</code> "
+    return Markup(f"<details class='frames'><summary><code>{html.escape(clip(frames[0], 100))}</code> "
                   f"({len(frames)} frames)</summary><ol>{items}</ol></details>")
 
 
