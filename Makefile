@@ -35,9 +35,13 @@ test-notebooks: $(STAMP)
 test-all: $(STAMP)
 	$(BIN)/python -m pytest
 
-# Tracked notebooks are saved without outputs (a pre-save hook): autosave never makes the checkout dirty.
+# Tracked notebooks are saved as committed but for their sources (a pre-save hook): a session, autosave included,
+# never makes the checkout dirty. Extra flags: make lab LAB_ARGS="--no-browser --port 8899"; as root (a
+# container) Jupyter asks for --allow-root, which is added then.
+LAB_ARGS ?=
 lab: $(STAMP)
-	$(BIN)/jupyter lab --config=yolo26kit/jupyter_lab_config.py notebooks/
+	$(BIN)/jupyter lab --config=yolo26kit/jupyter_lab_config.py $(if $(filter 0,$(shell id -u)),--allow-root) \
+		$(LAB_ARGS) notebooks/
 
 clean-venv:
 	rm -rf $(VENV)

@@ -221,36 +221,3 @@ def test_results_and_run_json_are_written_0644_under_umask_022(tmp_path):
         os.umask(old)
     assert (tmp_path / "a.results.json").stat().st_mode & 0o777 == 0o644
     assert (tmp_path / "run.json").stat().st_mode & 0o777 == 0o600  # the umask is respected
-
-
-def test_lab_saves_tracked_notebooks_without_outputs(tmp_path, monkeypatch):
-    """`make lab` loads yolo26kit/jupyter_lab_config.py: JupyterLab's save of a tracked notebook drops outputs,
-    a copy saved elsewhere keeps them."""
-    import asyncio
-
-    import nbformat
-    from jupyter_server.services.contents.filemanager import FileContentsManager
-    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager  # JupyterLab's default
-    from traitlets.config.loader import PyFileConfigLoader
-
-    from yolo26kit import jupyter_lab_config
-
-    assert "--config=yolo26kit/jupyter_lab_config.py" in (env.ROOT / "Makefile").read_text()
-    config = PyFileConfigLoader("jupyter_lab_config.py", path=str(env.ROOT / "yolo26kit")).load_config()
-    hook = config.ContentsManager.pre_save_hook
-    assert hook.__name__ == "strip_tracked_outputs"
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1", execution_count=3, outputs=[
-        nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=3)])])
-    assert jupyter_lab_config.TRACKED == env.ROOT / "notebooks"
-    tracked = tmp_path / "checkout" / "notebooks"  # stands in for the checkout's notebooks/: nothing written there
-    tracked.mkdir(parents=True)
-    monkeypatch.setitem(hook.__globals__, "TRACKED", tracked)
-    manager = AsyncLargeFileManager(root_dir=str(tracked.parent), config=config)  # the hook comes from the config
-    model = {"type": "notebook", "format": "json", "content": nb}
-    name = "zz-lab-hook-test.ipynb"
-    asyncio.run(manager.save(json.loads(json.dumps(model)), f"notebooks/{name}"))
-    saved = nbformat.read(tracked / name, as_version=4)
-    assert saved.cells[0].outputs == [] and saved.cells[0].execution_count is None
-    elsewhere = FileContentsManager(root_dir=str(tmp_path), pre_save_hook=hook)
-    elsewhere.save(json.loads(json.dumps(model)), name)
-    assert nbformat.read(tmp_path / name, as_version=4).cells[0].outputs

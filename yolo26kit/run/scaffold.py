@@ -335,7 +335,7 @@ def _notebook(values: dict[str, str]) -> str:
             cells.append(cell)
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    return nbformat.writes(nb)
+    return nbformat.writes(nb) + "\n"  # byte for byte what Jupyter saves (tests/test_lab.py)
 
 
 def source_of(source: str, name: str, root: Path) -> tuple[str, Path | None]:
