@@ -174,3 +174,9 @@ def test_findings_record_the_figure_and_the_finding(monkeypatch: pytest.MonkeyPa
     out = found.to_dict()
     assert out["findings"][0]["claims"] == ["cuda_graphs.speedup_2_5x"]
     assert out["claims"][1]["figure"] == {"value": 45.0, "unit": "s", "measures": "first"}
+
+
+def test_an_open_band_decides_on_its_one_edge() -> None:
+    assert band([2.0, 1.9, 2.1, 2.2, 2.0], 1.0, float("inf")) == "confirmed"
+    assert band([0.5, 0.6, 0.55, 0.5, 0.6], 1.0, float("inf")) == "refuted"
+    assert band([0.99, 1.01, 1.0, 1.02, 0.98], 1.0, float("inf")) == "inconclusive"

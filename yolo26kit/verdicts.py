@@ -4,6 +4,7 @@ what happens when it runs)."""
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -97,8 +98,9 @@ RESAMPLES = 400
 
 def _side(value: float, lo: float, hi: float, margin: float = 0.0) -> str:
     """inside / outside the band [lo, hi], or `edge` when within `margin` (a share of the edge's size) of an edge."""
-    lo_in, hi_in = lo + margin * abs(lo), hi - margin * abs(hi)
-    lo_out, hi_out = lo - margin * abs(lo), hi + margin * abs(hi)
+    lo_pad = margin * abs(lo) if math.isfinite(lo) else 0.0  # an open end (inf) has no edge to keep clear of
+    hi_pad = margin * abs(hi) if math.isfinite(hi) else 0.0
+    lo_in, hi_in, lo_out, hi_out = lo + lo_pad, hi - hi_pad, lo - lo_pad, hi + hi_pad
     if lo_in <= value <= hi_in:
         return "inside"
     if value < lo_out or value > hi_out:

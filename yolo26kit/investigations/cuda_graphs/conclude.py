@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import statistics
 
-from ...conclusion import PLAIN, UNDECIDED, View, num, numbers, plain, span
+from ...conclusion import PLAIN, UNDECIDED, View, error_line, num, numbers, plain, span
 
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
 DEVICE = "cuda"
@@ -39,10 +39,11 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     ratios = numbers(r.data("cuda_graphs.speedup_2_5x", "speedups" if toto else "ratios"))
     first_s = r.data("cuda_graphs.first_inference_60s", "first_s")
     first = numbers(first_s if isinstance(first_s, (list, dict)) else [first_s])  # Toto's is one cold compile
-    failed = r.data("cuda_graphs.speedup_2_5x", "error")
+    failed = r.data("cuda_graphs.speedup_2_5x", "premise_unmet")
     costs = []
-    if failed and r.v("cuda_graphs.speedup_2_5x") == "refuted":
-        costs.append(f"on Toto itself the seed's fix does not compile with reduce-overhead ({str(failed)[:160]})")
+    if failed:
+        costs.append(f"the seed's cost figures are for CUDA graphs enabled, and no route enabled them on Toto here: "
+                     f"{error_line(failed)}")
     if ratios and r.v("cuda_graphs.speedup_2_5x") not in UNDECIDED:
         costs.append(f"{'Toto with' if toto else 'full'} CUDA graphs run{'s' if toto else ''} a forecast "
                      f"{span(ratios, '×')} faster than the default compile, round by round (seed: 2–5×)")

@@ -10,7 +10,7 @@ import torch
 
 from ...bench import timing
 from ...findings import band_of
-from ...verdicts import Judgement, all_none_some, band
+from ...verdicts import Figure, Judgement, all_none_some, band, count_figure, rounds_figure
 from . import judge_toto
 from .measure import (Config, Results, capture_class, case_label, case_setting, launches_of_eager,
                       row_outputs)
@@ -138,7 +138,8 @@ def judge_item_skips(res: Results) -> Judgement:
         text += (" — it holds in part: skipped where " + ", ".join(case_setting(r) for r, h in zip(rows, held) if h)
                  + "; graphs launched where " + ", ".join(case_setting(r) for r, h in zip(rows, held) if not h))
     return Judgement(verdict, text, {"classes": [_captured(res, r) for r in rows], "skipped": held},
-                     run=_run(res, rows))
+                     run=_run(res, rows), figure=count_figure(sum(held), len(held), "cases skip CUDA graphs",
+                                                              ".item() + capture on under reduce-overhead"))
 
 
 def judge_item_local_scalar_dense(res: Results) -> Judgement:
@@ -177,7 +178,9 @@ def judge_item_syncs(res: Results) -> Judgement:
     verdict = all_none_some(sum(s > 0 for s in syncs), len(syncs))
     if verdict == "partly":
         text += " — it holds in part: only " + ", ".join(case_label(r) for r, s in zip(rows, syncs) if s) + " sync"
-    return Judgement(verdict, text, {"syncs": syncs}, run=_run(res, rows))
+    return Judgement(verdict, text, {"syncs": syncs}, run=_run(res, rows),
+                     figure=count_figure(sum(s > 0 for s in syncs), len(syncs), "item cases sync",
+                                         "stream synchronisations in a decode step"))
 
 
 def judge_item_capture_scalar(res: Results) -> Judgement:
@@ -301,7 +304,9 @@ def judge_int_enables(res: Results) -> Judgement:
         verdict = "partly"
         evidence += (" — it holds in part: full CUDA graphs with " + ", ".join(case_setting(r) for r, f in zip(rows, full) if f)
                      + ", not with " + ", ".join(case_setting(r) for r, f in zip(rows, full) if not f))
-    return Judgement(verdict, evidence, {"int": int_classes, "item": item_by}, run=_run(res, rows))
+    return Judgement(verdict, evidence, {"int": int_classes, "item": item_by}, run=_run(res, rows),
+                     figure=count_figure(sum(full), len(full), "int() cases fully graphed",
+                                         "int() + capture on cases whose decode step replays one CUDA graph"))
 
 
 def judge_int_no_sync(res: Results) -> Judgement:
@@ -322,7 +327,9 @@ def judge_int_no_sync(res: Results) -> Judgement:
     verdict = all_none_some(sum(s == 0 for s in syncs), len(syncs))
     if verdict == "partly":
         text += " — it holds in part: no sync in " + ", ".join(case_label(r) for r, s in zip(rows, syncs) if not s)
-    return Judgement(verdict, text, {"syncs": syncs}, run=_run(res, rows))
+    return Judgement(verdict, text, {"syncs": syncs}, run=_run(res, rows),
+                     figure=count_figure(sum(s == 0 for s in syncs), len(syncs), "int() cases without a sync",
+                                         "compiled int() + capture on cases with no stream sync in a decode step"))
 
 
 def judge_mutated_inputs(res: Results) -> Judgement:
@@ -354,11 +361,12 @@ def judge_mutated_inputs(res: Results) -> Judgement:
 
 
 def _on_toto(res: Results, judge: Any) -> Judgement | None:
-    """The claim judged on Toto (judge_toto) where this run has the seed's Toto case; None where it has not."""
+    """The claim judged on Toto (judge_toto), on the route where its CUDA graphs are enabled, where this run has the
+    seed's Toto case; None where it has not."""
     row = judge_toto.seed_row(res)
     if row is None:
         return None
-    return judge_toto.unavailable(res, row) or judge(res, row)
+    return judge_toto.unavailable(res, row) or judge_toto.judged_on_route(res, None, judge)
 
 
 def _full_graph_rows(res: Results) -> list[dict[str, Any]]:
@@ -409,7 +417,8 @@ def judge_speedup(res: Results) -> Judgement:
             + "; ".join(f"{k}: {', '.join(f'{v:.2f}' for v in ratios)}×" for k, ratios in per.items())
             + f"; the seed's band {lo:g}–{hi:g}×"
             + (" — rounds fall on both sides of a band edge" if verdict == "inconclusive" else ""))
-    return Judgement(verdict, text, {"ratios": per}, run=_run(res, timed))
+    return Judgement(verdict, text, {"ratios": per}, run=_run(res, timed),
+                     figure=rounds_figure(pooled, "×", "forecast time, default compile / full CUDA graphs"))
 
 
 def judge_first_inference(res: Results) -> Judgement:
@@ -432,7 +441,8 @@ def judge_first_inference(res: Results) -> Judgement:
             f"{'cases whose compile came first in their process' if cold is not rows else 'every full-graph case'}; "
             f"{sum(bool(r.get('fxgraph_cache_hit')) for r in cold)}/{len(cold)} hit the FX graph cache) vs a steady "
             f"{min(r['median_ms'] for r in cold):.2f} ms; the seed's band {lo:g}–{hi:g} s, for Toto")
-    return Judgement(verdict, text, {"first_s": firsts}, run=_run(res, cold))
+    return Judgement(verdict, text, {"first_s": firsts}, run=_run(res, cold),
+                     figure=Figure(firsts[0], "s", "first forecast with full CUDA graphs, compile included"))
 
 
 def judge_memory(res: Results) -> Judgement:
@@ -462,7 +472,8 @@ def judge_memory(res: Results) -> Judgement:
             + f"; 'slightly higher': above {lo:g}× and at most {hi:g}×")
     if verdict == "partly":
         text += " — it holds in part: only for " + ", ".join(case_label(r) for (r, _, _), i in zip(pairs, inside) if i)
-    return Judgement(verdict, text, {"ratios": ratios}, run=_run(res, [p[0] for p in pairs]))
+    return Judgement(verdict, text, {"ratios": ratios}, run=_run(res, [p[0] for p in pairs]),
+                     figure=Figure(max(ratios), "×", "peak CUDA memory, full CUDA graphs / default compile (largest)"))
 
 
 def judge_consistent_latency(res: Results) -> Judgement:
@@ -470,8 +481,8 @@ def judge_consistent_latency(res: Results) -> Judgement:
     default compile's, round by round (timed in turn): the rounds rule on default's over graphs' against [1, ∞).
     On Toto where this run has it (judge_toto)."""
     toto = judge_toto.seed_row(res)
-    if judge_toto.ran_with_graphs(toto):
-        return judge_toto.judge_consistent_latency(res, toto)
+    if toto is not None and judge_toto.graphed_route(res)[0] is not None:
+        return judge_toto.judged_on_route(res, None, judge_toto.judge_consistent_latency)
     timed, why = _timed_in_turn(res, "the spread")
     if why:
         return why
@@ -490,9 +501,12 @@ def judge_consistent_latency(res: Results) -> Judgement:
             "timed in turn): " + "; ".join(f"{k}: " + ", ".join(f"{g:.1%} vs {d:.1%}" for g, d in pairs)
                                                            for k, pairs in per.items())
             + "; above 1 (default's over graphs'): steadier with CUDA graphs")
+    found = judge_toto.compile_finding(res, toto) if toto is not None else None
     if toto is not None:  # the claim names no model: Toto's failure is told, the kit's forecaster decides
         text += f"; Toto itself not timed: {judge_toto.failure(toto, torch_release=str(res.stack.get('torch')))}"
-    return Judgement(band(ratios, 1.0, math.inf), text, {"spread_ratios": ratios}, run=_run(res, timed))
+    return Judgement(band(ratios, 1.0, math.inf), text, {"spread_ratios": ratios}, run=_run(res, timed),
+                     figure=rounds_figure(ratios, "×", "relative spread, default compile's over full CUDA graphs'"),
+                     findings=(found,) if found else ())
 
 
 def judge_accuracy(res: Results) -> Judgement:
@@ -542,7 +556,9 @@ def judge_tensor_position(res: Results) -> Judgement:
     text = f"tensor position with reduce-overhead: {details}"
     if verdict == "partly":
         text += " — it holds in part: only with " + ", ".join(case_setting(r) for r, g in zip(rows, good) if g)
-    return Judgement(verdict, text, {"full": good}, run=_run(res, rows))
+    return Judgement(verdict, text, {"full": good}, run=_run(res, rows),
+                     figure=count_figure(sum(good), len(good), "tensor cases fully graphed, no sync",
+                                         "tensor-position cases replaying one CUDA graph with no stream sync"))
 
 
 JUDGES = {

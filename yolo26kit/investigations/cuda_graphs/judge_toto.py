@@ -1,6 +1,11 @@
 """CUDA graphs: the cost claims judged on Toto's own code at its real size (toto_measure rows), the seed's fix
-(`seed_int`) with TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1 as the seed ran it. A compile or run that fails is the
-measured outcome: the judge names the error and where in Toto's code it happened."""
+(`seed_int`) with TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1 as the seed ran it.
+
+The seed's cost figures are what happens *with CUDA graphs enabled*. Where the seed's setting does not compile, that
+failure is a finding of its own (a compiler bug on this torch), never a refutation of the figures: the claims are
+judged on the route where Toto's decode step does replay CUDA graphs, the same fix with capture_scalar_outputs off
+(the scalar read breaks the graph and the pieces are graphed), named in the conditions; where no route enables them
+the claims are undecided with the compiler failure named (verdicts.unmet)."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from typing import Any
 import torch
 
 from ...findings import band_of
-from ...verdicts import Judgement, all_none_some, band, band_decision
+from ...verdicts import Figure, Finding, Judgement, all_none_some, band, band_decision, rounds_figure, unmet
 
 SEED_VARIANT = "seed_int"
 MIB = 2 ** 20
@@ -29,23 +34,6 @@ def beside_row(res: Any) -> dict[str, Any] | None:
     pieces are graphed), where it ran with reduce-overhead: its figures are shown beside, never judged."""
     rows = [r for r in res.toto if r.get("variant") == SEED_VARIANT and r.get("capture_scalar_outputs") is False]
     return rows[0] if rows and failure(rows[0]) is None else None
-
-
-def _beside(res: Any, figure: str) -> str:
-    """'; beside it, capture off: <figure>' from the kit's capture-off Toto row ('' without one)."""
-    row = beside_row(res)
-    if row is None:
-        return ""
-    if figure == "speedup":
-        got = ", ".join(f"{v:.2f}" for v in (row.get("rounds") or {}).get("speedups") or [])
-        text = f"{got}× in rounds" if got else ""
-    elif figure == "first":
-        text = f"first forecast {row['reduce_overhead'].get('first_s', math.nan):.1f} s cold"
-    else:
-        got = memory_ratio(row)
-        text = f"{got[0]:.2f}×, {got[1]:+.0f} MiB" if got else ""
-    return (f"; beside it, not judged, the same Toto with capture_scalar_outputs off (the scalar read breaks the "
-            f"graph, the pieces are graphed; {_graphed(row['reduce_overhead'])}): {text}") if text else ""
 
 
 def _run(res: Any, row: dict[str, Any]) -> dict[str, Any]:
@@ -103,15 +91,66 @@ def ran_with_graphs(row: dict[str, Any] | None) -> bool:
     return row is not None and failure(row) is None
 
 
+def compile_finding(res: Any, row: dict[str, Any]) -> Finding | None:
+    """The seed's Toto case failing to compile, as a finding: the error, where in Toto, on which torch, and whether
+    the default compile mode with the same setting fails too (then it is the compiler, not CUDA graphs)."""
+    why = failure(row, torch_release=_torch(res))
+    if why is None or unavailable(res, row) is not None:
+        return None
+    sub = row.get("reduce_overhead") or {}
+    error = str(sub.get("error") or row.get("error") or "")
+    default = row.get("default") or {}
+    default_says = ("the default compile mode with the same setting fails the same way" if default.get("status") not in
+                    (None, "ok") and error.split(":")[0] in str(default.get("error")) else
+                    "the default compile mode with the same setting compiles" if default.get("status") == "ok" else
+                    "the default compile mode was not tried")
+    fid = "cuda_graphs.toto_compile_max_nameerror" if "name 'Max'" in error else "cuda_graphs.toto_compile_fails"
+    return Finding(fid, f"Toto does not compile with capture_scalar_outputs=True on torch {_torch(res)}",
+                   f"{why}; {default_says}",
+                   f"{_size(row)}, torch.compile(mode='reduce-overhead') with "
+                   "torch._dynamo.config.capture_scalar_outputs=True, the seed's int() patch of Toto's KV cache")
+
+
+def graphed_route(res: Any) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """The Toto row the cost claims are judged on, and the conditions shown not to matter for it: the seed's case
+    where it ran with reduce-overhead; else the same fix with capture_scalar_outputs off, where it ran and its decode
+    step replays CUDA graphs; (None, {}) where no route enables them."""
+    seed = seed_row(res)
+    if seed is not None and ran_with_graphs(seed):
+        return seed, {}
+    off = beside_row(res)
+    launches = ((off or {}).get("reduce_overhead") or {}).get("graph_launches") or 0
+    if off is None or not launches:
+        return None, {}
+    why = (f"the seed's figures are for Toto with CUDA graphs enabled; with capture on Toto does not compile on torch "
+           f"{_torch(res)} (a finding of this run), with it off the same fix replays {launches} CUDA graph(s) per "
+           "decode step: the route on which CUDA graphs are enabled")
+    return off, {"capture_scalar_outputs": why}
+
+
+def judged_on_route(res: Any, claim: Any, judge: Any) -> Judgement:
+    """A cost claim judged on `graphed_route`, carrying the seed case's compile failure as a finding; undecided with
+    that failure named where no route enables CUDA graphs."""
+    seed = seed_row(res)
+    found = compile_finding(res, seed) if seed is not None else None
+    row, irrelevant = graphed_route(res)
+    if row is None:
+        why = failure(seed, torch_release=_torch(res)) if seed is not None else "no Toto case ran"
+        return unmet(f"no route enables CUDA graphs on Toto here: {why}", run=_run(res, seed or {}),
+                     findings=[found] if found else [])
+    judged = judge(res, row)
+    return Judgement(judged.verdict, judged.evidence, judged.data, judged.basis, judged.run,
+                     {**judged.irrelevant, **irrelevant}, judged.figure, judged.premise,
+                     (*judged.findings, *([found] if found else [])))
+
+
 def judge_speedup(res: Any, row: dict[str, Any]) -> Judgement:
     """Forecasts with reduce-overhead against the default compile of a twin, rounds timed call by call in turn until
     the rounds rule decides the seed's band; a failed compile refutes the speed-up the fix was to bring."""
     lo, hi = band_of("cuda_graphs.speedup_2_5x")
     why = failure(row, torch_release=_torch(res))
     if why:
-        return Judgement("refuted", f"the seed's fix gives no faster inference on its own model here: {why}; the "
-                         f"seed's {SEED_WORDS['speedup']}{_beside(res, 'speedup')}", {"error": why},
-                         run=_run(res, row))
+        return unmet(why, run=_run(res, row))
     rounds = row.get("rounds") or {}
     speedups = rounds.get("speedups") or []
     if not speedups:
@@ -124,7 +163,8 @@ def judge_speedup(res: Any, row: dict[str, Any]) -> Judgement:
             f"{rounds.get('calls_per_round')} forecasts each timed alone, in turn: "
             + ", ".join(f"{v:.2f}" for v in speedups) + f"× (medians {_ms(summary, 'default')} vs "
             f"{_ms(summary, 'graphs')}); {_graphed(row['reduce_overhead'])}; the seed's {SEED_WORDS['speedup']}")
-    return Judgement(verdict, text, {"speedups": speedups, "rounds": len(speedups)}, run=_run(res, row))
+    return Judgement(verdict, text, {"speedups": speedups, "rounds": len(speedups)}, run=_run(res, row),
+                     figure=rounds_figure(speedups, "×", "Toto's forecast, default compile / reduce-overhead time"))
 
 
 def _ms(summary: dict[str, Any], name: str) -> str:
@@ -134,12 +174,11 @@ def _ms(summary: dict[str, Any], name: str) -> str:
 
 def judge_first_inference(res: Any, row: dict[str, Any]) -> Judgement:
     """The first forecast with reduce-overhead, compiled cold (caches off, a fresh cache directory), against the
-    seed's band; a cache hit makes the figure not count; a failed compile refutes a first inference that works."""
+    seed's band; a cache hit makes the figure not count; a failed compile leaves it undecided (the premise)."""
     lo, hi = band_of("cuda_graphs.first_inference_60s")
     why = failure(row, torch_release=_torch(res))
     if why:
-        return Judgement("refuted", f"no first inference completes: {why}; the seed's {SEED_WORDS['first']}"
-                         f"{_beside(res, 'first')}", {"error": why}, run=_run(res, row))
+        return unmet(why, run=_run(res, row))
     sub = row["reduce_overhead"]
     first = float(sub.get("first_s", math.nan))
     text = (f"first forecast of {_size(row)} with reduce-overhead: {first:.1f} s, compile included (FX-graph and "
@@ -149,7 +188,8 @@ def judge_first_inference(res: Any, row: dict[str, Any]) -> Judgement:
     if not sub.get("counts"):
         return Judgement("error", text + " — the compile was not cold, so the figure does not count", basis="none",
                          run=_run(res, row))
-    return Judgement(band_decision([first], lo, hi) or "inconclusive", text, {"first_s": first}, run=_run(res, row))
+    return Judgement(band_decision([first], lo, hi) or "inconclusive", text, {"first_s": first}, run=_run(res, row),
+                     figure=Figure(first, "s", "Toto's first forecast with reduce-overhead, cold compile included"))
 
 
 def memory_ratio(row: dict[str, Any]) -> tuple[float, float] | None:
@@ -169,8 +209,7 @@ def judge_memory(res: Any, row: dict[str, Any]) -> Judgement:
     lo, hi = band_of("cuda_graphs.memory_slightly_more")
     why = failure(row, torch_release=_torch(res)) or failure(row, "default", _torch(res))
     if why:
-        return Judgement("refuted", f"no CUDA-graph memory to weigh: {why}; the seed's {SEED_WORDS['memory']}"
-                         f"{_beside(res, 'memory')}", {"error": why}, run=_run(res, row))
+        return unmet(why, run=_run(res, row))
     got = memory_ratio(row)
     if got is None:
         return Judgement("error", "the Toto case recorded no CUDA memory peaks", basis="none", run=_run(res, row))
@@ -183,7 +222,8 @@ def judge_memory(res: Any, row: dict[str, Any]) -> Judgement:
             f" vs +{de.get('mem_reserved_added', 0) / MIB:.0f} MiB); 'slightly higher': above {lo:g}× and at most "
             f"{hi:g}×; the seed's {SEED_WORDS['memory']}")
     verdict = all_none_some(int(lo < ratio <= hi), 1)
-    return Judgement(verdict, text, {"ratio": ratio, "added_mib": added}, run=_run(res, row))
+    return Judgement(verdict, text, {"ratio": ratio, "added_mib": added}, run=_run(res, row),
+                     figure=Figure(ratio, "×", "Toto's peak CUDA memory, reduce-overhead / default compile"))
 
 
 def judge_consistent_latency(res: Any, row: dict[str, Any]) -> Judgement:
@@ -202,4 +242,5 @@ def judge_consistent_latency(res: Any, row: dict[str, Any]) -> Judgement:
             + ", ".join(f"{v:.2f}" for v in ratios)
             + f" (all rounds: {d.get('rel_spread', math.nan):.1%} vs {g.get('rel_spread', math.nan):.1%}); above 1: "
             "steadier with CUDA graphs")
-    return Judgement(band(ratios, 1.0, math.inf), text, {"spread_ratios": ratios}, run=_run(res, row))
+    return Judgement(band(ratios, 1.0, math.inf), text, {"spread_ratios": ratios}, run=_run(res, row),
+                     figure=rounds_figure(ratios, "×", "Toto's relative spread, default compile's over reduce-overhead's"))
