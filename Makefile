@@ -23,14 +23,15 @@ $(STAMP): pyproject.toml
 report: $(STAMP)
 	$(BIN)/yolo26kit run --all --profile quick --device auto
 
-# The inner loop: every test but those that execute a whole notebook (marked `notebook`), one worker per core;
-# a test file stays on one worker, so its module fixtures (exports, executed notebooks) are built once.
+# The inner loop: every test but those that execute a whole notebook (marked `notebook`) or take tens of seconds
+# otherwise (`slow`), one worker per core; a test file stays on one worker, so its module fixtures (exports,
+# executed notebooks) are built once.
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not notebook" -n auto --dist loadfile
+	$(BIN)/python -m pytest -m "not notebook and not slow" -n auto --dist loadfile
 
-# The notebooks end to end through papermill (minutes each on 2 cores); CI runs both.
+# The notebooks end to end through papermill (minutes each on 2 cores) and the slow tests; CI runs both.
 test-notebooks: $(STAMP)
-	$(BIN)/python -m pytest -m notebook
+	$(BIN)/python -m pytest -m "notebook or slow"
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,43 @@ def test_a_new_investigation_runs_and_is_judged_in_a_clean_copy(tmp_path: Path) 
                             "tests/test_judges.py", "tests/test_contract.py", "-k", "demo"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert cases.returncode == 0, cases.stdout[-2000:]
+
+
+def _copy_of_the_checkout(tmp_path: Path, *tracked: str) -> Path:
+    """The tracked files under `tracked` (as the working tree has them) copied into tmp_path/kit."""
+    root = tmp_path / "kit"
+    files = subprocess.run(["git", "ls-files", *tracked], cwd=REPO, capture_output=True, text=True,
+                           check=True).stdout.split()
+    for f in files:
+        if (REPO / f).is_file():
+            (root / f).parent.mkdir(parents=True, exist_ok=True)
+            (root / f).write_bytes((REPO / f).read_bytes())
+    return root
+
+
+# the suite's checks that read every investigation, ledger or notebook, and need no committed run
+WELL_FORMED = ["tests/test_findings.py::test_every_claims_file_is_well_formed",
+               "tests/test_ledger.py::test_the_ledger_has_no_gaps",
+               "tests/test_ledger.py::test_every_investigation_registers_judges",
+               "tests/test_contract.py", "tests/test_lab.py"]
+
+
+@pytest.mark.slow  # ~45 s on 2 cores: pytest again in a copy of the checkout
+def test_a_new_investigation_from_an_issue_url_passes_the_well_formedness_tests(tmp_path: Path) -> None:
+    """`yolo26kit new --source URL` (the form docs/authoring.md shows), before any run of it is committed."""
+    root = _copy_of_the_checkout(tmp_path, "yolo26kit", "notebooks", "data", "tests", "pyproject.toml", "Makefile")
+    env = {**os.environ, "PYTHONPATH": str(root), "YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "0"}
+    url = "https://github.com/pytorch/pytorch/issues/181097"
+    made = subprocess.run([sys.executable, "-m", "yolo26kit", "new", "export_bug", "--source", url], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr[-2000:]
+    assert {e["source"] for e in json.loads((root / "data" / "claims" / "export_bug.json").read_text())} == {url}
+    pytest_in_copy = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not notebook"]
+    for selection in (WELL_FORMED, ["tests/test_judges.py", "-k", "export_bug"]):
+        checks = subprocess.run([*pytest_in_copy, *selection], cwd=root, env=env, capture_output=True, text=True,
+                                timeout=600)
+        assert checks.returncode == 0, checks.stdout[-3000:]
+        assert re.search(r"\b[1-9]\d* passed", checks.stdout), checks.stdout[-500:]
+    collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                                "tests/test_lab.py"], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert "[export_bug]" in collected.stdout  # the new notebook's save round trip was among the checks
