@@ -416,6 +416,9 @@ def parser() -> argparse.ArgumentParser:
 
     bisect.add_subcommand(sub)
     stack_cache.add_subcommand(sub)
+    from .repro import command as repro  # `yolo26kit repro`: a finding's standalone repro and upstream report
+
+    repro.add_subcommand(sub)
     return ap
 
 

@@ -1,0 +1,189 @@
+"""The findings the kit can write a repro for: what each is, where its evidence lies, what upstream knows of it.
+
+A finding is a bug the kit meets that no seed claims. Its repro is a real script under `templates/` (package
+data, never imported by the kit); its header comments name what a clean environment needs (`# requires:`,
+`# requires-no-deps:`), the device, and the line the failure prints when the bug bites (`# bites-with:`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+class ReproError(Exception):
+    """Bad input to `yolo26kit repro` (unknown finding, no evidence, not a repro folder): nothing is written."""
+
+
+@dataclass(frozen=True)
+class Related:
+    """An upstream issue or pull request, and why it matters here."""
+
+    url: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One bug the kit meets: its repro template, the report's words, and where the kit's evidence is."""
+
+    id: str
+    title: str
+    template: str
+    happens: str
+    expected: str
+    upstream: str  # the tracker the report is for
+    claims: tuple[str, ...]  # claims whose evidence names it (until results.json lists findings)
+    evidence_mark: str  # a phrase of that evidence that names this bug
+    related: tuple[Related, ...] = field(default_factory=tuple)
+    shrink: str = ""  # "aot": PyTorch's after-AOT minifier shrinks it; "" none applies
+    workaround: str = ""
+
+    @property
+    def investigation(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    @property
+    def script(self) -> Path:
+        return TEMPLATES / self.template
+
+
+class FindingRegistry:
+    """The findings by id; a failed lookup names what was asked for and what is known."""
+
+    def __init__(self) -> None:
+        self._findings: dict[str, Finding] = {}
+
+    def register(self, finding: Finding) -> None:
+        self._findings[finding.id] = finding
+
+    def get(self, name: str) -> Finding:
+        """The finding of that id, or the one a claim id names (its only finding)."""
+        if name in self._findings:
+            return self._findings[name]
+        by_claim = [f for f in self._findings.values() if name in f.claims]
+        if len(by_claim) == 1:
+            return by_claim[0]
+        known = ", ".join(sorted(self._findings))
+        hint = f" (claim {name} names {len(by_claim)} findings: pick one)" if by_claim else ""
+        raise ReproError(f"no finding named {name!r}{hint}; known: {known}")
+
+    def all(self) -> list[Finding]:
+        return list(self._findings.values())
+
+
+findings = FindingRegistry()
+
+PT = "https://github.com/pytorch/pytorch"
+ET = "https://github.com/pytorch/executorch"
+
+findings.register(Finding(
+    id="cuda_graphs.toto_compile_max_nameerror",
+    title="torch.compile of Toto with capture_scalar_outputs: NameError: name 'Max' is not defined in Inductor's "
+          "wrapper code",
+    template="toto_compile_max_nameerror.py",
+    happens="With `torch._dynamo.config.capture_scalar_outputs = True`, the first call of `torch.compile(model)` "
+            "(default mode, also `reduce-overhead`) on Toto's backbone (toto-ts 0.2.0) fails at run time of the "
+            "compiled graph: Inductor's Python wrapper evaluates `Max(0, 64*u0)`, a sympy `Max` of the unbacked "
+            "KV-cache position, which it never imports.",
+    expected="The compiled model runs and matches eager (it does with capture_scalar_outputs off), or a graph "
+             "break where the position cannot be traced.",
+    upstream=PT,
+    claims=("cuda_graphs.speedup_2_5x", "cuda_graphs.first_inference_60s", "cuda_graphs.memory_slightly_more"),
+    evidence_mark="NameError: name 'Max' is not defined",
+    related=(
+        Related(f"{PT}/issues/119414", "the same class of bug: an unbacked symbol (`u0`) printed into the wrapper "
+                "and undefined at run time (closed)"),
+        Related(f"{PT}/issues/131561", "capture_scalar_outputs on CPU: a generated name undefined in the "
+                "compiled code"),
+        Related(f"{PT}/issues/160800", "capture_scalar_outputs breaking a compile that works without it"),
+    ),
+    shrink="aot",
+    workaround="Leave capture_scalar_outputs off (Toto then graph-breaks at `.item()` and compiles).",
+))
+
+findings.register(Finding(
+    id="dynamic_shapes.aoti_answers_outside_range",
+    title="AOTInductor package with dynamic shapes runs inputs outside its exported range without an error",
+    template="aoti_answers_outside_range.py",
+    happens="A model exported with a derived dynamic size (`32 * Dim('k', min=5, max=10)`) and compiled with "
+            "`aoti_compile_and_package` answers a 352 px input (above the maximum) and a 264 px one (not a "
+            "multiple of 32, where eager raises). `ExportedProgram.module()` refuses both with a guard error.",
+    expected="The loaded package refuses an input its exported program refuses (as it does with "
+             "`AOTI_RUNTIME_CHECK_INPUTS=1`), or the documentation says that it does not check by default.",
+    upstream=PT,
+    claims=("dynamic_shapes.aoti_cuda_dynamic",),
+    evidence_mark="above the exported max",
+    related=(
+        Related(f"{PT}/issues/141115", "AOT compiled models do not consistently check input shapes (open)"),
+        Related(f"{PT}/pull/186898", "always-on input rank checks (fixes a rank mismatch only; sizes stay behind "
+                "AOTI_RUNTIME_CHECK_INPUTS)"),
+        Related(f"{PT}/issues/151925", "feature request: input checks for the guards made during compilation"),
+        Related(f"{PT}/pull/148005", "the input checks are generated but run only with AOTI_RUNTIME_CHECK_INPUTS"),
+        Related(f"{PT}/pull/196131", "check_upperbound: the upper-bound half of those checks"),
+    ),
+    workaround="Set `AOTI_RUNTIME_CHECK_INPUTS=1` where the package is loaded: it then refuses both sizes "
+               "(`dim value is too large at 2, expected to be <= 320`).",
+))
+
+findings.register(Finding(
+    id="index_dtype.et_cuda_split_copy_refused",
+    title="ExecuTorch CUDA back-end refuses `chunk` / `split`: missing fallback kernel aten::split_copy.Tensor",
+    template="et_cuda_split_copy_refused.py",
+    happens="Lowering a model that calls `x.chunk(2, 1)` (YOLO26's C2f/C3k2 blocks) with `CudaPartitioner` on "
+            "executorch 1.2.0 fails: `Method forward missing fallback kernels (1 total) (missing: "
+            "aten::split_copy.Tensor)`. The back-end's view pass (ReplaceViewCopyWithViewPass) leaves "
+            "`split_copy.Tensor` a copy, AOT Inductor hands it to an ATen fallback kernel, and the back-end has no "
+            "C shim for it.",
+    expected="`split_copy` becomes a view (`split.Tensor`) as `slice_copy` does, and the model lowers.",
+    upstream=ET,
+    claims=("index_dtype.backbone_static_cuda", "index_dtype.et_cuda_full_model", "index_dtype.no_aten_fallback"),
+    evidence_mark="split_copy.Tensor",
+    related=(
+        Related(f"{ET}/issues/19907", "split_copy has no fallback kernel in the CUDA back-end"),
+        Related(f"{ET}/pull/19924", "the view pass maps split_copy.Tensor to a view (in executorch 1.5.0)"),
+    ),
+    workaround="executorch 1.5.0 or newer (its view pass maps split_copy.Tensor).",
+))
+
+findings.register(Finding(
+    id="aoti_load.static_libstdcxx_crash",
+    title="AOTInductor package crashes (SIGSEGV) on load: wrapper .so linked with -static-libstdc++ beside the "
+          "system libstdc++",
+    template="aoti_static_libstdcxx_crash.py",
+    happens="Loading an AOTInductor package compiled on the same host crashes the process with SIGSEGV in "
+            "libstdc++'s locale code (`std::codecvt<char16_t,...>::do_unshift`): the wrapper .so carries its own "
+            "static libstdc++, the process has already mapped the system libstdc++.so.6, and the two locale "
+            "states mix.",
+    expected="The package loads and runs as it does in a process that loaded the system libstdc++ first.",
+    upstream=PT,
+    claims=("aoti.load_crash_cause",),
+    evidence_mark="static_libstdcxx",
+    related=(),
+    workaround="Load the system libstdc++ with RTLD_GLOBAL before torch (`LD_PRELOAD`, or "
+               "`ctypes.CDLL('libstdc++.so.6', mode=ctypes.RTLD_GLOBAL)` first).",
+))
+
+findings.register(Finding(
+    id="index_dtype.gather_float_index_moved",
+    title="ExecuTorch CUDA back-end: a float32 gather index reaches the Triton kernel as a pointer offset",
+    template="gather_float_index_moved.py",
+    happens="On executorch 1.2.0 with CudaPartitioner, YOLO26's top-k with `torch.gather` (the replacement for "
+            "advanced indexing) fails in autotuning: `invalid operands of type pointer<int64> and "
+            "triton.language.float32`: a float32 index computed in the graph reaches gather's own Triton kernel.",
+    expected="Either a dtype error at export (as eager raises for a float index) or a lowering that casts it.",
+    upstream=ET,
+    claims=("index_dtype.gather_removes_index",),
+    evidence_mark="pointer<int64> and triton.language.float32",
+    related=(),
+))
+
+
+def template_text(finding: Finding) -> str:
+    """The repro template of a finding, as shipped in the package."""
+    try:
+        return finding.script.read_text()
+    except OSError as exc:
+        raise ReproError(f"{finding.id}: its template {finding.template} is missing ({exc})") from None
