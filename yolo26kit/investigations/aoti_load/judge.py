@@ -6,7 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-from ...verdicts import Judgement
+from ...conclusion import clip
+from ...verdicts import Finding, Judgement, count_figure
 
 
 CLAIM = "aoti.load_crash_cause"
@@ -46,30 +47,38 @@ def judge_load_crash_cause(rows: pd.DataFrame) -> Judgement:
         diffs = as_is.get("max_abs_diff", pd.Series(dtype=float))
         return Judgement("not_reproduced", f"{(as_is.status == 'ok').sum()} of {len(as_is)} packages loaded and ran as "
                          f"they are on torch {release} (max |Δ| vs eager {diffs.max():.1e}); nothing crashed, so no "
-                         "workaround was applied", data, run=run)
+                         "workaround was applied", data, run=run,
+                         figure=count_figure(0, len(as_is), "packages crash on load", "AOT Inductor packages loaded as they are"))
+    figure = count_figure(len(crashed), len(as_is), "packages crash on load", "AOT Inductor packages loaded as they are")
+    crash = (Finding("aoti_load.static_libstdcxx_crash", f"Loading an AOT Inductor package crashes the process on torch "
+                     f"{release}", f"{len(crashed)} of {len(as_is)} packages crashed as they are "
+                     f"({crashed.signal.iloc[0]}); top frames: {clip(crashed.frames.iloc[0], 300)}"
+                     if "frames" in crashed else f"{len(crashed)} of {len(as_is)} packages crashed as they are",
+                     "a two-op model (relu(x @ x.T) + 1) compiled with torch._inductor.aoti_compile_and_package and loaded with "
+                     "aoti_load_package in a fresh process"),)
     named = crashed[crashed.cause == "static_libstdcxx_locale_mix"]
     data["frames"] = crashed.frames.tolist() if "frames" in crashed else []
     data["trace_files"] = crashed.trace_file.tolist() if "trace_file" in crashed else []
     ok_fixed = fixed[(fixed.status == "ok") & (fixed.get("max_abs_diff", 1.0) <= ATOL)] if len(fixed) else fixed
-    frames = str(crashed.frames.iloc[0])[:300] if "frames" in crashed else ""
+    frames = clip(crashed.frames.iloc[0], 300) if "frames" in crashed else ""
     if len(named) == len(crashed) and len(ok_fixed) == len(crashed):
         return Judgement("confirmed", (f"{len(crashed)} of {len(as_is)} packages crashed as they are "
                                        f"({crashed.signal.iloc[0]}) on torch {release} with the static-libstdc++ locale "
                                        f"mix named from the native backtrace; with the system libstdc++ loaded first all "
                                        f"{len(ok_fixed)} ran, max |Δ| vs eager {ok_fixed.max_abs_diff.max():.1e}. "
-                                       f"Top frames: {frames}"), data, run=run)
+                                       f"Top frames: {frames}"), data, run=run, figure=figure, findings=crash)
     if len(named):
         return Judgement("partly", (f"{len(crashed)} of {len(as_is)} packages crashed, {len(named)} with the locale-mix "
                                     f"cause; the workaround ran {len(ok_fixed)} of {len(fixed)} to a match with eager"),
-                         data, run=run)
+                         data, run=run, figure=figure, findings=crash)
     read = [f for f in (crashed.frames if "frames" in crashed else []) if _present(f)]
     if read:
         return Judgement("refuted", (f"{len(crashed)} of {len(as_is)} packages crashed as they are, and the native "
-                                     f"backtrace is not the locale mix (no known cause matched): {read[0][:300]}"),
-                         data, run=run)
+                                     f"backtrace is not the locale mix (no known cause matched): {clip(read[0], 300)}"),
+                         data, run=run, figure=figure, findings=crash)
     return Judgement("inconclusive", (f"{len(crashed)} of {len(as_is)} packages crashed as they are, but no native "
                                       f"backtrace was read ({crashed.native.iloc[0] if 'native' in crashed else ''}), "
-                                      "so the cause cannot be told"), data, run=run)
+                                      "so the cause cannot be told"), data, run=run, figure=figure, findings=crash)
 
 
 JUDGES = {CLAIM: judge_load_crash_cause}

@@ -28,6 +28,7 @@ import torch
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from ...conclusion import clip
 from ... import env, verdicts
 from ...bench import timing
 from .kernel import SEED_ASSERT_MESSAGE, SEED_CONFIG
@@ -101,7 +102,7 @@ def compare_all(mask: torch.Tensor, names: list[str]) -> dict[str, bool | str]:
             got = IMPLEMENTATIONS[name].fn(mask.clone())
             out[name] = bool(got.shape == ref.shape and got.dtype == torch.bool and torch.equal(got.cpu(), ref))
         except Exception as exc:  # a failure is a result here
-            out[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+            out[name] = f"{type(exc).__name__}: {clip(str(exc).splitlines()[0], 120)}"
     return out
 
 
@@ -239,7 +240,7 @@ def _bench_device(dev: str, shapes: list[str], names: list[str], full_percent: i
                     with deterministic(det):
                         row["correct"] = bool(torch.equal(impl.fn(buf.copy_(src)).cpu(), ref))
                 except Exception as exc:  # e.g. the INTERNAL ASSERT on an affected torch
-                    row.update({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"})
+                    row.update({"error": f"{type(exc).__name__}: {clip(str(exc).splitlines()[0], 160)}"})
                     rows.append(row)
                     continue
                 rows.append(row)
@@ -313,7 +314,7 @@ def speed_until_decided(dev: str, shape: Shape, lo: float, hi: float, det: bool,
             for name in SPEED_PAIR:  # a formulation that fails here (the seed's assert) cannot be timed
                 IMPLEMENTATIONS[name].fn(buf.copy_(src))
     except Exception as exc:  # the assert on an affected torch is a result
-        return {**row, "rounds": [], "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"}
+        return {**row, "rounds": [], "error": f"{type(exc).__name__}: {clip(str(exc).splitlines()[0], 160)}"}
     kept: list[dict[str, float]] = []
 
     def one_round() -> float:
@@ -419,7 +420,7 @@ def _cuda_kernels_deterministic(fn: Callable[[], Any]) -> list[str]:
         with deterministic(True):
             return _cuda_kernels(fn)
     except Exception as exc:  # the assert itself is a result here
-        return [f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"]
+        return [f"error: {type(exc).__name__}: {clip(str(exc).splitlines()[0], 120)}"]
 
 
 INDEX_OPS = ("aten::index_put", "aten::_index_put_impl", "aten::nonzero")

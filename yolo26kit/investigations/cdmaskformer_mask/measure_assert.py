@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import torch
 
+from ...conclusion import clip
 from ... import env
 from ...bench import isolate, timing
 from .kernel import RULES, assert_numbers, fires, parse_assert
@@ -57,7 +58,7 @@ def attempt_step(a: Attempt) -> dict[str, Any]:
         first = text.splitlines()[0] if text else type(exc).__name__
         kind = "internal_assert" if "INTERNAL ASSERT" in text else ("shape_error" if "shape mismatch" in text else "error")
         nums = parse_assert(text)
-        return {**info, "outcome": kind, "message": f"{type(exc).__name__}: {first[:300]}",
+        return {**info, "outcome": kind, "message": f"{type(exc).__name__}: {clip(first, 300)}",
                 "lhs": nums[0] if nums else None, "rhs": nums[1] if nums else None}
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import torch
 
+from ...conclusion import clip
 from ...bench import timing
 from ...findings import band_of
 from ...verdicts import Figure, Judgement, all_none_some, band, count_figure, rounds_figure
@@ -66,7 +67,7 @@ def _describe(res: Results, rows: list[dict[str, Any]]) -> str:
         f"{case_setting(r)}: {capture_class(r, launches_of_eager(res, r['variant']))} "
         f"({r.get('graph_launches')} graph / {r.get('kernel_launches')} kernel launches, "
         f"{r.get('scalar_reads')} scalar reads per step, skips={r.get('cudagraph_skips')}"
-        f"{', ' + r['skip_messages'][0][:120] if r.get('skip_messages') else ''})"
+        f"{', ' + clip(r['skip_messages'][0], 120) if r.get('skip_messages') else ''})"
         for r in rows)
 
 
@@ -77,7 +78,7 @@ def _failed(res: Results, **where: Any) -> list[dict[str, Any]]:
 
 def _ended(rows: list[dict[str, Any]]) -> str:
     """'item reduce-overhead capture=on partition=on ended error (AssertionError: ...)', one per failed row."""
-    return "; ".join(f"{case_label(r)} ended {r['status']} ({r['error'][:160]})" for r in rows)
+    return "; ".join(f"{case_label(r)} ended {r['status']} ({clip(r['error'], 160)})" for r in rows)
 
 
 def _cpu_note(res: Results, variant: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from ...conclusion import clip
 from ...findings import band_of
 from ...verdicts import Figure, Finding, Judgement, all_none_some, band, band_decision, rounds_figure, unmet
 
@@ -59,7 +60,7 @@ def unavailable(res: Any, row: dict[str, Any]) -> Judgement | None:
     setup, not Toto, failed."""
     if row.get("status") == "ok" or "TotoUnavailable" not in str(row.get("error")):
         return None
-    return Judgement("error", f"Toto was not run: {str(row.get('error'))[:200]}", basis="none", run=_run(res, row))
+    return Judgement("error", f"Toto was not run: {clip(row.get('error'), 200)}", basis="none", run=_run(res, row))
 
 
 def failure(row: dict[str, Any] | None, mode: str = "reduce_overhead", torch_release: str = "") -> str | None:
@@ -69,13 +70,13 @@ def failure(row: dict[str, Any] | None, mode: str = "reduce_overhead", torch_rel
         return None
     on = f" on torch {torch_release}" if torch_release else ""
     if row.get("status") != "ok":
-        return f"the Toto case ended {row.get('status')}{on} ({str(row.get('error'))[:200]})"
+        return f"the Toto case ended {row.get('status')}{on} ({clip(row.get('error'), 200)})"
     sub = row.get(mode) or {}
     if sub.get("status") == "ok":
         return None
     where = f" at {sub['where']}" if sub.get("where") else ""
     return (f"{mode.replace('_', '-')} compile of {_size(row)} failed{on} after {sub.get('seconds', 0):.0f} s: "
-            f"{str(sub.get('error'))[:220]}{where}")
+            f"{clip(sub.get('error'), 220)}{where}")
 
 
 def _graphed(sub: dict[str, Any]) -> str:
@@ -83,7 +84,7 @@ def _graphed(sub: dict[str, Any]) -> str:
     skips = sub.get("skip_messages") or []
     return (f"{sub.get('graph_launches')} graph / {sub.get('kernel_launches')} kernel launches and "
             f"{sub.get('scalar_reads')} scalar reads in a decode step, {sub.get('graph_breaks')} graph breaks"
-            + (f", skip: {skips[0][:120]}" if skips else ""))
+            + (f", skip: {clip(skips[0], 120)}" if skips else ""))
 
 
 def ran_with_graphs(row: dict[str, Any] | None) -> bool:

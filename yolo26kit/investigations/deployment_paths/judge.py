@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ...conclusion import clip
 from ... import env, findings
 from ...bench import timing, yolo
 from ...backends import executorch_cuda
@@ -68,7 +69,7 @@ def row_state(row: Row | None) -> str:
         return (f"ran, differs from eager ({rate:.0%} of its detections matched; correct needs {MATCH_RATE_MIN:.0%})"
                 if isinstance(rate, float) else f"ran, differs from eager (max |Δ| {row.delta.get('max_abs')})")
     final = row.final
-    return f"{final.status}: {final.error[:160]}"
+    return f"{final.status}: {clip(final.error, 160)}"
 
 
 def _decided(row: Row) -> bool:
@@ -119,7 +120,7 @@ def _et_cuda(run: Run, model: str) -> tuple[str, str, Row | None, dict[str, Any]
     if prepare is None:
         return "not_lowered", f"{where} was not lowered in this run ({row_state(row)})", row, conditions
     if not _is_defaults(options):
-        outcome = row_state(row) if prepare.ok else f"{prepare.status}: {prepare.error[:160]}"
+        outcome = row_state(row) if prepare.ok else f"{prepare.status}: {clip(prepare.error, 160)}"
         return "kit_options", (f"{where}: the lowering used the kit's options ({options}), not the back-end's "
                                f"defaults, so its outcome ({outcome}) decides nothing about the back-end"), row, conditions
     if not prepare.ok:
@@ -128,7 +129,7 @@ def _et_cuda(run: Run, model: str) -> tuple[str, str, Row | None, dict[str, Any]
                                   f"{prepare.seconds:.0f} s), which says nothing about the back-end"), row, conditions
         worker = executorch_cuda.subprocess_error("\n".join([prepare.error, prepare.traceback, prepare.log]))
         return "failed", (f"{where}, default options: the lowering failed after {prepare.seconds:.0f} s: "
-                          f"{prepare.error[:200]}" + (f" (the worker raised {worker[:200]})" if worker else "")), \
+                          f"{clip(prepare.error, 200)}" + (f" (the worker raised {worker[:200]})" if worker else "")), \
             row, conditions
     if row.correct:
         return "ran_ok", f"{where}, default options: lowered, {row_state(row)}, {row_latency(row)}", row, conditions
@@ -379,10 +380,10 @@ def _variant_result(rows: list[dict[str, Any]], variant: str) -> tuple[bool | No
         failed = [r for r in group if "error" in r]
         text = ", ".join(f"{r['size']} px {'matched' if r['correct'] else 'differs'}" for r in sized)
         if failed:
-            text = (text + "; " if text else "") + "; ".join(f"{r.get('stage', '')}: {r['error'][:160]}" for r in failed)
+            text = (text + "; " if text else "") + "; ".join(f"{r.get('stage', '')}: {clip(r['error'], 160)}" for r in failed)
         oks.append(len(sized) >= 2 and not failed and all(r["correct"] for r in sized))
         parts.append(f"{spec}: {text}")
-    parts += [f"{r.get('spec', '')}: skipped ({r['error'][:160]})" for r in skipped]
+    parts += [f"{r.get('spec', '')}: skipped ({clip(r['error'], 160)})" for r in skipped]
     return (any(oks) if oks else None), ("; ".join(parts) or "not tried")
 
 
@@ -401,7 +402,7 @@ def judge_onnxruntime(run: Run) -> Judgement:
     kit_ok, kit_text = _variant_result(dyn_rows, "kit-modified")
     dyn = run.onnx_dynamic
     if not dyn_rows:
-        stock_text = f"{dyn.status}: {dyn.error[:160]}" if dyn is not None else "not run"
+        stock_text = f"{dyn.status}: {clip(dyn.error, 160)}" if dyn is not None else "not run"
     ux_text, ux = _ultralytics_text(run, "onnxruntime")
     full_ok = row.correct
     evidence = (f"whole end-to-end {model} (stock model, kit export) on ONNX Runtime's CPU EP at {row.case.imgsz} px: "

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import torch
 
+from ...conclusion import clip
 from ...bench import aoti_package as aoti, detections, dynamic_export, isolate, live, timing, yolo
 from ... import env, findings, verdicts
 from ...paths import process_temp_dir
@@ -391,7 +392,7 @@ def step_onnx_dynamic(model: str, sizes: tuple[int, ...], seed: int = 0) -> list
         exported = dynamic_export.export_spec(spec, model=model, min_size=min(sizes), max_size=max(sizes), seed=seed)
         if not exported.ok:
             rows.append({"model_variant": variant, "spec": spec, "stage": "torch.export", "correct": False,
-                         "error": exported.error[:300]})
+                         "error": clip(exported.error, 300)})
             continue
         try:
             with tempfile.TemporaryDirectory(prefix="yolo26kit-onnx-dynamic-") as folder:  # the session holds the model
@@ -400,7 +401,7 @@ def step_onnx_dynamic(model: str, sizes: tuple[int, ...], seed: int = 0) -> list
                 session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         except Exception as exc:  # the conversion's failure is the finding for this variant
             rows.append({"model_variant": variant, "spec": spec, "stage": "torch.onnx / onnxruntime load",
-                         "correct": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+                         "correct": False, "error": f"{type(exc).__name__}: {clip(exc, 300)}"})
             continue
         net = live.build_model(model, seed, "cpu")
         for size in sizes:
@@ -411,7 +412,7 @@ def step_onnx_dynamic(model: str, sizes: tuple[int, ...], seed: int = 0) -> list
                 out = torch.from_numpy(session.run(None, {session.get_inputs()[0].name: x.numpy()})[0])
             except Exception as exc:
                 rows.append({"model_variant": variant, "spec": spec, "size": size, "stage": "onnxruntime run",
-                             "correct": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+                             "correct": False, "error": f"{type(exc).__name__}: {clip(exc, 300)}"})
                 continue
             delta = detections.compare(out, ref)
             rows.append({"model_variant": variant, "spec": spec, "size": size, "matched": delta.get("match_rate"),
@@ -438,7 +439,7 @@ def ultralytics_dynamic_onnx(model: str, sizes: tuple[int, ...], seed: int = 0) 
                                          device="cpu", dynamic=True)
         session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     except Exception as exc:
-        text = f"{type(exc).__name__}: {str(exc)[:300]}"
+        text = f"{type(exc).__name__}: {clip(exc, 300)}"
         missing = ultralytics_export.is_missing(exc, text)
         return [{**base, "stage": "export", "correct": False, "error": text, **({"skipped": True} if missing else {})}]
     end2end = ultralytics_export.end2end("onnx", path)
@@ -449,7 +450,7 @@ def ultralytics_dynamic_onnx(model: str, sizes: tuple[int, ...], seed: int = 0) 
             out = session.run(None, {session.get_inputs()[0].name: example(sized).numpy()})
         except Exception as exc:
             rows.append({**base, "size": size, "stage": "onnxruntime run", "correct": False,
-                         "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+                         "error": f"{type(exc).__name__}: {clip(exc, 300)}"})
             continue
         delta = compare_raw([torch.from_numpy(out[0])], ultralytics_reference(sized, end2end))
         rows.append({**base, "size": size, "matched": delta.get("match_rate"), "max_abs": delta.get("max_abs"),

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ...conclusion import clip
 from ... import env
 from ...bench import isolate, yolo
 from .measure import KIT_EXPORT, SEED_LATENCY_MS, TORCH_NATIVE_CUDA, Row, Run, label
@@ -47,7 +48,7 @@ def row_dicts(row: Row) -> list[dict[str, Any]]:
             "cause": o.details.get("cause", ""), "threads": value.get("threads"),
             "graph_breaks": value.get("graph_breaks") if c.backend.startswith("compile") else None,
             "cudagraph_skips": value.get("cudagraph_skips") if c.backend == "compile_cudagraphs" else None,
-            "failed step": "" if o.ok else o.step, "error": o.error[:200],
+            "failed step": "" if o.ok else o.step, "error": clip(o.error, 200),
             "exporter notes": "; ".join(prepare.value.get("notes", [])) if prepare is not None and prepare.ok
             and isinstance(prepare.value, dict) else "",
             "seconds": round(sum(x.seconds for x in row.outcomes), 2),
@@ -78,7 +79,7 @@ def tasks_frame(rows: list[Row]) -> pd.DataFrame:
                     "correct": r.correct, "lower_s": round(prepare.seconds, 1) if prepare is not None else None,
                     # a timed detect row standing in here says it in the latency table (counted once per run)
                     "cached": _served(prepare) if not r.case.timed else None,
-                    "error": r.final.error[:200] if not r.ok else ""})
+                    "error": clip(r.final.error, 200) if not r.ok else ""})
     return pd.DataFrame(out)
 
 
@@ -152,7 +153,7 @@ def plot_latency(rows: list[Row]) -> Any:
             ax.plot(sizes.index(yolo.scale_of(r.case.model)), 0.03, marker="x", color="grey", transform=foot,
                     clip_on=False, linestyle="none", label="did not run (reasons below)" if i == 0 else None)
         if missed:
-            reasons = [f"× {label(r)} {r.case.model}: {r.final.status}" + (f" ({r.final.error[:50]})" if r.final.error
+            reasons = [f"× {label(r)} {r.case.model}: {r.final.status}" + (f" ({clip(r.final.error, 50)})" if r.final.error
                                                                            else "") for r in missed]
             ax.text(0, -0.16, "did not run: " + "; ".join(reasons[:4]) + (" …" if len(reasons) > 4 else ""),
                     transform=ax.transAxes, fontsize=7, va="top", wrap=True)
@@ -180,7 +181,7 @@ def dynamic_frame(run: Run) -> pd.DataFrame:
     if o is None:
         return pd.DataFrame([{"status": "skipped", "error": "onnxruntime/onnxscript not installed or not asked for"}])
     if not o.ok:
-        return pd.DataFrame([{"status": o.status, "error": o.error[:300]}])
+        return pd.DataFrame([{"status": o.status, "error": clip(o.error, 300)}])
     return pd.DataFrame([{"status": "ok", **r} for r in o.value])
 
 

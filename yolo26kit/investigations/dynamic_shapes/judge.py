@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from ...bench.dynamic_export import SPECS, STRIDE, Exported, same_guard, suggested_fixes
-from ...verdicts import Judgement
+from ...verdicts import Finding, Judgement, count_figure
 from .measure import AOTI_BACKEND, EtRun, Results
 from .measure_export import SEED_GUARD, SEED_RANGE, SpecRun, Sweep, as_flag, span_text, running_residues
 from .model import model_variant
@@ -245,6 +245,27 @@ def _aoti_notes(rows: pd.DataFrame, aoti_max: int) -> tuple[pd.DataFrame, str]:
     return good, note
 
 
+def outside_range_finding(rows: pd.DataFrame, aoti_max: int, device: str) -> tuple[Finding, ...]:
+    """A dynamic AOTI package that answers at sizes it must refuse (not a multiple of 32, where eager raises, or above
+    its exported maximum) without an error: a finding, with the smallest such size."""
+    if not len(rows) or "height" not in rows:
+        return ()
+    ran = rows[(rows.step == "aoti run") & (rows.status == "ok")]
+    odd = ran[(ran.height % STRIDE != 0) | (ran.height > aoti_max)]
+    if not len(odd):
+        return ()
+    sizes = "; ".join(f"{r.rows:.0f} detections at {r.height:.0f}x{r.width:.0f}"
+                      f"{' (eager raises)' if r.eager != 'ok' else f' (above the exported max {aoti_max})'}"
+                      for r in odd.itertuples())
+    smallest = odd.sort_values("height").iloc[0]
+    return (Finding("dynamic_shapes.aoti_answers_outside_range",
+                    "A dynamic AOT Inductor package of YOLO26 answers outside its exported range without an error",
+                    f"the package exported with dynamic height/width (multiples of {STRIDE} up to {aoti_max}) ran on "
+                    f"{device} and returned {sizes}; torch.export's own module refuses these sizes with a guard error",
+                    f"YOLO26n from yolo26n.yaml, aoti_compile_and_package with Dim height/width = {STRIDE}·k up to "
+                    f"{aoti_max}, called at {smallest.height:.0f}x{smallest.width:.0f}"),)
+
+
 def _load_note(rows: pd.DataFrame) -> str:
     """How the package was loaded: as is, or only with the workaround after an as-is crash (and its cause)."""
     if "aoti_load" not in rows or not len(rows):
@@ -275,7 +296,8 @@ def judge_aoti_cuda_dynamic(res: Results) -> Judgement:
         extra = (f"; plain AOT Inductor on CPU ran one dynamic package at {len(cpu)} sizes "
                  f"({', '.join(f'{h:.0f}x{w:.0f}' for h, w in zip(cpu.height, cpu.width))}){note}") if len(cpu) \
             else "; AOTI steps skipped"
-        return Judgement("needs_cuda", f"no CUDA device in this run{extra}", basis="none" if not len(cpu) else "measured")
+        return Judgement("needs_cuda", f"no CUDA device in this run{extra}", basis="none" if not len(cpu) else "measured",
+                         findings=outside_range_finding(aoti, aoti_max, "cpu"))
     backend = "executorch-cuda" if (cuda.backend == "executorch-cuda").any() else str(cuda.backend.iloc[0])
     rows = cuda[cuda.backend == backend]
     specs = [s for s in dict.fromkeys(rows.spec) if s in SPECS]
@@ -296,7 +318,10 @@ def judge_aoti_cuda_dynamic(res: Results) -> Judgement:
                                    f"{len(agree)} match eager, max |Δ| "
                                    f"{r.matched_diff.max() if 'matched_diff' in r else float('nan'):.2g} "
                                    f"order-insensitive{note}{_load_note(rows[rows.spec == best])}"),
-                         {"spec": best, "sizes": sizes_text, "backend": backend}, run=run)
+                         {"spec": best, "sizes": sizes_text, "backend": backend}, run=run,
+                         figure=count_figure(len(agree), len(r), "sizes match eager",
+                                             f"in-range sizes one dynamic {backend} package ran on CUDA"),
+                         findings=outside_range_finding(rows[rows.spec == best], aoti_max, "cuda"))
     if len(compiled) and (compiled.status != "ok").all():
         err = str(compiled.error.iloc[0])
         guard = "onstraint" in err and (compiled.status == "error").all()

@@ -14,12 +14,13 @@ from typing import Any
 
 import pandas as pd
 
+from ...conclusion import clip
 from ... import findings
 from ...bench import graphs, isolate
 from ...backends.executorch_cuda_releases import (ATEN_CONV, UNFINISHED, WHOLE_MODEL_SKIP, backbone_half, failure_text,
                                                   missing_kernels, outcome_text)
 from ...bench.detections import agrees
-from ...verdicts import Judgement
+from ...verdicts import Figure, Finding, Judgement, count_figure
 from .measure import Cell, Results, Run
 from .measure_root import lowering_error_details
 from .model import OPS
@@ -59,7 +60,7 @@ def _undecided(lower: isolate.Outcome, what: str, run: dict[str, Any]) -> Judgem
         return Judgement("inconclusive", f"{what}: not lowered in this run ({lower.error})", {}, basis="none", run=run)
     if lower.status in UNFINISHED:
         return Judgement("inconclusive", f"{what}: the lowering ended with {lower.status} after {lower.seconds:.0f} s "
-                         f"({lower.error[:160]}); a lowering that did not finish says nothing about the claim",
+                         f"({clip(lower.error, 160)}); a lowering that did not finish says nothing about the claim",
                          {"status": lower.status}, run=run)
     return None
 
@@ -115,9 +116,11 @@ def _float_index_verdict(res: Results, cell: Cell, what: str) -> Judgement:
     details = lowering_error_details(text)
     if SEED_INDEX_ERROR in text and "float32" in details["dtypes"]:
         return Judgement("confirmed", f"{what}: lowering failed on {details['target'] or 'an index node'}: "
-                         f"{lower.error[:200]}", {"details": details}, run=run)
+                         f"{clip(lower.error, 200)}", {"details": details}, run=run,
+                         figure=Figure(", ".join(details["dtypes"]) if isinstance(details["dtypes"], list)
+                                       else str(details["dtypes"]), "", "index dtypes the CUDA lowering sees"))
     return Judgement("inconclusive", f"{what}: lowering failed with another error before any index dtype error: "
-                     f"{lower.error[:200]}; whether the index would be float32 cannot be told from it",
+                     f"{clip(lower.error, 200)}; whether the index would be float32 cannot be told from it",
                      {"details": details}, run=run)
 
 
@@ -150,8 +153,8 @@ def judge_aoti_float_index(res: Results) -> Judgement:
         return undecided
     if not compiled.ok:
         if SEED_INDEX_ERROR in outcome_text(compiled):
-            return Judgement("confirmed", f"{what} fails: {compiled.error[:200]}", {}, run=run)
-        return Judgement("inconclusive", f"{what} failed with another error: {compiled.error[:200]}", {}, run=run)
+            return Judgement("confirmed", f"{what} fails: {clip(compiled.error, 200)}", {}, run=run)
+        return Judgement("inconclusive", f"{what} failed with another error: {clip(compiled.error, 200)}", {}, run=run)
     loads = ", ".join(f"{o.details.get('aoti_load')}: {o.status}" for o in cell.aoti_loads) or "not loaded"
     ran = f"its package ran ({loads}), {_matched(cell)} of eager's detections matched" if cell.final.ok else \
         f"load/run: {loads}"
@@ -177,7 +180,7 @@ def judge_aoti_float_index(res: Results) -> Judgement:
         return Judgement("refuted", f"{text}; the ExecuTorch CUDA lowering ({_where(et_cell)}) lowered it without the "
                          "index error too", {"loads": loads}, run=run)
     return Judgement("inconclusive", f"{text}; the ExecuTorch CUDA lowering failed with another error: "
-                     f"{et.error[:160]}", {"loads": loads}, run=run)
+                     f"{clip(et.error, 160)}", {"loads": loads}, run=run)
 
 
 def _matched(cell: Cell) -> str:
@@ -239,16 +242,27 @@ def judge_gather_removes_index(res: Results) -> Judgement:
     if undecided is not None:
         return undecided
     text = outcome_text(lower)
+    lowered = count_figure(int(lower.ok), 1, "CUDA lowering of the gather top-k succeeds",
+                           "ExecuTorch CUDA lowerings of the gather variant that succeed")
     if lower.ok:
-        return Judgement("confirmed", f"{what}: lowered in {lower.seconds:.0f} s, past the index dtype error", {}, run=run)
+        return Judgement("confirmed", f"{what}: lowered in {lower.seconds:.0f} s, past the index dtype error", {},
+                         run=run, figure=lowered)
     if SEED_INDEX_ERROR in text:
-        return Judgement("refuted", f"{what}: {lower.error[:160]} — the same index dtype error", {}, run=run)
+        return Judgement("refuted", f"{what}: {clip(lower.error, 160)} — the same index dtype error", {}, run=run,
+                         figure=lowered)
     if FLOAT_POINTER_ERROR.search(text):
-        return Judgement("partly", f"{what}: {lower.error[:120]} — past the aten.index assertion, but the float32 index "
-                         "now reaches the gather's Triton kernel as a pointer offset ('"
-                         f"{FLOAT_POINTER_ERROR.search(text).group(0)}'): the dtype problem is moved, not fixed",
-                         {}, run=run)
-    return Judgement("inconclusive", f"{what}: failed with another error ({lower.error[:160]}); whether it got past "
+        moved = FLOAT_POINTER_ERROR.search(text).group(0)
+        # the seed's sentence is the fix's promise on this path: a lowering that still fails on the same float32
+        # index, now inside gather's kernel, does not get past it
+        return Judgement("refuted", f"{what}: {clip(lower.error, 120)} — past the aten.index assertion, but the lowering "
+                         f"still fails on the same float32 index, now a pointer offset in gather's Triton kernel ('{moved}'): "
+                         "the dtype problem is moved, not fixed", {"moved": moved}, run=run, figure=lowered,
+                         findings=(Finding("index_dtype.gather_float_index_moved",
+                                           "The float32 top-k index reaches gather's Triton kernel in ExecuTorch's CUDA "
+                                           "lowering", f"{what}: {clip(lower.error, 300)} ('{moved}')",
+                                           "YOLO26's postprocess top-k rewritten with torch.gather, 640 px, lowered "
+                                           "through CudaPartitioner with the back-end's default options"),))
+    return Judgement("inconclusive", f"{what}: failed with another error ({clip(lower.error, 160)}); whether it got past "
                      "the index lowering cannot be told from it", {}, run=run)
 
 
@@ -327,7 +341,7 @@ def judge_et_cuda_full_model(res: Results) -> Judgement:
     if "No choices to select" in text:
         kind = ("every candidate failed to compile" if "All choices failed" in text else
                 "no candidate existed" if "No choices exist" in text else "no candidate left")
-        return Judgement("confirmed", f"{what}: lowering failed, {kind}: {lower.error[:200]}", {"kind": kind}, run=run)
+        return Judgement("confirmed", f"{what}: lowering failed, {kind}: {clip(lower.error, 200)}", {"kind": kind}, run=run)
     moved = FLOAT_POINTER_ERROR.search(text)
     also = (f" — the float32 index reaches a Triton kernel as a pointer offset ('{moved.group(0)}'), as in the "
             "gather postprocess alone" if moved else "")
@@ -347,7 +361,7 @@ def _full_model_from_parts(res: Results, full_cuda: Cell, what: str, run: dict[s
     failed_post = post_lower is not None and not post_lower.ok and post_lower.status not in ("skipped", *UNFINISHED)
     if not failed_post and state not in ("release", "refused"):
         post_text = "not lowered" if post_lower is None else (
-            "lowered" if post_lower.ok else f"{post_lower.status}: {post_lower.error[:120]}")
+            "lowered" if post_lower.ok else f"{post_lower.status}: {clip(post_lower.error, 120)}")
         return Judgement("inconclusive", f"{what}: not lowered in this run ({WHOLE_MODEL_SKIP}); its postprocess alone: "
                          f"{post_text}; its backbone: {backbone}", {}, basis="none", run=run)
     parts = []
@@ -412,8 +426,8 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
     text = outcome_text(lower)
     aten = _lowering(_backbone_aten(res))
     aten_text = ("not tried" if aten is None else aten.error if aten.status == "skipped" else
-                 f"lowered in {aten.seconds:.0f} s" if aten.ok else f"{aten.status}: {aten.error[:160]}")
-    evidence = f"{where} lowering ({_where(cell)}): {lower.error[:160]}; with ATen allowed among the conv back-ends: {aten_text}"
+                 f"lowered in {aten.seconds:.0f} s" if aten.ok else f"{aten.status}: {clip(aten.error, 160)}")
+    evidence = f"{where} lowering ({_where(cell)}): {clip(lower.error, 160)}; with ATen allowed among the conv back-ends: {aten_text}"
     if "No choices exist" in text:
         return Judgement("refuted", f"{evidence} — no candidate existed at all, so no worker compiled or benchmarked "
                          "anything: GPU access of workers cannot be the cause", {"kind": "no candidates"}, run=run)
@@ -471,7 +485,7 @@ def judge_no_aten_fallback(res: Results) -> Judgement:
         if MISSING_FALLBACK in text:
             return Judgement("confirmed", f"{what} fails: {failure_text(lower)} — the back-end refuses the ATen "
                              f"kernels Inductor fell back to{also}", {"elsewhere": elsewhere}, run=run)
-        return Judgement("inconclusive", f"{what} failed with another error ({lower.error[:200]}); it says nothing "
+        return Judgement("inconclusive", f"{what} failed with another error ({clip(lower.error, 200)}); it says nothing "
                          f"about an ATen fallback{also}", {}, run=run)
     calls = lower.value.get("shim_calls", [])
     conv_calls = [c for c in calls if "convolution" in c]
@@ -530,7 +544,7 @@ def judge_postprocess_ops(res: Results) -> Judgement:
         text = outcome_text(lower)
         state[op] = ("lowered" if lower.ok else "not implemented" if NOT_IMPLEMENTED in text
                      else "no fallback kernel" if MISSING_FALLBACK in text
-                     else f"{lower.status}: {lower.error[:100]}")
+                     else f"{lower.status}: {clip(lower.error, 100)}")
     lacking = {op: missing_kernels(outcome_text(cell.outcomes[0])) for op, cell in cells.items()}
     unsupported = [op for op, s in state.items() if s in ("not implemented", "no fallback kernel")]
     lowered = [op for op, s in state.items() if s == "lowered"]
@@ -586,19 +600,27 @@ def judge_backbone_static(res: Results) -> Judgement:
     basis = "measured" if lower.status != "skipped" else "both"
     if state == "unknown":
         return Judgement("inconclusive", f"{what}: {sentence}", data, basis="none", run=run)
+    lowered = count_figure(0, 1, "static backbone lowers", "ExecuTorch CUDA lowerings of the static backbone")
+    refusal = () if "split_copy" not in sentence else (Finding(
+        "index_dtype.et_cuda_split_copy_refused",
+        f"executorch {stack['executorch']}'s CUDA back-end refuses split_copy (no fallback kernel)",
+        f"{what}: {sentence}", "torch.chunk of a CUDA tensor (aten.split_copy.Tensor after to_edge) lowered through "
+        "CudaPartitioner with the back-end's default options"),)
     if state == "release":
-        return Judgement("partly", f"{what}: {sentence}", data, basis="both", run=run)
+        return Judgement("partly", f"{what}: {sentence}", data, basis="both", run=run, figure=lowered,
+                         findings=refusal)
     if state == "refused":
         return Judgement("refuted", f"0 of 1: {what} fails the ExecuTorch CUDA lowering: {sentence}", data,
-                         basis=basis, run=run)
+                         basis=basis, run=run, figure=lowered, findings=refusal)
     after = cell.outcomes[-1]
     if after is not lower and after.ok and not agrees(cell.delta):
         return Judgement("partly", f"1 of 1: {what} lowered in {lower.seconds:.0f} s and ran, but differs from eager "
                          f"(max |Δ| {cell.delta.get('max_abs')})", {"delta": cell.delta}, run=run)
     ran = (f"ran, max |Δ| vs eager {cell.delta.get('max_abs')}" if after is not lower and after.ok else
-           f"not run ({after.status}: {after.error[:150]})" if after is not lower else "not run")
+           f"not run ({after.status}: {clip(after.error, 150)})" if after is not lower else "not run")
     return Judgement("confirmed", f"1 of 1: {what} lowered in {lower.seconds:.0f} s; {ran}", {"delta": cell.delta},
-                     run=run)
+                     run=run, figure=count_figure(1, 1, "static backbone lowers",
+                                                  "ExecuTorch CUDA lowerings of the static backbone"))
 
 
 def judge_xnnpack_full_model(res: Results) -> Judgement:
@@ -612,7 +634,7 @@ def judge_xnnpack_full_model(res: Results) -> Judgement:
         return Judgement("confirmed", f"{delta['match_rate']:.1%} of eager's detections matched: full "
                          f"{full_xnn.variant} YOLO26 lowered to XNNPACK and ran in executorch.runtime, sorted scores "
                          f"within {delta['score_max_abs']:.2g} (raw max |Δ| {delta['max_abs']:.3g})", {"delta": delta},
-                         run=run)
+                         run=run, figure=Figure(100 * delta["match_rate"], "%", "eager's detections matched by XNNPACK"))
     if final.ok:
         return Judgement("partly", f"{delta.get('match_rate')} of eager's detections matched: runs, but detections "
                          f"differ from eager (sorted scores max |Δ| {delta.get('score_max_abs')})", {"delta": delta},
@@ -620,7 +642,7 @@ def judge_xnnpack_full_model(res: Results) -> Judgement:
     undecided = _undecided(final, f"full {full_xnn.variant} YOLO26 through XNNPACK ({final.step})", run)
     if undecided is not None:
         return undecided
-    return Judgement("refuted", f"{final.step}: {final.status}: {final.error[:200]}", {}, run=run)
+    return Judgement("refuted", f"{final.step}: {final.status}: {clip(final.error, 200)}", {}, run=run)
 
 
 JUDGES = {

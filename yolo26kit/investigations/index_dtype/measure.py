@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 import torch
 
+from ...conclusion import clip
 from ... import env
 from ...bench import aoti_package as aoti, graphs, isolate, yolo
 from ...backends import aoti as aoti_backend
@@ -194,7 +195,7 @@ class Cell:
                 "status": mark, "outcome": final.status, "aoti_load": load, "cause": cause,
                 "backend options": self.spec.backend_options if self.path == "et_cuda" else "",
                 "cached": bool(outcomes[0].ok and isinstance(outcomes[0].value, dict) and outcomes[0].value.get("cached")),
-                "failed step": "" if final.ok else final.step, "error": final.error[:200],
+                "failed step": "" if final.ok else final.step, "error": clip(final.error, 200),
                 "seconds": round(sum(o.seconds for o in outcomes), 2),
                 "max |Δ| vs eager": delta.get("max_abs"), "max |Δ| sorted scores": delta.get("score_max_abs"),
                 "detections matched": delta.get("match_rate")}

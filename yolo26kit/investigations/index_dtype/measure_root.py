@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import torch
 
+from ...conclusion import clip
 from ...bench import graphs, isolate
 from ...backends import executorch_cuda
 from ...backends.executorch_cuda_releases import outcome_text
@@ -105,7 +106,7 @@ def root_cause(run: "Run", timeout: float) -> dict[str, pd.DataFrame]:
             if o.status in ("error", "crash", "timeout", "oom"):
                 d = lowering_error_details(outcome_text(o))
                 errors.append({"variant": c.variant, "path": c.path, "step": o.step, "outcome": o.status,
-                               "error": o.error[:300], "failing target": d["target"], "index dtypes": d["dtypes"],
+                               "error": clip(o.error, 300), "failing target": d["target"], "index dtypes": d["dtypes"],
                                "index argument IR (args[1])": d["args"][1] if len(d["args"]) > 1 else "",
                                "log tail": o.log[-1500:]})
     return {"passes": passes, "stages": stages, "lowering_errors": pd.DataFrame(errors)}

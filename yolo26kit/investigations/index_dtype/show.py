@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ...conclusion import clip
 from ... import findings
 from ...bench import graphs
 from .measure import Cell, Results, Run
@@ -53,8 +54,8 @@ def probe_frame(run: "Run") -> pd.DataFrame:
                     ("ExecuTorch runtime shims", run.runtime_shims)):
         if o is not None:
             rows.append({"variant": "", "scope": "side step", "path": name, "status": "✅" if o.ok else "❌",
-                         "outcome": o.status, "error": o.error[:200], "seconds": round(o.seconds, 2),
-                         "value": str(o.value)[:400] if o.ok else ""})
+                         "outcome": o.status, "error": clip(o.error, 200), "seconds": round(o.seconds, 2),
+                         "value": clip(o.value, 400) if o.ok else ""})
     return pd.DataFrame(rows)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ...conclusion import clip
 from ... import findings, verdicts
 from ...bench import aoti_package as aoti, isolate, timing
 from ...backends import aoti as aoti_backend
@@ -146,7 +147,7 @@ def slice_copies_without_named_source(spec: Spec) -> dict[str, Any]:
     try:
         program, _, _ = backend_edge_program(build_module(spec), call_inputs(spec, 0))
     except Exception as exc:  # the lowering may need the pass: that is a finding too
-        return {"pass": cls_name, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        return {"pass": cls_name, "error": f"{type(exc).__name__}: {clip(exc, 300)}"}
     finally:
         if original is not None:
             cls.call_operator = original
