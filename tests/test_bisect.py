@@ -91,12 +91,39 @@ def test_nothing_measured_names_no_change():
     assert "could be measured" in bisect.summary({**record, "package": "p", "claim": "c"})
 
 
+def fixed_between(low: int, high: int):
+    """Probes that reproduce the claim (confirmed) at every release but low..high-1 (not_reproduced there)."""
+    def probe_many(batch: list[str]) -> list[Probe]:
+        return [judged(r, "not_reproduced" if low <= int(r) < high else "confirmed", "measured", f"release {r}")
+                for r in batch]
+    return probe_many
+
+
 def test_alike_ends_name_no_change_unless_every_change_is_asked_for():
-    plain = bisect.bisect(names(30), stub_probes(10, after=20), workers=2)
+    plain = bisect.bisect(names(30), fixed_between(10, 20), workers=2)
     assert plain["changes"] == [] and plain["ends_alike"] and plain["steps"] == 1
-    every = bisect.bisect(names(30), stub_probes(10, after=20), workers=2, all_changes=True)
-    assert [(c["first"], c["to"]) for c in every["changes"]] == [("10", "confirmed"), ("20", "not_reproduced")]
+    assert plain["control"]["answer"] and "no_answer" not in plain
+    every = bisect.bisect(names(30), fixed_between(10, 20), workers=2, all_changes=True)
+    assert [(c["first"], c["to"]) for c in every["changes"]] == [("10", "not_reproduced"), ("20", "confirmed")]
     assert len(every["probes"]) == 30
+
+
+@pytest.mark.parametrize("all_changes", [False, True])
+def test_a_claim_that_reproduces_at_neither_end_stops_with_no_answer(all_changes):
+    calls: list = []
+    record = bisect.bisect(names(30), stub_probes(10, after=20, calls=calls), workers=2, all_changes=all_changes)
+    assert record["no_answer"] == bisect.NO_ANSWER and record["changes"] == []
+    assert len(record["probes"]) == 2 and calls == [["0", "29"]]  # the two ends, then nothing
+    line = bisect.summary({**record, "package": "torch", "claim": "aoti.load_crash_cause",
+                           "range": {"from": "0", "to": "29"}})
+    assert line.startswith("aoti.load_crash_cause: no answer here") and "torch 0 not_reproduced" in line
+
+
+def test_a_repro_fixed_at_both_ends_has_no_answer_and_one_that_bites_at_one_end_has():
+    fixed = [{"release": r, "verdict": "fixed", "skipped": ""} for r in ("2.11.0", "2.14.1")]
+    assert not bisect.control(fixed)["answer"]
+    bites = [{"release": "2.11.0", "verdict": "bites", "skipped": ""}, fixed[1]]
+    assert bisect.control(bites)["answer"]
 
 
 def test_spread_splits_the_gaps_evenly():
@@ -246,3 +273,57 @@ def test_a_real_bisect_over_two_adjacent_ultralytics_releases(tmp_path):
     assert [(p["release"], p["verdict"]) for p in record["probes"]] == [("8.4.112", "not_reproduced"),
                                                                         ("8.4.113", "confirmed")]
     assert record["changes"][0]["first"] == "8.4.113" and record["steps"] == 1
+
+
+def test_a_backwards_range_is_a_clear_error_before_the_registry_is_asked():
+    with pytest.raises(bisect.BisectError, match="runs backwards.*--from 2.9 --to 2.15"):
+        bisect.check_range("2.15", "2.9")
+    bisect.check_range("8.4.0", "8.4")  # a short upper bound covers its series: not backwards
+    bisect.check_range("2.9", "2.15")
+
+
+class ManyReleases(Registry):
+    """A registry of 52 torch releases, as PyPI's."""
+
+    def uploads(self, package: str) -> dict[str, datetime]:
+        return {f"2.{minor}.{patch}": T0 + (minor * 3 + patch) * DAY for minor in range(26) for patch in range(2)}
+
+
+def test_a_wide_range_without_bounds_says_what_it_takes_and_asks_for_yes(tmp_path):
+    with pytest.raises(bisect.BisectError) as said:
+        bisect.run_bisect("aoti.load_crash_cause", "torch", None, None, tmp_path, registry=ManyReleases(), log=print)
+    text = str(said.value)
+    assert "52 torch releases" in text and "--yes" in text and "GiB" in text
+    assert f"up to {bisect.stacks_needed(52, 1, False)} stacks" in text
+    assert not list(tmp_path.iterdir())  # nothing written, nothing installed
+    assert bisect.stacks_needed(52, 1, True) == 52 and bisect.stacks_needed(52, 1, False) == 2 + 6
+
+
+def test_a_repro_folder_is_a_probe_whose_answers_are_verdicts(tmp_path, monkeypatch):
+    from yolo26kit.repro import clean_env
+
+    folder = tmp_path / "findings" / "x.bug"
+    folder.mkdir(parents=True)
+    (folder / "repro.py").write_text("# finding: x.bug\n# requires: torch==2.11.0\n# bites-with: NameError\n"
+                                     "import torch\n")
+    asked = []
+
+    def fake_reproduce(repro, header, envs=None, python="", timeout=0.0):
+        asked.append(header.pins())
+        bites = header.pins()["torch"] < "2.13"
+        return {"outcome": "still bites" if bites else "fixed here", "exit_code": 1 if bites else 0,
+                "error_line": "NameError: name 'Max' is not defined" if bites else "", "seconds": 1.0,
+                "versions": {"torch": header.pins()["torch"]}}
+
+    monkeypatch.setattr(clean_env, "reproduce", fake_reproduce)
+
+    class Torch(Registry):
+        def uploads(self, package: str) -> dict[str, datetime]:
+            return {v: T0 for v in ("2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0")}
+
+    out = bisect.run_bisect(str(folder), "torch", "2.11", "2.14", tmp_path / "out", registry=Torch(), log=print)
+    record = json.loads((out / "bisect.json").read_text())
+    assert record["probe"]["kind"] == "repro" and record["claim"] == "x.bug"
+    assert record["changes"][0]["first"] == "2.13.0" and record["changes"][0]["to"] == "fixed"
+    assert all(pins == {"torch": pins["torch"]} for pins in asked)  # only the repro's own pins, torch moved
+    assert (out / "probes" / "torch-2.13.0" / "reproduced.json").exists()

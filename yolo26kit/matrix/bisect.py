@@ -20,6 +20,13 @@ Decisions:
 - Workers are the kit's executors (run/executors.py): `local` runs k probes at once in threads of this process,
   `ray` as k Ray tasks (a local Ray, or the cluster at RAY_ADDRESS). Each probe prepares its stack
   (matrix/stacks.py) and runs the claim's probe there (matrix/probes.py).
+- Controls: the two ends are probed first. If neither reproduces the claim (both `not_reproduced`, or a repro
+  `fixed` at both), this machine cannot say where it changes: the bisect stops there and says "no answer here"
+  rather than reporting the claim not reproduced across the range (a crash of one host is not a release's).
+- A range is checked before anything is installed: a backwards range is an error, and a range of more than WIDE
+  releases without --from/--to says how many stacks and how much disk it takes and asks for --yes.
+- A repro folder (`yolo26kit repro`) is a probe too: each release runs its repro.py in a clean environment of the
+  packages its header pins, with the bisected package at that release; bites / fixed / fails_differently.
 - Output: `<out>/bisect-<id>/bisect.json` (claim, package, range, each probed release with its verdict, basis,
   evidence and page, the changes, the skipped releases and why) and bisect.html; probes' pages under `probes/`.
 """
@@ -47,6 +54,10 @@ from ..paths import new_folder
 
 REGISTRY = "https://pypi.org/pypi/{package}/json"
 UNMEASURED = ("error", "inconclusive", "needs_cuda")
+NOT_REPRODUCED = ("not_reproduced", "fixed")  # verdicts that say the claim's bug does not happen there
+NO_ANSWER = "no answer here: the claim does not reproduce at either end"
+WIDE = 6  # more releases than this, without --from/--to, asks for --yes
+GIB_PER_STACK = 5.0  # a torch CUDA build with its NVIDIA wheels, as the matrix's stacks measured (4.6-5.6 GiB)
 DECIDING_BASIS = "measured"
 SCHEMA = 1
 
@@ -190,12 +201,37 @@ class Search:
         return [self.change(a, b) for a, b in zip(measured, measured[1:]) if self.verdict(a) != self.verdict(b)]
 
 
+def control(probes: list[dict[str, Any]]) -> dict[str, Any]:
+    """The two measured ends of a bisect and whether they give it an answer (not when neither reproduces)."""
+    measured = [p for p in probes if p.get("verdict") and not p.get("skipped")]
+    if not measured:
+        return {"ends": [], "answer": False}
+    ends = [measured[0], measured[-1]]
+    quiet = all(p["verdict"] in NOT_REPRODUCED for p in ends)
+    return {"ends": [{"release": p["release"], "verdict": p["verdict"]} for p in ends], "answer": not quiet,
+            **({"why": NO_ANSWER} if quiet else {})}
+
+
+def apply_control(record: dict[str, Any]) -> dict[str, Any]:
+    """A bisect record judged by the controls: no changes and `no_answer` when neither end reproduces."""
+    record["control"] = control(record["probes"])
+    if record["control"]["answer"]:
+        record.pop("no_answer", None)
+    else:
+        record["no_answer"], record["changes"] = record["control"].get("why", NO_ANSWER), []
+    return record
+
+
 def bisect(releases: list[str], probe_many: ProbeMany, workers: int = 1, all_changes: bool = False,
            log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Find the first release where the verdict changes (every change with `all_changes`); the search's record."""
     search = Search(releases, probe_many, workers, log)
     ends = search.ends()
-    if ends is not None and all_changes:
+    quiet = ends is not None and all(search.verdict(i) in NOT_REPRODUCED for i in ends)
+    if quiet:
+        log(f"[bisect] {NO_ANSWER} ({releases[ends[0]]}: {search.verdict(ends[0])}, "
+            f"{releases[ends[1]]}: {search.verdict(ends[1])}); stopping")
+    elif ends is not None and all_changes:
         search.scan()
     elif ends is not None and search.verdict(ends[0]) != search.verdict(ends[1]):
         search.narrow(*ends)
@@ -203,12 +239,13 @@ def bisect(releases: list[str], probe_many: ProbeMany, workers: int = 1, all_cha
     if not all_changes:
         found = found[:1]
     probes = [search.probes[r] for r in releases if r in search.probes]
-    return {"releases": releases, "workers": search.workers, "all_changes": all_changes,
+    record = {"releases": releases, "workers": search.workers, "all_changes": all_changes,
             "steps": search.steps, "narrowing_steps": search.narrowing_steps,
             "probes": [asdict(p) for p in probes], "changes": found,
             "skipped": [{"release": p.release, "reason": p.skipped} for p in probes if p.skipped],
             "ends_alike": ends is not None and search.verdict(ends[0]) == search.verdict(ends[1]),
             "measured_any": ends is not None}
+    return apply_control(record)
 
 
 def summary(record: dict[str, Any]) -> str:
@@ -216,6 +253,10 @@ def summary(record: dict[str, Any]) -> str:
     package, claim = record.get("package", "the package"), record.get("claim", "the claim")
     if not record["measured_any"]:
         return f"{claim}: no release in the range could be measured"
+    if record.get("no_answer"):
+        ends = record.get("control", {}).get("ends", [])
+        said = " and ".join(f"{package} {e['release']} {e['verdict']}" for e in ends)
+        return f"{claim}: {record['no_answer']} ({said} on this machine)"
     if not record["changes"]:
         verdicts = sorted({p["verdict"] for p in record["probes"] if p["verdict"] and not p["skipped"]})
         hint = "" if record["all_changes"] else " at both ends (a change undone inside the range needs --all-changes)"
@@ -401,6 +442,7 @@ class Context:
     envs: str | None = None
     timeout: float = 1800.0
     pairs: dict[str, dict[str, Any]] = field(default_factory=dict)  # release → {"pins", "note"} or {"error"}
+    repro: str = ""  # a repro folder: its repro.py is the probe
 
 
 def plan_stacks(ctx: Context, releases: list[str], registry: Registry) -> None:
@@ -423,6 +465,8 @@ def probe_release(ctx: Context, release: str) -> Probe:
     from .probes import ENTRY_POINTS, entry_in_stack, notebook_in_stack
     from .stacks import STATES_RUN, Stack, prepare
 
+    if ctx.repro:
+        return probe_repro(ctx, release)
     pins, error = release_pins(ctx, release)
     folder = f"probes/{ctx.package}-{release}"
     if error:
@@ -443,6 +487,27 @@ def probe_release(ctx: Context, release: str) -> Probe:
     versions = {k: v for k, v in (found.get("versions") or installed).items() if k in pins}
     return judged(release, found["verdict"], found["basis"], found["evidence"], page=f"{folder}/{found['page']}",
                   seconds=found.get("seconds", 0.0), stack=versions)
+
+
+def probe_repro(ctx: Context, release: str) -> Probe:
+    """Run the repro folder's repro.py in a clean environment with the release: bites / fixed / fails_differently."""
+    from ..repro import clean_env, script
+
+    header = script.parse((Path(ctx.repro) / "repro.py").read_text()).with_pins({ctx.package: release})
+    found = clean_env.reproduce(Path(ctx.repro) / "repro.py", header, ctx.envs, timeout=ctx.timeout)
+    folder = Path(ctx.out) / "probes" / f"{ctx.package}-{release}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "reproduced.json").write_text(json.dumps(found, indent=1) + "\n")
+    page = f"probes/{ctx.package}-{release}/reproduced.json"
+    stack = {k: v for k, v in found.get("versions", {}).items() if k in PINNED_REPORTED}
+    if found["outcome"] == script.CANNOT_RUN:
+        return not_installed(release, found["error_line"], stack=stack, page=page)
+    evidence = f"exit {found['exit_code']}: {found['error_line'] or 'ran to the end'}"
+    return judged(release, script.VERDICT[found["outcome"]], DECIDING_BASIS, evidence, page=page,
+                  seconds=found["seconds"], stack=stack)
+
+
+PINNED_REPORTED = ("torch", "torchvision", "executorch", "ultralytics", "toto-ts")
 
 
 def local_workers(ctx: Context, k: int) -> ProbeMany:
@@ -502,26 +567,65 @@ def known_claims(kit_root: Path) -> set[str]:
     return set(ENTRY_POINTS) | {c for p in ledgers for c in ledger_claims(kit_root, p.stem)}
 
 
+def check_range(low: str | None, high: str | None) -> None:
+    """A range that runs backwards (or names no release) is bad input, before the registry is asked."""
+    try:
+        bounds = [Version(v) for v in (low, high) if v]
+    except InvalidVersion as exc:
+        raise BisectError(f"not a release: {exc}") from None
+    if len(bounds) == 2 and bounds[0].release[:len(bounds[1].release)] > bounds[1].release:
+        raise BisectError(f"the range runs backwards: --from {low} is after --to {high} (did you mean --from {high} "
+                          f"--to {low}?)")
+
+
+def stacks_needed(n: int, workers: int, all_changes: bool) -> int:
+    """The stacks a bisect of n releases installs at most: every release with all_changes, else the two ends and
+    the narrowing steps' probes."""
+    return n if all_changes else min(n, 2 + workers * steps_needed(max(1, n - 1), workers))
+
+
+def wide_range_question(package: str, releases: list[str], workers: int, all_changes: bool) -> str:
+    """What a wide bisect will take, and how to go on: the message that asks for --yes."""
+    stacks = stacks_needed(len(releases), workers, all_changes)
+    return (f"{len(releases)} {package} releases in the range ({releases[0]}–{releases[-1]}): the bisect installs up "
+            f"to {stacks} stacks, about {stacks * GIB_PER_STACK:.0f} GiB of environments and uv's cache (a torch CUDA "
+            f"build is ~{GIB_PER_STACK:.0f} GiB). Pass --yes to go on, or narrow it with --from/--to")
+
+
+def repro_folder(claim: str) -> Path | None:
+    """The repro folder a claim argument names (a folder holding repro.py), else None."""
+    path = Path(claim)
+    return path if path.is_dir() and (path / "repro.py").exists() else None
+
+
 def run_bisect(claim: str, package: str, low: str | None, high: str | None, out: Path, workers: int = 1,
                executor: str = "local", all_changes: bool = False, envs: str | None = None,
                kit_root: Path | None = None, registry: Registry | None = None, timeout: float = 1800.0,
-               log: Callable[[str], None] = print) -> Path:
+               log: Callable[[str], None] = print, yes: bool = False) -> Path:
     """List the releases, bisect them, write bisect.json and bisect.html; the bisect folder."""
     from .probes import ENTRY_POINTS
     from .stacks import ROOT
 
     kit_root = Path(kit_root or ROOT)
-    if claim not in known_claims(kit_root):
-        raise BisectError(f"unknown claim {claim!r} (a ledger claim, or one of {', '.join(sorted(ENTRY_POINTS))})")
+    check_range(low, high)
+    repro = repro_folder(claim)
+    if repro is None and claim not in known_claims(kit_root):
+        raise BisectError(f"unknown claim {claim!r} (a ledger claim, a repro folder, or one of "
+                          f"{', '.join(sorted(ENTRY_POINTS))})")
     registry = registry or Registry()
     releases = registry.releases(package, low, high)
     if not releases:
         raise BisectError(f"no {package} release in {low or 'the first'}–{high or 'the newest'} on the registry")
-    base = base_pins(kit_root)
-    bisect_id, folder = new_bisect_dir(out, claim, package)
-    ctx = Context(claim, package, base, str(folder.resolve()), str(kit_root), envs, timeout)
-    log(f"[bisect] {claim} over {len(releases)} {package} releases {releases[0]}–{releases[-1]}, {workers} worker(s)")
-    plan_stacks(ctx, releases, registry)
+    if len(releases) > WIDE and not (low and high) and not yes:
+        raise BisectError(wide_range_question(package, releases, workers, all_changes))
+    label = repro.resolve().name if repro else claim
+    base = {} if repro else base_pins(kit_root)
+    bisect_id, folder = new_bisect_dir(out, label, package)
+    ctx = Context(label, package, base, str(folder.resolve()), str(kit_root), envs, timeout,
+                  repro=str(repro.resolve()) if repro else "")
+    log(f"[bisect] {label} over {len(releases)} {package} releases {releases[0]}–{releases[-1]}, {workers} worker(s)")
+    if not repro:
+        plan_stacks(ctx, releases, registry)
     closer: Callable[[], None] = lambda: None
     probe_many = local_workers(ctx, workers)
     if executor == "ray":
@@ -532,10 +636,12 @@ def run_bisect(claim: str, package: str, low: str | None, high: str | None, out:
     finally:
         closer()
     entry = ENTRY_POINTS.get(claim)
-    record.update(schema=SCHEMA, bisect_id=bisect_id, claim=claim, package=package,
+    probe = ({"kind": "repro", "folder": _shown(repro, kit_root)} if repro else
+             {"kind": "entry point", **asdict(entry)} if entry else {"kind": "notebook", "profile": "quick"})
+    record.update(schema=SCHEMA, bisect_id=bisect_id, claim=label, package=package,
                   range={"from": low or releases[0], "to": high or releases[-1], "count": len(releases)},
                   base=base, pairs={r: p for r, p in ctx.pairs.items() if p.get("note")},
-                  probe={"kind": "entry point", **asdict(entry)} if entry else {"kind": "notebook", "profile": "quick"},
+                  probe=probe,
                   executor=executor, seconds=round(time.perf_counter() - t0, 1), host=socket.gethostname(),
                   created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     record["summary"] = summary(record)
@@ -548,10 +654,31 @@ def run_bisect(claim: str, package: str, low: str | None, high: str | None, out:
     return folder
 
 
+def _shown(path: Path, kit_root: Path) -> str:
+    """A path as the record shows it: relative to the checkout where it lies inside it."""
+    try:
+        return str(path.resolve().relative_to(kit_root.resolve()))
+    except ValueError:
+        return path.name
+
+
+def rejudge(folder: Path) -> dict[str, Any]:
+    """Judge a stored bisect again by the controls and re-render its page (bisect.json and bisect.html)."""
+    from .. import findings
+    from ..report import bisect_page
+
+    record = apply_control(json.loads((Path(folder) / "bisect.json").read_text()))
+    record["summary"] = summary(record)
+    findings.write_json(Path(folder) / "bisect.json", record)
+    bisect_page.render(Path(folder), record)
+    return record
+
+
 def add_subcommand(sub: Any) -> None:
     """`yolo26kit bisect`: registered by cli.parser()."""
     p = sub.add_parser("bisect", help="the first release of a package where a claim's verdict changes")
-    p.add_argument("claim", metavar="CLAIM", help="a ledger claim id (or a probe's fact, e.g. index_dtype.split_copy_viewed)")
+    p.add_argument("claim", metavar="CLAIM", help="a ledger claim id, a probe's fact (e.g. "
+                   "index_dtype.split_copy_viewed), or a repro folder written by `yolo26kit repro`")
     p.add_argument("--over", required=True, metavar="PACKAGE", help="the package whose releases are bisected")
     p.add_argument("--from", dest="low", default=None, metavar="V", help="the first release of the range")
     p.add_argument("--to", dest="high", default=None, metavar="V",
@@ -562,6 +689,7 @@ def add_subcommand(sub: Any) -> None:
     p.add_argument("--out", default="", help="parent folder of bisect-<id>/ (default reports/runs)")
     p.add_argument("--envs", default="", metavar="DIR", help="stack environments (default <compile cache>/matrix-envs)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per probe")
+    p.add_argument("--yes", action="store_true", help=f"go on over more than {WIDE} releases without --from/--to")
     p.set_defaults(fn=main)
 
 
@@ -576,7 +704,8 @@ def main(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         folder = run_bisect(args.claim, args.over, args.low, args.high, Path(args.out) if args.out else DEFAULT_OUT,
-                            args.workers, args.executor, args.all_changes, args.envs or None, timeout=args.timeout)
+                            args.workers, args.executor, args.all_changes, args.envs or None, timeout=args.timeout,
+                            yes=args.yes)
     except BisectError as exc:
         print(f"yolo26kit bisect: {exc}")
         return 2

@@ -22,7 +22,7 @@ from typing import Any
 
 from .clean_env import _scrub
 
-MINIFY_TIMEOUT = 1800.0
+MINIFY_TIMEOUT = 1200.0
 
 
 def op_count(text: str) -> int:
@@ -46,15 +46,18 @@ def minify_after_aot(repro: Path, python: str, timeout: float = MINIFY_TIMEOUT) 
         text = launcher.read_text().replace("tracing_mode='real'", "tracing_mode='symbolic'")
         launcher.write_text(text)
         environ.pop("TORCHDYNAMO_REPRO_AFTER")
-        done = subprocess.run([python, launcher.name], cwd=launcher.parent, env=environ, capture_output=True,
-                              text=True, timeout=timeout)
+        try:
+            done = subprocess.run([python, launcher.name], cwd=launcher.parent, env=environ, capture_output=True,
+                                  text=True, timeout=timeout)
+            said, finished = (done.stdout or "") + (done.stderr or ""), True
+        except subprocess.TimeoutExpired as exc:  # its last checkpoint (repro.py) is the smallest found so far
+            said, finished = str(exc.stdout or ""), False
         minified = launcher.parent / "repro.py"
         if not minified.exists():
-            tail = _scrub((done.stdout + done.stderr)[-800:], tmp)
-            return {"error": f"the minifier wrote no repro.py (exit {done.returncode}): {tail}",
+            return {"error": f"the minifier wrote no repro.py: {_scrub(said[-800:], tmp)}",
                     "launcher_ops": op_count(text)}
         small = _scrub(minified.read_text(), tmp)
-    return {"launcher_ops": op_count(text), "minified_ops": op_count(small), "text": small,
+    return {"launcher_ops": op_count(text), "minified_ops": op_count(small), "text": small, "finished": finished,
             "seconds": round(time.perf_counter() - t0, 1),
             "how": "TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL=2 TORCHINDUCTOR_FORCE_DISABLE_CACHES=1, "
                    "then minifier_launcher.py (tracing_mode='symbolic')"}

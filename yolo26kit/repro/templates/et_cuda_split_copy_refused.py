@@ -13,8 +13,8 @@ device, applies the back-end's view pass to that graph, and raises if `split_cop
 Exit status: 1 when split_copy is refused (or left by the view pass), 0 when it lowers (or becomes a view).
 """
 # finding: index_dtype.et_cuda_split_copy_refused
-# requires: executorch==1.2.0 torch==2.10.0
-# device: cuda (the cause is checked on the CPU)
+# requires: executorch==1.2.0 torch==2.11.0
+# device: cpu (the cause; the refusal itself is checked where CUDA is)
 # bites-with: split_copy
 # seen-on: (the kit's evidence, filled in when the finding is written)
 

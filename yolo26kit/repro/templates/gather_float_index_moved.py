@@ -9,7 +9,7 @@ Needs CUDA (Triton). Exit status: 1 with the back-end's error when it bites, 0 w
 77 where there is no CUDA device.
 """
 # finding: index_dtype.gather_float_index_moved
-# requires: executorch==1.2.0 torch==2.10.0
+# requires: executorch==1.2.0 torch==2.11.0
 # device: cuda
 # bites-with: triton.language.float32
 # seen-on: (the kit's evidence, filled in when the finding is written)
