@@ -29,14 +29,14 @@ def _claim(cid: str, verdict: str, evidence: str, data: dict[str, Any] | None = 
 
 
 def _run(root: Path, name: str, device_type: str, claims: list[dict[str, Any]], kit: str = "0.1.0+gnew",
-         torch: str = "2.11.0") -> Path:
+         torch: str = "2.11.0", found: list[dict[str, Any]] | None = None) -> Path:
     run_dir = root / name
     run_dir.mkdir(parents=True)
     env = {"device_type": device_type, "device": "H100" if device_type == "cuda" else "Xeon", "torch": torch,
            "executorch": "1.2.0", "ultralytics": "8.4.190", "kit": kit}
     (run_dir / "alpha.results.json").write_text(json.dumps({
         "schema": findings.SCHEMA, "investigation": "alpha", "run_id": name, "seconds": 1.0, "environment": env,
-        "parameters": {}, "claims": claims, "missing_claims": [], "tables": {}}))
+        "parameters": {}, "claims": claims, "missing_claims": [], "tables": {}, "findings": found or []}))
     (run_dir / "run.json").write_text(json.dumps({"run_id": name, "environment": env, "state": "complete",
                                                   "profile": "quick"}))
     return run_dir
@@ -53,7 +53,10 @@ def runs(tmp_path, monkeypatch) -> list[pages.Run]:
                figure={"value": "3 of 3", "unit": "loads crash", "measures": "loads of the package"}),
         _claim("alpha.fix", "confirmed", "with the preload 3 of 3 loads run in 5 s."),
         _claim("alpha.cost", "inconclusive", "ratios round by round: 1.9, 2.4, 2.1×.",
-               {"ratios": {"a": [1.9, 2.4], "b": [2.1, 1.95, 2.6]}})])
+               {"ratios": {"a": [1.9, 2.4], "b": [2.1, 1.95, 2.6]}})],
+         found=[{"id": "alpha.load_crash", "title": "Loading crashes on torch 2.11", "evidence": "3 of 3 SIGSEGV",
+                 "smallest_input": "a two-op package", "claims": ["alpha.bites"],
+                 "stack": {"device_type": "cuda", "torch": "2.11.0"}}])
     _run(tmp_path, "20260103T000000Z-c-cpu", "cpu", [
         _claim("alpha.bites", "inconclusive", "1 of 1 packages loaded and ran.",
                figure={"value": "1 of 1", "unit": "packages loaded", "measures": "loads"}, conditions={"seed": {"torch": {"min": "2.11", "max": "2.11.99"}}, "run": {"torch": "2.14.1"},
@@ -168,3 +171,12 @@ def test_profile_is_the_closest_catalog_profile_naming_what_differs():
     changed = {**quick, "imgsz": 999}
     assert grid._profile_of_result({"investigation": "index_dtype", "parameters": changed}) == "quick + imgsz"
     assert grid._profile_of_result({"investigation": "no_such_thing", "parameters": {}}) == "custom"
+
+
+def test_findings_come_first_on_the_run_page_and_the_index(runs, tmp_path):
+    page = pages.run_page(runs[1].dir)
+    assert page.index('id="findings"') < page.index('id="grid"')
+    assert "Loading crashes on torch 2.11" in page and "torch 2.11.0" in page
+    index = pages.index_page(tmp_path)
+    assert index.index('data-finding="alpha.load_crash"') < index.index('id="grid"')
+    assert "20260102T000000Z-b-cuda/index.html" in index.split('id="findings"')[1].split("</section>")[0]

@@ -405,6 +405,27 @@ def render_run(run_dir: Path, notebooks: bool = True) -> Path:
     return target
 
 
+def findings_of(runs: list[Run], href_of: Any = None) -> list[dict[str, Any]]:
+    """The bugs the runs met that no seed claims (results.json `findings`), each once per finding and device type,
+    newest run first, with the stack in words and links to its run and to its standalone repro where one was made
+    (`<run>/findings/<id>/`)."""
+    seen, out = set(), []
+    for run in runs:
+        for result in run.results:
+            for f in result.get("findings") or []:
+                if not isinstance(f, dict) or not f.get("id") or (f["id"], run.device_type) in seen:
+                    continue
+                seen.add((f["id"], run.device_type))
+                stack = f.get("stack") or {}
+                repro = run.dir / "findings" / f["id"]
+                out.append({**f, "run": run.name, "run_href": href_of(run) if href_of else "",
+                            "repro_href": (f"{href_of(run).rsplit('/', 1)[0] + '/' if href_of else ''}findings/"
+                                           f"{f['id']}/ISSUE.md") if (repro / "ISSUE.md").is_file() else "",
+                            "stack_text": " · ".join(f"{k} {v}" for k, v in stack.items() if k != "device_type")
+                            or run.device_label})
+    return out
+
+
 def run_page(run_dir: Path, present: frozenset[str] = frozenset()) -> str:
     """The HTML of a run's page (index.html): answers first. `present`: file names to link as if on disk."""
     run_dir = Path(run_dir)
@@ -429,7 +450,8 @@ def run_page(run_dir: Path, present: frozenset[str] = frozenset()) -> str:
                 for r in run.results},
         question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
         bands={e["id"]: e["band"] for entries in invs.values() for e in entries if e.get("band")},
-        columns=columns, grid_rows=grid_rows, run_hrefs={run.name: "#run-facts"}, **_common())
+        columns=columns, grid_rows=grid_rows, run_hrefs={run.name: "#run-facts"}, found=findings_of([run]),
+        **_common())
     return page
 
 
@@ -471,5 +493,7 @@ def index_page(root: Path, title: str = "") -> str:
         columns=columns, grid_rows=grid_rows, run_hrefs={run.name: f"{run.rel}/index.html" for run in runs},
         coverages={run.name: coverage(run, book) for run in runs}, untestable=untestable_entries(book),
         question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
-        matrices=matrix_page.listing(root), bisects=bisect_page.listing(root), **_common())
+        matrices=matrix_page.listing(root), bisects=bisect_page.listing(root),
+        found=findings_of([r for r in current if r.name in {u.name for u in [*newest, *(u for s in columns for u in s.used)]}],
+                          lambda run: f"{run.rel}/index.html"), **_common())
     return page
