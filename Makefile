@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # what they import at run time is in pyproject.toml. Same list as yolo26kit/run/bundle.py NO_DEPS.
 NO_DEPS := toto-ts==0.2.0 gluonts==0.16.2 jaxtyping==0.2.29
 
-.PHONY: report test test-notebooks test-all lab venv clean-venv
+.PHONY: report test test-notebooks test-all lab venv clean-venv docs grid
 
 venv: $(STAMP)
 
@@ -46,6 +46,20 @@ lab: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+# The documentation site (mkdocs.yml; pages made from the repository's data by docs/hooks.py) into site/, offline,
+# every warning an error. CI builds it.
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# docs/grid.png, the README's answer grid, from the committed reports/index.html (headless Chromium).
+grid: $(STAMP)
+	$(BIN)/python tools/grid_image.py reports/index.html docs/grid.png
 
 # GPU runner: build the wheelhouse of what the runner lacks (RUNNER: its `pip freeze` or package list).
 RUNNER ?= data/runners/h100.txt

@@ -1,5 +1,5 @@
-"""`yolo26kit times RUN...`: the README's run-time table, read from the runs' run.json files (never typed in);
-`python -m yolo26kit.run.accounts README.md` writes it into the README's times blocks."""
+"""`yolo26kit times RUN...`: the run-time tables, read from the runs' run.json files (never typed in); the docs'
+build fills docs/times.md's times block with them, and `python -m yolo26kit.run.accounts FILE.md` any file's."""
 
 from __future__ import annotations
 
