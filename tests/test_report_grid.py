@@ -118,6 +118,11 @@ def test_matrix_changes_are_named_by_package_and_release_and_kind():
     rows = matrix_page.change_rows(matrix)
     assert [(r["claim"], r["package"], r["release"], r["before"], r["kind"]) for r in rows] == [
         ("a.gather", "ultralytics", "8.4.190", "8.4.112", "verdict"), ("b.view", "torch", "2.14.1", "2.13.0", "measurable")]
+    # where a bisect named the same change, the page quotes its release (one source for "since which release")
+    bisects = [{"claim": "a.gather", "package": "ultralytics", "href": "bisect-a/bisect.html",
+                "changes": [{"from": "not_reproduced", "to": "confirmed", "last_before": "8.4.112", "first": "8.4.113"}]}]
+    (gather, _) = matrix_page.change_rows(matrix, bisects)
+    assert (gather["release"], gather["before"], gather["bisect"]) == ("8.4.113", "8.4.112", "bisect-a/bisect.html")
 
 
 def test_single_files_default_to_each_stacks_newest_batch(runs, tmp_path):
