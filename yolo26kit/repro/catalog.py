@@ -160,7 +160,7 @@ findings.register(Finding(
     expected="The package loads and runs as it does in a process that loaded the system libstdc++ first.",
     upstream=PT,
     claims=("aoti.load_crash_cause",),
-    evidence_mark="static_libstdcxx",
+    evidence_mark="static-libstdc++",
     related=(),
     workaround="Load the system libstdc++ with RTLD_GLOBAL before torch (`LD_PRELOAD`, or "
                "`ctypes.CDLL('libstdc++.so.6', mode=ctypes.RTLD_GLOBAL)` first).",

@@ -52,7 +52,7 @@ def parse(text: str) -> Header:
     """The header of a repro.py's text (lines `# finding:`, `# requires:`, ... before the first import)."""
     header = Header()
     for line in text.splitlines():
-        if line.startswith(("import ", "from ")):
+        if re.match(r"^(import [\w.]+|from [\w.]+ import )", line):  # the code begins: the header is above it
             break
         match = re.match(r"#\s*([a-z-]+):\s*(.*)$", line)
         if not match:

@@ -1,0 +1,160 @@
+"""`yolo26kit repro`: templates that stand alone, headers read right, outcomes judged right, folders written, and a
+repro run in a fresh environment that holds nothing of the kit."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from yolo26kit.repro import clean_env, command, script
+from yolo26kit.repro.catalog import TEMPLATES, ReproError, findings
+
+KIT_REPORTS = Path(__file__).resolve().parents[1] / "reports"
+
+
+def imported_modules(text: str) -> set[str]:
+    """Top-level names of every module a script imports (any depth of the tree, relative imports as '.')."""
+    found = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            found.add("." if node.level else (node.module or "").split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("finding", findings.all(), ids=lambda f: f.id)
+def test_every_template_stands_alone_and_its_header_names_its_finding(finding):
+    text = finding.script.read_text()
+    modules = imported_modules(text)
+    assert "yolo26kit" not in modules and "." not in modules
+    header = script.parse(text)
+    assert header.finding == finding.id
+    assert header.requires and header.bites_with
+    assert all("==" in r or r.isidentifier() for r in header.requires)  # pinned, or a plain helper package
+    assert 'if __name__ == "__main__":' in text  # importing it runs nothing
+
+
+def test_every_template_is_a_finding_and_every_related_link_is_an_upstream_issue_or_pull_request():
+    assert {f.template for f in findings.all()} == {p.name for p in TEMPLATES.glob("*.py")}
+    links = [r.url for f in findings.all() for r in f.related]
+    assert links and all(re.fullmatch(r"https://github\.com/[\w-]+/[\w-]+/(issues|pull)/\d+", u) for u in links)
+
+
+def test_a_claim_names_its_finding_and_an_unknown_name_lists_the_known():
+    assert findings.get("dynamic_shapes.aoti_cuda_dynamic").id == "dynamic_shapes.aoti_answers_outside_range"
+    with pytest.raises(ReproError, match="known: .*cuda_graphs.toto_compile_max_nameerror"):
+        findings.get("nope")
+
+
+def test_header_pins_move_for_a_probe_and_seen_on_is_filled_in():
+    text = (TEMPLATES / "toto_compile_max_nameerror.py").read_text()
+    header = script.parse(text)
+    moved = header.with_pins({"torch": "2.13.0", "executorch": "1.5.1"})
+    assert moved.pins()["torch"] == "2.13.0" and moved.pins()["toto-ts"] == "0.2.0"
+    assert "executorch==1.5.1" in moved.requires and header.pins()["torch"] == "2.11.0"
+    filled = script.with_seen_on(text, ["torch 2.11.0+cu130 on NVIDIA H200 (kit run r1, c)"])
+    assert script.parse(filled).seen_on == ["torch 2.11.0+cu130 on NVIDIA H200 (kit run r1, c)"]
+    assert len(filled.splitlines()) == len(text.splitlines())
+
+
+@pytest.mark.parametrize("code,output,answer", [
+    (0, "ok", script.FIXED_HERE),
+    (1, "Traceback ...\nNameError: name 'Max' is not defined", script.STILL_BITES),
+    (1, "Traceback ...\nIndexError: only integers ... (got SymInt)", script.FAILS_DIFFERENTLY),
+    (77, "no CUDA device", script.CANNOT_RUN),
+])
+def test_an_outcome_bites_only_with_the_findings_own_message(code, output, answer):
+    header = script.Header(bites_with="NameError: name 'Max' is not defined")
+    assert script.outcome(code, output, header) == answer
+    assert script.CHECK_EXIT[answer] in (0, 1, 3, 4)
+
+
+def test_the_error_line_is_the_failures_own():
+    out = "W warn\nTraceback (most recent call last):\n  File x\nNameError: name 'Max' is not defined\n"
+    assert script.error_line(out) == "NameError: name 'Max' is not defined"
+
+
+def fake_run(tmp_path: Path, results: dict) -> Path:
+    run = tmp_path / "reports" / "20260101T000000Z-vm-cuda"
+    run.mkdir(parents=True)
+    (run / "dynamic_shapes.results.json").write_text(json.dumps(results))
+    return run
+
+
+ENVIRONMENT = {"torch": "2.11.0+cu130", "device": "NVIDIA H200", "ultralytics": "8.4.190", "papermill": "2.7.0"}
+
+
+def test_a_finding_folder_cites_the_runs_evidence_and_carries_the_repro_inline(tmp_path):
+    run = fake_run(tmp_path, {"environment": ENVIRONMENT, "claims": [
+        {"id": "dynamic_shapes.aoti_cuda_dynamic", "verdict": "inconclusive",
+         "evidence": "it also returned 300 detections at 352x352 above the exported max"}]})
+    folder = command.write_finding("dynamic_shapes.aoti_answers_outside_range", tmp_path / "reports", execute=False,
+                                   log=lambda s: None)
+    assert folder == run / "findings" / "dynamic_shapes.aoti_answers_outside_range"
+    repro = (folder / "repro.py").read_text()
+    assert "# seen-on: torch 2.11.0+cu130, ultralytics 8.4.190 on NVIDIA H200 (kit run 20260101T000000Z" in repro
+    issue = (folder / "ISSUE.md").read_text()
+    assert repro.strip() in issue and "github.com/pytorch/pytorch/issues/141115" in issue
+    assert "20260101T000000Z-vm-cuda" in issue and "inconclusive" in issue and "papermill" not in issue
+    assert not (folder / "reproduced.json").exists()
+
+
+def test_a_results_findings_list_is_read_first_and_a_run_without_it_is_an_error(tmp_path):
+    fake_run(tmp_path, {"environment": ENVIRONMENT, "claims": [], "findings": [
+        {"id": "dynamic_shapes.aoti_answers_outside_range", "title": "t", "evidence": "answers at 352 px",
+         "stack": {"torch": "2.11.0"}, "smallest_input": "352 px", "claims": ["dynamic_shapes.aoti_cuda_dynamic"]}]})
+    folder = command.write_finding("dynamic_shapes.aoti_answers_outside_range", tmp_path / "reports", execute=False,
+                                   log=lambda s: None)
+    assert "answers at 352 px" in (folder / "ISSUE.md").read_text()
+    with pytest.raises(ReproError, match="no cuda_graphs run"):
+        command.write_finding("cuda_graphs.toto_compile_max_nameerror", tmp_path / "reports", execute=False)
+
+
+TINY = '''"""A repro that needs one small package and bites unless the kit is importable (it never is, in a clean env)."""
+# finding: test.tiny
+# requires: six==1.16.0
+# device: cpu
+# bites-with: LookupError: the kit is not here
+# seen-on: (filled in)
+
+import importlib.util
+
+import six
+
+if __name__ == "__main__":
+    if importlib.util.find_spec("yolo26kit") is None:
+        raise LookupError(f"the kit is not here (six {six.__version__})")
+'''
+
+
+@pytest.mark.skipif(shutil.which("uv") is None and not (Path(os.sys.executable).parent / "uv").exists(),
+                    reason="needs uv (the matrix extra)")
+def test_a_repro_runs_in_a_fresh_environment_that_holds_only_its_pins(tmp_path):
+    folder = tmp_path / "findings" / "test.tiny"
+    folder.mkdir(parents=True)
+    (folder / "repro.py").write_text(TINY)
+    assert "yolo26kit" not in imported_modules(TINY)
+    found = clean_env.reproduce(folder / "repro.py", envs=tmp_path / "envs")
+    assert found["environment"]["kind"] == "uv" and found["environment"]["fresh"]
+    assert found["outcome"] == script.STILL_BITES and found["exit_code"] == 1
+    assert found["error_line"] == "LookupError: the kit is not here (six 1.16.0)"
+    assert found["versions"]["six"] == "1.16.0" and "torch" not in found["versions"]
+    assert str(tmp_path) not in json.dumps(found)  # no path of this machine in the record
+    again = command.check(folder, clean=True, envs=str(tmp_path / "envs"))
+    assert again["outcome"] == script.STILL_BITES and not again["environment"]["fresh"]
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("finding", ["dynamic_shapes.aoti_answers_outside_range"])
+def test_a_committed_cpu_finding_still_reproduces_in_a_clean_environment(finding):
+    folder = next(KIT_REPORTS.glob(f"*/findings/{finding}"))
+    recorded = json.loads((folder / "reproduced.json").read_text())
+    found = clean_env.reproduce(folder / "repro.py")
+    assert found["outcome"] == recorded["outcome"] == script.STILL_BITES
