@@ -188,7 +188,7 @@ def test_judge_speed_rounds_on_both_sides_of_a_band_edge_are_inconclusive():
     bench["round_net_ms"] = [[0.35] * 4, [0.1, 0.1, 0.25, 0.25]]  # ×3.5, ×3.5, ×1.4, ×1.4: half below 1.75
     j = mf.judge_cost.judge_speedup_medium(_res(bench))
     assert j.verdict == "inconclusive" and "both sides" in j.evidence and "1.40" in j.evidence
-    bench["round_net_ms"] = [[0.35] * 3, [0.1, 0.1, 0.25]]  # one outlier among three cannot block the verdict
+    bench["round_net_ms"] = [[0.35] * 6, [0.1, 0.1, 0.25, 0.1, 0.1, 0.1]]  # one outlier among six cannot block it
     assert mf.judge_cost.judge_speedup_medium(_res(bench)).verdict == "confirmed"
 
 
@@ -446,7 +446,7 @@ def test_judge_memory_lower_on_cpu_needs_cuda():
     # Before: `refuted` from ATen-level peaks on the CPU. The seed's memory is a CUDA training's, and the CPU has no
     # allocator peak comparable with CUDA's: needs_cuda, with the CPU figures shown as another measure.
     j = mf.judge_cost.judge_memory_lower(_res(memory=_mem("cpu", 1000, 160000)))
-    assert j.verdict == "needs_cuda" and "ATen-level" in j.evidence
+    assert j.verdict == "needs_cuda" and "CPU, peak of new tensors" in j.evidence
 
 
 @pytest.mark.parametrize("orig, fix, verdict", [(2000, 1000, "confirmed"), (1000, 160000, "refuted"),
@@ -454,8 +454,19 @@ def test_judge_memory_lower_on_cpu_needs_cuda():
 def test_judge_memory_lower_on_cuda(orig, fix, verdict):
     mem = pd.concat([_mem("cuda", orig, fix, {}), _mem("cpu", 7, 9)])
     j = mf.judge_cost.judge_memory_lower(_res(memory=mem))
-    assert j.verdict == verdict and j.evidence.startswith("CUDA caching allocator") and j.run == {"device": "cuda"}
+    assert j.verdict == verdict and j.evidence.startswith("CUDA, peak of the tensors") and j.run == {"device": "cuda"}
     assert "masked_fill_inplace" not in j.evidence  # the seed's two formulations only
+
+
+def test_judge_memory_lower_reads_the_measure_that_can_differ():
+    """An allocator peak equal at every shape (a shared allocation dominates it) cannot decide; the tensors each call
+    creates can: masked_fill's out-of-place output against the original's index tensors."""
+    mem = _mem("cuda", 1440, 164000, {})
+    mem["cuda peak bytes"] = 1_312_256  # the same for both, as the GPU batches measured
+    j = mf.judge_cost.judge_memory_lower(_res(memory=mem))
+    assert j.verdict == "refuted" and "cannot tell them apart" in j.evidence and j.data["allocator_equal"]
+    mem["peak new bytes"] = mem["implementation"].map({mf.model.ORIGINAL: 164000, "masked_fill": 1440}).fillna(7)
+    assert mf.judge_cost.judge_memory_lower(_res(memory=mem)).verdict == "confirmed"  # the measure moves the verdict
 
 
 def test_judge_memory_lower_some_shapes_is_partly():

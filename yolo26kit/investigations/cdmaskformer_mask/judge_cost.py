@@ -178,34 +178,42 @@ def _peak_pairs(mem: pd.DataFrame, dev: str, column: str) -> list[tuple[str, int
 
 
 def judge_memory_lower(res: Results) -> Judgement:
-    """mask.memory_lower: the seed's two formulations (the original and the out-of-place masked_fill), one measure:
-    the CUDA caching allocator's peak above the start of one call (it sees the index tensors and the buffers kernels
-    allocate inside). confirmed when masked_fill's peak is lower at every shape, refuted when it is lower at none,
-    partly otherwise. A CPU-only run has no allocator peak of the seed's device: needs_cuda, with the CPU's ATen-level
-    peaks (another measure) shown."""
+    """mask.memory_lower: the seed's two formulations (the original and the out-of-place masked_fill) on CUDA, judged
+    on the measure that can tell them apart: the peak of the tensors each call creates (op level: the original's
+    index tensors, masked_fill's new output). The CUDA caching allocator's peak above the start of a call is shown
+    beside; where it is equal at every shape, an allocation both formulations share dominates it and it cannot
+    decide. confirmed when masked_fill's peak is lower at every shape, refuted when it is lower at none, partly
+    otherwise. A CPU-only run has no peak of the seed's device: needs_cuda, with the CPU's peaks shown."""
     mem = res.memory
     if mem.empty:
         return Judgement("error", "no memory measurements ran", basis="none")
     cpu = _peak_pairs(mem, "cpu", "peak new bytes")
-    cpu_txt = ("CPU, ATen-level peak of new tensors (not judged): " + "; ".join(
+    cpu_txt = ("CPU, peak of new tensors (not judged): " + "; ".join(
         f"{s} masked_fill {f:,} B vs {ORIGINAL} {o:,} B" for s, f, o in cpu)) if cpu else "no CPU rows"
-    pairs = _peak_pairs(mem, "cuda", "cuda peak bytes")
+    pairs = _peak_pairs(mem, "cuda", "peak new bytes")
     if not pairs:
-        return Judgement("needs_cuda", f"the seed's memory is a CUDA training's; this run has no CUDA allocator "
-                                       f"peaks. {cpu_txt}", {"cpu": {s: [f, o] for s, f, o in cpu}}, "measured",
-                         {"device": "cpu"})
-    total = {(s, n): v for n in (ORIGINAL, "masked_fill") for s, v in _peaks(mem, "cuda", n, "cuda allocated bytes").items()}
+        return Judgement("needs_cuda", f"the seed's memory is a CUDA training's; this run has no CUDA rows. {cpu_txt}",
+                         {"cpu": {s: [f, o] for s, f, o in cpu}}, "measured", {"device": "cpu"})
+    allocator = _peak_pairs(mem, "cuda", "cuda peak bytes")
+    same = bool(allocator) and all(f == o for _, f, o in allocator)
+    allocator_txt = ("; the caching allocator's peak above the start of a call is equal at every shape ("
+                     + ", ".join(f"{s}: {f:,} B" for s, f, _ in allocator) + "): an allocation both formulations share "
+                     "dominates it, so it cannot tell them apart" if same else
+                     "; the caching allocator's peak above the start of a call: "
+                     + "; ".join(f"{s}: masked_fill {f:,} B vs {ORIGINAL} {o:,} B" for s, f, o in allocator)) \
+        if allocator else ""
     lower = sum(f < o for _, f, o in pairs)
-    verdict = verdicts.all_none_some(lower, len(pairs))
-    parts = [f"{s}: masked_fill {f:,} B vs {ORIGINAL} {o:,} B"
-             + (f" (allocated in all {total[(s, 'masked_fill')]:,} vs {total[(s, ORIGINAL)]:,} B)"
-                if (s, ORIGINAL) in total and (s, "masked_fill") in total else "") for s, f, o in pairs]
     equal = sum(f == o for _, f, o in pairs)
-    return Judgement(verdict, (f"CUDA caching allocator, peak above the start of one call, the seed's two formulations: "
+    verdict = verdicts.all_none_some(lower, len(pairs))
+    ratios = [f / o for _, f, o in pairs if o]
+    return Judgement(verdict, (f"CUDA, peak of the tensors one call creates (op level), the seed's two formulations: "
                                f"masked_fill's is lower at {lower}, equal at {equal} and higher at "
-                               f"{len(pairs) - lower - equal} of {len(pairs)} shapes — " + "; ".join(parts)
-                               + f". {cpu_txt}"),
-                     {"cuda": {s: [f, o] for s, f, o in pairs}}, "measured", {"device": "cuda"})
+                               f"{len(pairs) - lower - equal} of {len(pairs)} shapes — "
+                               + "; ".join(f"{s}: masked_fill {f:,} B vs {ORIGINAL} {o:,} B" for s, f, o in pairs)
+                               + f"{allocator_txt}. {cpu_txt}"),
+                     {"cuda": {s: [f, o] for s, f, o in pairs}, "allocator_equal": same}, "measured", {"device": "cuda"},
+                     figure=verdicts.Figure(max(ratios), "×", "masked_fill's peak of new tensors over the original's "
+                                            "(largest of the shapes)") if ratios else None)
 
 
 KERNEL_COLUMNS = ("cuda kernels", "cuda kernels (deterministic)")
