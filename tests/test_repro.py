@@ -158,3 +158,9 @@ def test_a_committed_cpu_finding_still_reproduces_in_a_clean_environment(finding
     recorded = json.loads((folder / "reproduced.json").read_text())
     found = clean_env.reproduce(folder / "repro.py")
     assert found["outcome"] == recorded["outcome"] == script.STILL_BITES
+
+
+def test_a_probe_of_executorch_leaves_its_torch_to_the_resolver():
+    header = script.parse((TEMPLATES / "et_cuda_split_copy_refused.py").read_text())
+    moved = script.unpinned(header, ("torch", "torchvision")).with_pins({"executorch": "1.5.1"})
+    assert "torch" in moved.requires and moved.pins() == {"executorch": "1.5.1"}

@@ -493,7 +493,9 @@ def probe_repro(ctx: Context, release: str) -> Probe:
     """Run the repro folder's repro.py in a clean environment with the release: bites / fixed / fails_differently."""
     from ..repro import clean_env, script
 
-    header = script.parse((Path(ctx.repro) / "repro.py").read_text()).with_pins({ctx.package: release})
+    header = script.parse((Path(ctx.repro) / "repro.py").read_text())
+    # what pairs with the moved package is resolved with it (executorch's torch), not kept at the repro's pin
+    header = script.unpinned(header, FOLLOWERS.get(ctx.package, ())).with_pins({ctx.package: release})
     found = clean_env.reproduce(Path(ctx.repro) / "repro.py", header, ctx.envs, timeout=ctx.timeout)
     folder = Path(ctx.out) / "probes" / f"{ctx.package}-{release}"
     folder.mkdir(parents=True, exist_ok=True)

@@ -48,6 +48,14 @@ class Header:
                       self.bites_with, list(self.seen_on))
 
 
+def unpinned(header: Header, names: tuple[str, ...]) -> Header:
+    """The header with the named packages left to the resolver (those that must pair with a moved release)."""
+    def free(items: list[str]) -> list[str]:
+        return [name if (name := re.split(r"[=<>~!]", r, maxsplit=1)[0].lower()) in names else r for r in items]
+    return Header(header.finding, free(header.requires), free(header.requires_no_deps), header.device,
+                  header.bites_with, list(header.seen_on))
+
+
 def parse(text: str) -> Header:
     """The header of a repro.py's text (lines `# finding:`, `# requires:`, ... before the first import)."""
     header = Header()
