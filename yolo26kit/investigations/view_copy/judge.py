@@ -10,7 +10,7 @@ import pandas as pd
 
 from ... import verdicts
 from ...bench import timing
-from ...verdicts import Judgement, band, combine
+from ...verdicts import Judgement, band, combine, count_figure
 from .measure import (COMPILE_BACKEND, NAMED_SOURCE, PASS_LOCATIONS, VIEW_COPY_OPS, VIEW_OPS, Case, Results, base_op,
                       equivalence_rows, load_release_coverage, pass_changed)
 
@@ -338,6 +338,14 @@ def judge_equivalent(res: Results) -> Judgement:
     measured = table[table["equal"].notna()] if not table.empty else table
     if measured.empty:
         return Judgement("inconclusive", "no comparison ran (edge graphs and packages failed)", basis="none")
+    # a model whose graph the pass left untouched compares one graph with itself: equal by construction, no evidence
+    untouched = sorted({m for m in measured["model"] if not pass_changed(res.graphs.get(m))})
+    same_graph_rows = measured[measured["model"].isin(untouched)]
+    measured = measured[~measured["model"].isin(untouched)]
+    if measured.empty:
+        return Judgement("inconclusive", "no comparison counts: the pass changed nothing in "
+                         + ", ".join(f"{m} ({_nothing_replaced(res, m)})" for m in untouched)
+                         + ", so each comparison set one graph against itself", {"same_graph": untouched}, basis="none")
     unequal = measured[~measured["equal"].astype(bool)]
     worst = float(measured["max_abs"].max())
     text = (f"{len(measured) - len(unequal)} of {len(measured)} comparisons bit-identical (max |Δ| {worst:.3g}): "
@@ -351,11 +359,16 @@ def judge_equivalent(res: Results) -> Judgement:
                                  f"packages compile the same graph{_compile_note(res, r.model)}" for r in moot)
     if not missing.empty:
         text += f"; not compared: {', '.join(f'{r.model} {r.where}' for r in missing.itertuples())}"
-    data = {"rows": measured.to_dict(orient="records"), "same_graph": [r.model for r in moot]}
+    if len(same_graph_rows):
+        text += ("; not counted, equal by construction: " + ", ".join(
+            f"{m} ({_nothing_replaced(res, m)})" for m in untouched))
+    data = {"rows": measured.to_dict(orient="records"), "same_graph": sorted({r.model for r in moot} | set(untouched))}
     run = {"backend": edge_backend(res)}
+    figure = count_figure(len(measured) - len(unequal), len(measured), "comparisons bit-identical",
+                          "outputs with and without the pass, where the pass changed the graph")
     if not unequal.empty:
-        return Judgement("refuted", text, data, run=run)
-    return Judgement("confirmed" if missing.empty else "inconclusive", text, data, run=run)
+        return Judgement("refuted", text, data, run=run, figure=figure)
+    return Judgement("confirmed" if missing.empty else "inconclusive", text, data, run=run, figure=figure)
 
 
 def _nothing_replaced(res: Results, model: str) -> str:
