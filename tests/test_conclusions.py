@@ -122,6 +122,9 @@ def test_cuda_run_answers_bites_from_the_bug_claim_with_the_conclusion_sentence(
                    {"mask.assert_trigger": "0 of 12 CUDA attempts assert on torch 2.11.0+cu130 (7 took the sort kernel)"})
     verdicts = {c["id"]: c for c in res["claims"]}
     a = report.answer("bites", BOOK, verdicts, "cuda", "cdmaskformer_mask", conclusion.conclude(res))
+    assert a.headline == "no" and a.sentence.endswith("did not reproduce.")  # no count in the data: none said
+    next(c for c in res["claims"] if c["id"] == "mask.assert_trigger")["data"] = {"fired": 0, "attempts": 12}
+    a = report.answer("bites", BOOK, verdicts, "cuda", "cdmaskformer_mask", conclusion.conclude(res))
     assert a.headline == "no" and a.deciding == "mask.assert_trigger"
     assert a.sentence == "The seed's INTERNAL ASSERT does not reproduce on torch 2.11.0: 0 of 12 CUDA attempts assert."
 
@@ -155,26 +158,6 @@ def test_index_answers_from_the_newest_run_that_judged_each_investigation(tmp_pa
     assert "kit-conclusion" in group
 
 
-@pytest.mark.parametrize("path", RUNS, ids=[f"{p.parent.name[-8:]}/{p.name.split('.')[0]}" for p in RUNS])
-def test_patterns_read_from_evidence_still_match_the_judges_words(path, monkeypatch):
-    """A conclusion that reads a number from a decided claim's evidence must find it: evidence wording drifts, and a
-    pattern that no longer matches silently drops the sentence (this caught five such sentences)."""
-    res = json.loads(path.read_text())
-    verdicts = {cl["id"]: cl["verdict"] for cl in res["claims"]}
-    missed = []
-    read = conclusion.View.m
-
-    def checked(self, cid, pattern):
-        found = read(self, cid, pattern)
-        if found is None and verdicts.get(cid) not in (None, *conclusion.UNDECIDED):
-            missed.append((cid, verdicts[cid], pattern))
-        return found
-
-    monkeypatch.setattr(conclusion.View, "m", checked)
-    conclusion.conclude(res)
-    assert not missed, missed
-
-
 def test_numbers_come_from_the_claims_data_not_from_their_wording():
     res = _results("cuda_graphs", "cuda", {"cuda_graphs.speedup_2_5x": "confirmed",
                                            "cuda_graphs.first_inference_60s": "refuted"})
@@ -194,3 +177,18 @@ def test_numbers_come_from_the_claims_data_not_from_their_wording():
     assert c.by_question["bites"].startswith("ExecuTorch's CUDA back-end with its default options fails to lower")
     res["claims"][1]["data"] = {"kind": "not_lowered"}  # a kind without a sentence falls back to the plain verdict
     assert conclusion.conclude(res).by_question["bites"] == "CUDA AOT Inductor runs only the backbone: holds."
+
+
+def test_no_conclusion_reads_evidence_text():
+    """Conclusions are written from what judges returned as data (verdicts, figures, data), never mined out of
+    evidence prose: no conclude.py reads a claim's evidence, and View offers no way to."""
+    import ast
+
+    from yolo26kit.conclusion import INVESTIGATIONS, View
+
+    assert not hasattr(View, "m") and not hasattr(View, "ev")
+    for path in sorted(INVESTIGATIONS.glob("*/conclude.py")):
+        tree = ast.parse(path.read_text())
+        strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        assert "evidence" not in strings, path
+        assert not any(isinstance(n, ast.Import) and any(a.name == "re" for a in n.names) for n in ast.walk(tree)), path

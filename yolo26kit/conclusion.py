@@ -6,8 +6,8 @@ bug needs ("cuda", "cpu" or "any") when a ledger entry names no `conditions.devi
 itself — the only ones that answer "bites here?" — carry `"bug": true` in the ledger. An investigation without a
 conclude.py, or whose function raises (results changed shape), gets `generic`: its verdicts counted per question.
 
-A function reads the results dict through `View` — verdicts by claim id (stable), numbers from a claim's `data`
-when the key is there, else from its evidence with a pattern, else it does without the number. Every sentence is
+A function reads the results dict through `View` — verdicts by claim id (stable), numbers from a claim's `figure`
+and `data` (what its judge returned as data), never from its evidence text: without them it does without the number. Every sentence is
 gated on a verdict in this run: a claim with no verdict writes no sentence, and a sentence never states more than
 the verdict and the numbers it quotes. Verdicts that do not decide are said plainly ("this run cannot decide",
 "needs CUDA — this run cannot tell").
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import re
 import sys
 from dataclasses import dataclass, field
 from functools import cache
@@ -68,17 +67,21 @@ class View:
     def v(self, cid: str) -> str:
         return str((self.claims.get(cid) or {}).get("verdict") or "")
 
-    def ev(self, cid: str) -> str:
-        return " ".join(str((self.claims.get(cid) or {}).get("evidence") or "").split())
-
     def data(self, cid: str, key: str) -> Any:
         data = (self.claims.get(cid) or {}).get("data")
         return data.get(key) if isinstance(data, dict) else None
 
-    def m(self, cid: str, pattern: str) -> tuple[str, ...] | None:
-        """The groups of `pattern`'s first match in the claim's evidence, None without a match."""
-        found = re.search(pattern, self.ev(cid))
-        return found.groups() if found else None
+    def figure(self, cid: str) -> dict[str, Any] | None:
+        """The figure the claim's judge returned ({value, unit, measures[, of]}), None without one."""
+        figure = (self.claims.get(cid) or {}).get("figure")
+        return figure if isinstance(figure, dict) and figure.get("value") not in (None, "") else None
+
+    def count(self, cid: str) -> tuple[int, int] | None:
+        """(held, of) of a claim whose figure is a count ('3 of 5'), None otherwise."""
+        figure = self.figure(cid)
+        if not figure or figure.get("of") is None or not isinstance(figure.get("value"), (int, float)):
+            return None
+        return int(figure["value"]), int(figure["of"])
 
     def table(self, name: str) -> list[dict[str, Any]]:
         rows = (self.results.get("tables") or {}).get(name)

@@ -18,28 +18,31 @@ BASES = ("measured", "derived", "both", "none")
 
 @dataclass(frozen=True)
 class Figure:
-    """The one measured number that answers a claim: its value, unit and what it measures. Pages show it as it is;
-    no page figure is ever parsed out of an evidence sentence."""
+    """The one measured number that answers a claim: its value, unit and what it measures (`of`: the total of a
+    count, '3 of 5'). Pages and conclusions show it as it is; no figure is ever parsed out of an evidence sentence."""
 
     value: float | int | str
     unit: str = ""
     measures: str = ""
+    of: int | None = None
 
     @property
     def text(self) -> str:
         """'1.78×', '3 of 3 loads', '7.5 ms': the value in 3 significant digits with its unit."""
         value = self.value
         shown = f"{value:.3g}" if isinstance(value, float) else str(value)
+        if self.of is not None:
+            shown = f"{shown} of {self.of}"
         unit = self.unit
         return f"{shown}{unit}" if not unit or unit[0] in "×%" else f"{shown} {unit}"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if v is not None}
 
 
 def count_figure(held: int, tried: int, what: str, measures: str) -> Figure:
     """'2 of 3 <what>': a count of cases as a figure."""
-    return Figure(f"{held} of {tried}", what, measures)
+    return Figure(int(held), what, measures, int(tried))
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,8 @@ def claim_figure(claim: dict[str, Any], device_type: str, unit: str = "") -> tup
     if isinstance(figure, dict) and figure.get("value") not in (None, ""):
         from ..verdicts import Figure
 
-        shown = Figure(figure["value"], str(figure.get("unit") or ""), str(figure.get("measures") or ""))
+        shown = Figure(figure["value"], str(figure.get("unit") or ""), str(figure.get("measures") or ""),
+                       figure.get("of"))
         return shown.text, shown.measures
     key, numbers = rounds_in(claim.get("data"), device_type)
     if not numbers:

@@ -5,7 +5,6 @@ Imported without torch (the pages render without it): only the kit's conclusion 
 
 from __future__ import annotations
 
-import re
 
 from ...conclusion import View, plain, show
 
@@ -18,18 +17,19 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     cid, v = "aoti.load_crash_cause", r.v("aoti.load_crash_cause")
     conditions = (r.claims.get(cid) or {}).get("conditions") or {}
     out: dict[str, str] = {}
-    crashed = r.m(cid, r"(\d+) of (\d+) packages? crashed")
-    loaded = r.m(cid, r"(\d+) of (\d+) packages? loaded and ran") if v != "confirmed" else None
+    as_is = [row for row in r.data(cid, "as_is") or [] if isinstance(row, dict)]
+    statuses = [str(row.get("status")) for row in as_is]
+    crashed = (statuses.count("crash"), len(statuses)) if statuses and "crash" in statuses else None
+    loaded = (statuses.count("ok"), len(statuses)) if statuses and v != "confirmed" else None
     if v == "confirmed":
         n = f": {crashed[0]} of {crashed[1]} packages crashed when loaded as they are" if crashed else ""
-        cause = r.m(cid, r"with the ([\w+-]+ locale mix)")
-        out["bites"] = f"Loading an AOT Inductor package crashes on this stack{n}" + \
-            (f" (cause named from the native backtrace: the {cause[0]})." if cause else ".")
-        ran = r.m(cid, r"with the system libstdc\+\+ loaded first (?:all )?(\d+)(?: of (\d+))? ran")
-        if ran:
-            total = ran[1] or (crashed[0] if crashed else "")
-            out["fix"] = (f"Loading the system libstdc++ first works around it: {ran[0]}"
-                          f"{f' of {total}' if total else ''} crashed packages then ran.")
+        out["bites"] = (f"Loading an AOT Inductor package crashes on this stack{n} (cause named from the native "
+                        "backtrace: the static-libstdc++ locale mix).")
+        fixed = [row for row in r.data(cid, "workaround") or [] if isinstance(row, dict)]
+        ran = sum(str(row.get("status")) == "ok" for row in fixed)
+        if fixed:
+            out["fix"] = (f"Loading the system libstdc++ first works around it: {ran} of {len(fixed)} crashed packages "
+                          "then ran.")
     elif v == "not_reproduced":
         n = f": {loaded[0]} of {loaded[1]} packages loaded and ran as they are" if loaded else ""
         out["bites"] = f"Loading the AOT Inductor package did not crash on this {r.device} run{n}."

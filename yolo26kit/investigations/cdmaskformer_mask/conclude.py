@@ -17,14 +17,16 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     """Sentences by question and the headline figure of one cdmaskformer_mask run."""
     out: dict[str, str] = {}
     v = r.v("mask.assert_trigger")
-    attempts = r.m("mask.assert_trigger", r"(\d+) of (\d+) CUDA attempts assert")
+    fired, tried = r.data("mask.assert_trigger", "fired"), r.data("mask.assert_trigger", "attempts")
+    attempts = (fired, tried) if isinstance(fired, int) and isinstance(tried, int) else None
     if v in ("not_reproduced", "confirmed") and attempts:
         did = "reproduces" if v == "confirmed" else "does not reproduce"
         out["bites"] = (f"The seed's INTERNAL ASSERT {did} on torch {r.torch or 'this torch'}: "
                         f"{attempts[0]} of {attempts[1]} CUDA attempts assert.")
     elif v:
         out["bites"] = plain(r, "mask.assert_trigger", "Whether the seed's INTERNAL ASSERT bites on this torch")
-    eq = r.m("mask.equivalent", r"(\d+)/(\d+) cases")
+    equal, cases = r.data("mask.equivalent", "equal"), r.data("mask.equivalent", "cases")
+    eq = (equal.get("masked_fill"), cases) if isinstance(equal, dict) and isinstance(cases, int) else None
     if r.v("mask.equivalent") == "confirmed" and eq:
         out["fix"] = f"masked_fill gives the same mask as the original formulation in {eq[0]}/{eq[1]} cases."
     elif r.v("mask.equivalent"):

@@ -417,7 +417,7 @@ def judge_assert_trigger(res: Results) -> Judgement:
     text = (f"{len(fired)} of {len(cuda)} CUDA attempts assert on torch {version}, {len(off_path)} off the sort path; "
             f"the 1.11–2.0 arithmetic predicts {len(predicted)}, of which {len(hit)} assert; {sum(exact)} with the "
             f"predicted numbers" + (f" — {_fired_text(fired)}" if len(fired) else ""))
-    data = {"fired": len(fired), "predicted": len(predicted), "hit": len(hit)}
+    data = {"fired": len(fired), "attempts": len(cuda), "predicted": len(predicted), "hit": len(hit)}
     if not _in_torch_range(cid, version):
         return Judgement("inconclusive", f"{text}. The claim is about the kernel of torch {_range_text(cid)}; torch "
                                          f"{version} is outside it: a CUDA run on one of those releases is needed "

@@ -16,7 +16,7 @@ DEVICE = "cuda"
 def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     """Sentences by question and the headline figure of one cuda_graphs run."""
     out: dict[str, str] = {}
-    syncs = r.m("cuda_graphs.item_syncs", r"(\d+)/(\d+) item cases synchronise")
+    syncs = r.count("cuda_graphs.item_syncs")
     v = r.v("cuda_graphs.item_skips")
     if syncs and r.v("cuda_graphs.item_syncs") in ("confirmed", "partly"):
         out["bites"] = (f".item() in the decode step bites: {syncs[0]} of {syncs[1]} .item() cases synchronise "

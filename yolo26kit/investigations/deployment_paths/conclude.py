@@ -45,10 +45,12 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
         out["bites"] = plain(r, "deployment_paths.cuda_aoti_backbone_only",
                              "CUDA AOT Inductor runs only the backbone")
     fixes = []
-    variants = r.m("deployment_paths.xnnpack_all_variants", r"(\d+) of (\d+) YOLO26 variants")
+    correct, tried = (r.data("deployment_paths.xnnpack_all_variants", k) for k in ("correct", "tried"))
+    variants = (correct, tried) if isinstance(correct, int) and isinstance(tried, int) else None
     if variants and r.v("deployment_paths.xnnpack_all_variants") not in UNDECIDED:
         fixes.append(f"XNNPACK lowered, ran and matched eager on {variants[0]} of {variants[1]} variants tried")
-    modes = r.m("deployment_paths.torch_compile_alternative", r"(\d+) of (\d+) torch.compile modes")
+    working = r.data("deployment_paths.torch_compile_alternative", "working")
+    modes = (working, 2) if isinstance(working, int) else None
     if modes and r.v("deployment_paths.torch_compile_alternative") not in UNDECIDED:
         fixes.append(f"torch.compile ran the whole model correctly in {modes[0]} of {modes[1]} modes")
     if fixes:

@@ -353,6 +353,7 @@ def judge_torch_compile_alternative(run: Run) -> Judgement:
     evidence = (f"{len(working)} of 2 torch.compile modes ran the whole {model} on CUDA and matched eager: "
                 + "; ".join(parts))
     cond = {"device": "cuda", "backend": "torch.compile"}
+    data["working"] = len(working)
     if working:
         return Judgement("confirmed", evidence, data, run=cond)
     if not decided:

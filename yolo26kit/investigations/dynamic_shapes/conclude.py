@@ -21,7 +21,7 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
                         f"UserError with {len(guards)} unprovable guards{div8}.")
     elif r.v("dynamic_shapes.plain_dim_guard_violation"):
         out["bites"] = plain(r, "dynamic_shapes.plain_dim_guard_violation", "Plain dynamic dims hit a guard violation")
-    specs = r.m("dynamic_shapes.fundamentally_blocked", r"(\d+) of (\d+) dynamic H/W specs of the stock model export and match eager")
+    specs = r.count("dynamic_shapes.fundamentally_blocked")
     figure = None
     if specs and r.v("dynamic_shapes.fundamentally_blocked") in ("refuted", "partly"):
         out["fix"] = (f"It is not a dead end: {specs[0]} of {specs[1]} dynamic H/W specs of the stock model export and match "
@@ -31,7 +31,8 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
                   "claim": "dynamic_shapes.fundamentally_blocked"}
     elif r.v("dynamic_shapes.fundamentally_blocked"):
         out["fix"] = plain(r, "dynamic_shapes.fundamentally_blocked", "Dynamic H/W export is fundamentally blocked")
-    sizes = r.m("dynamic_shapes.multiple_of_32", r"fails at (\d+) of (\d+) non-multiple sizes mod 32")
+    failing = r.data("dynamic_shapes.multiple_of_32", "failing_residues")
+    sizes = (len(failing), 31) if isinstance(failing, list) else None
     if sizes and r.v("dynamic_shapes.multiple_of_32") not in UNDECIDED:
         out["other"] = (f"Eager YOLO26 itself fails at {sizes[0]} of {sizes[1]} non-multiple sizes mod 32, so inputs must stay "
                         "multiples of 32 (or be letterboxed).")

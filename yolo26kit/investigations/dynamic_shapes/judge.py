@@ -127,11 +127,13 @@ def _blocked(res: Results) -> Judgement:
     run = {"model_variant": "stock"}
     exported = [r.spec.name for r in stock if r.ok]
     good = correct(stock)
-    data = {"stock_correct": good, "stock_exported": exported, "kit_correct": kit_ok}
+    data = {"stock_correct": good, "stock_exported": exported, "kit_correct": kit_ok, "stock_specs": len(stock)}
     if good:
         return Judgement("refuted", (f"{len(good)} of {len(stock)} dynamic H/W specs of the stock model export and match "
                                      f"eager at every multiple of 32 swept ({', '.join(good)}); max |Δ| "
-                                     f"{summary.loc[good, 'max_abs_diff'].max():.3g}{beside}"), data, run=run)
+                                     f"{summary.loc[good, 'max_abs_diff'].max():.3g}{beside}"), data, run=run,
+                         figure=count_figure(len(good), len(stock), "dynamic H/W specs export and match eager",
+                                             "dynamic H/W specs of the stock model, every multiple of 32 swept"))
     if exported:
         return Judgement("partly", (f"{len(exported)} of {len(stock)} dynamic H/W specs of the stock model export "
                                     f"({', '.join(exported)}) but none matches eager at every multiple of 32{beside}"),

@@ -5,8 +5,6 @@ Imported without torch (the pages render without it): only the kit's conclusion 
 
 from __future__ import annotations
 
-import re
-
 from ...conclusion import PLAIN, View
 
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
@@ -18,8 +16,8 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     out: dict[str, str] = {}
 
     def error(cid: str) -> str:
-        names = re.findall(r"\b(\w+(?:Error|Exception))\b", r.ev(cid))
-        return f" ({', '.join(dict.fromkeys(names[:3]))})" if names else ""
+        figure = r.figure(cid)
+        return f" (index dtypes {figure['value']})" if figure and "dtype" in str(figure.get("measures")) else ""
 
     bits = []
     for cid, what in (("index_dtype.et_cuda_float_index", "the legacy top-k"),
@@ -33,7 +31,8 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
             bits.append(f"for {what}: {PLAIN.get(v, v)}")
     if bits:
         out["bites"] = "ExecuTorch's CUDA lowering " + "; ".join(bits) + "."
-    eq = r.m("index_dtype.gather_equivalent", r"(\d+)/(\d+) random cases bit-identical")
+    same, cases = r.data("index_dtype.gather_equivalent", "identical"), r.data("index_dtype.gather_equivalent", "cases")
+    eq = (same, cases) if isinstance(same, int) and isinstance(cases, int) else None
     figure = None
     fixes = []
     if eq and r.v("index_dtype.gather_equivalent") == "confirmed":
@@ -43,9 +42,10 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     v = r.v("index_dtype.gather_removes_index")
     if v:
         fixes.append(f"the gather variant getting past the CUDA lowering: {PLAIN.get(v, v)}")
-    xn = r.m("index_dtype.xnnpack_full_model", r"([\d.]+)% of eager's detections matched")
-    if xn and r.v("index_dtype.xnnpack_full_model") == "confirmed":
-        fixes.append(f"on XNNPACK the whole gather model matches {xn[0]}% of eager's detections")
+    delta = r.data("index_dtype.xnnpack_full_model", "delta")
+    rate = delta.get("match_rate") if isinstance(delta, dict) else None
+    if isinstance(rate, (int, float)) and r.v("index_dtype.xnnpack_full_model") == "confirmed":
+        fixes.append(f"on XNNPACK the whole gather model matches {100 * rate:.1f}% of eager's detections")
     if fixes:
         out["fix"] = "Fix: " + "; ".join(fixes) + "."
     return out, figure

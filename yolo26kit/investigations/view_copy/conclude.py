@@ -13,19 +13,28 @@ from ...conclusion import PLAIN, UNDECIDED, View, num, numbers, plain, span
 DEVICE = "any"
 
 
+def _per_model(r: View, cid: str, key: str) -> list[int]:
+    """A count the judge kept per model in its data ({model: {key: n}})."""
+    data = (r.claims.get(cid) or {}).get("data") or {}
+    return [int(v[key]) for v in data.values() if isinstance(v, dict) and isinstance(v.get(key), int)]
+
+
 def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
     """Sentences by question and the headline figure of one view_copy run."""
     out: dict[str, str] = {}
-    edge = r.m("view_copy.edge_introduces_slice_copy", r"edge graph (\d+) slice_copy")
-    still = r.m("view_copy.reinplace_misses_slice_copy", r"(\d+) of (\d+) slice_copy nodes are still slice_copy")
+    edge_counts = _per_model(r, "view_copy.edge_introduces_slice_copy", "edge_slice_copy")
+    edge = (sum(edge_counts),) if edge_counts else None
+    after = _per_model(r, "view_copy.reinplace_misses_slice_copy", "slice_copy_after_post_grad")
+    still = (sum(after), sum(_per_model(r, "view_copy.reinplace_misses_slice_copy", "slice_copy_edge"))) if after else None
     if edge and r.v("view_copy.edge_introduces_slice_copy") in ("confirmed", "partly"):
         tail = (f", and {still[0]} of {still[1]} survive Inductor's post-grad passes"
                 if still and r.v("view_copy.reinplace_misses_slice_copy") not in UNDECIDED else "")
         out["bites"] = f"The edge dialect turns slices into copies here: {edge[0]} slice_copy nodes in the edge graph{tail}."
     elif r.v("view_copy.edge_introduces_slice_copy"):
         out["bites"] = plain(r, "view_copy.edge_introduces_slice_copy", "The edge dialect introduces slice_copy")
-    rep = r.m("view_copy.replaces_slice_copy", r"(\d+) of (\d+) non-mutated slice_copy nodes")
-    eq = r.m("view_copy.equivalent", r"(\d+) of (\d+) comparisons bit-identical")
+    became, free = r.data("view_copy.replaces_slice_copy", "became_slice"), r.data("view_copy.replaces_slice_copy", "non_mutated")
+    rep = (became, free) if isinstance(became, int) and isinstance(free, int) else None
+    eq = r.count("view_copy.equivalent")
     fixes = []
     if rep and r.v("view_copy.replaces_slice_copy") not in UNDECIDED:
         fixes.append(f"the pass turns {rep[0]} of {rep[1]} non-mutated slice_copy nodes back into views")
