@@ -494,8 +494,10 @@ def probe_repro(ctx: Context, release: str) -> Probe:
     from ..repro import clean_env, script
 
     header = script.parse((Path(ctx.repro) / "repro.py").read_text())
-    # what pairs with the moved package is resolved with it (executorch's torch), not kept at the repro's pin
-    header = script.unpinned(header, FOLLOWERS.get(ctx.package, ())).with_pins({ctx.package: release})
+    # what pairs with the moved package moves with it: executorch's torch is the one it was built for (the pairing
+    # of plan_stacks), the rest of its followers are resolved by uv, not kept at the repro's pins
+    paired = ctx.pairs.get(release, {}).get("pins") or {ctx.package: release}
+    header = script.unpinned(header, FOLLOWERS.get(ctx.package, ())).with_pins(paired)
     found = clean_env.reproduce(Path(ctx.repro) / "repro.py", header, ctx.envs, timeout=ctx.timeout)
     folder = Path(ctx.out) / "probes" / f"{ctx.package}-{release}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -626,8 +628,7 @@ def run_bisect(claim: str, package: str, low: str | None, high: str | None, out:
     ctx = Context(label, package, base, str(folder.resolve()), str(kit_root), envs, timeout,
                   repro=str(repro.resolve()) if repro else "")
     log(f"[bisect] {label} over {len(releases)} {package} releases {releases[0]}–{releases[-1]}, {workers} worker(s)")
-    if not repro:
-        plan_stacks(ctx, releases, registry)
+    plan_stacks(ctx, releases, registry)
     closer: Callable[[], None] = lambda: None
     probe_many = local_workers(ctx, workers)
     if executor == "ray":
