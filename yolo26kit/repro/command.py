@@ -58,6 +58,9 @@ def write_finding(name: str, reports: Path, run: Path | None = None, execute: bo
             minified["text"] = (folder / "minified.py").read_text()
     if reproduced is None and (folder / "reproduced.json").exists():
         reproduced = json.loads((folder / "reproduced.json").read_text())
+        # the environment it ran in, when it is still here (prepare reuses it; it builds one only if it is gone)
+        made = clean_env.prepare(header, envs) if reproduced.get("environment", {}).get("kind") == "uv" else {}
+        environment = clean_env.collect_env(made["python"]) if made.get("python") else ""
     (folder / "ISSUE.md").write_text(report.issue_markdown(finding, folder, evidence, reproduced, environment,
                                                            minified))
     log(f"[repro] {folder}")
