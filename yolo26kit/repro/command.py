@@ -47,7 +47,8 @@ def write_finding(name: str, reports: Path, run: Path | None = None, execute: bo
                 from .minify import minify_after_aot
 
                 log(f"[repro] {finding.id}: minifying with PyTorch's after-AOT minifier")
-                minified = minify_after_aot(folder / "repro.py", made["python"])
+                # the minifier matches the message in repr(exception): no "NameError: " prefix there
+                minified = minify_after_aot(folder / "repro.py", made["python"], header.bites_with.split(": ", 1)[-1])
                 if minified.get("text"):
                     (folder / "minified.py").write_text(minified["text"])
                 (folder / "minified.json").write_text(json.dumps({k: v for k, v in minified.items() if k != "text"},

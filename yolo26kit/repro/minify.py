@@ -6,6 +6,8 @@ Decisions:
   cache hit skips the debug wrapper that dumps the graph); PyTorch writes `minifier/minifier_launcher.py`.
 - The launcher is run as PyTorch wrote it, except `tracing_mode='symbolic'` where it says `'real'`: a graph that
   reads scalars out of tensors (`aten._local_scalar_dense`, capture_scalar_outputs) cannot be retraced for real.
+- The launcher is told the failure's own message (`check_str`, from the header's `# bites-with:`): without it the
+  minifier accepts any exception and shrinks to a graph that fails some other way.
 - The outcome is PyTorch's `repro.py` (the minified graph), kept as `minified.py`, with the graph's op count before
   (launcher) and after.
 """
@@ -22,7 +24,7 @@ from typing import Any
 
 from .clean_env import _scrub
 
-MINIFY_TIMEOUT = 1200.0
+MINIFY_TIMEOUT = 1500.0
 
 
 def op_count(text: str) -> int:
@@ -30,7 +32,20 @@ def op_count(text: str) -> int:
     return len(re.findall(r"torch\.ops\.\w+\.\w+", text))
 
 
-def minify_after_aot(repro: Path, python: str, timeout: float = MINIFY_TIMEOUT) -> dict[str, Any]:
+def verified(text: str, python: str, check: str, timeout: float = 600.0) -> bool:
+    """Whether a minified repro, run on its own, still fails with the finding's message."""
+    with tempfile.TemporaryDirectory(prefix="yolo26kit-minified-") as tmp:
+        (Path(tmp) / "minified.py").write_text(text)
+        try:
+            done = subprocess.run([python, "minified.py"], cwd=tmp, capture_output=True, text=True, timeout=timeout,
+                                  env={**os.environ, "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"})
+        except subprocess.TimeoutExpired:
+            return False
+    return done.returncode != 0 and check in (done.stdout + done.stderr)
+
+
+def minify_after_aot(repro: Path, python: str, check: str = "",
+                     timeout: float = MINIFY_TIMEOUT) -> dict[str, Any]:
     """Dump the failing graph with the after-AOT minifier, minify it; {"launcher_ops", "minified_ops", "text", ...}."""
     repro = Path(repro).resolve()
     environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
@@ -44,6 +59,8 @@ def minify_after_aot(repro: Path, python: str, timeout: float = MINIFY_TIMEOUT) 
             return {"error": "the after-AOT minifier dumped no launcher (the failure is not in a compiled graph)"}
         launcher = launchers[-1]
         text = launcher.read_text().replace("tracing_mode='real'", "tracing_mode='symbolic'")
+        if check:
+            text = text.replace("check_str=None", f"check_str={check!r}")
         launcher.write_text(text)
         environ.pop("TORCHDYNAMO_REPRO_AFTER")
         try:
@@ -56,8 +73,9 @@ def minify_after_aot(repro: Path, python: str, timeout: float = MINIFY_TIMEOUT) 
         if not minified.exists():
             return {"error": f"the minifier wrote no repro.py: {_scrub(said[-800:], tmp)}",
                     "launcher_ops": op_count(text)}
-        small = _scrub(minified.read_text(), tmp)
+        small = _scrub(minified.read_text().replace("tracing_mode='real'", "tracing_mode='symbolic'"), "", "", tmp)
     return {"launcher_ops": op_count(text), "minified_ops": op_count(small), "text": small, "finished": finished,
+            "verified": bool(check) and verified(small, python, check),
             "seconds": round(time.perf_counter() - t0, 1),
             "how": "TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL=2 TORCHINDUCTOR_FORCE_DISABLE_CACHES=1, "
                    "then minifier_launcher.py (tracing_mode='symbolic')"}

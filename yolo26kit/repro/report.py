@@ -83,13 +83,14 @@ def issue_markdown(finding: Finding, folder: Path, evidence: dict[str, Any], rep
         out += ["## Output", "", f"Run in {made} with only the packages the header pins ({versions}); "
                 f"exit {reproduced['exit_code']} after {reproduced['seconds']} s: **{reproduced['outcome']}**.", "",
                 _fence("\n".join(reproduced.get("output_tail", "").splitlines()[-15:])), ""]
-    if minified and minified.get("text"):
+    if minified and minified.get("text") and minified.get("verified"):
         out += ["## Minified by PyTorch's minifier", "",
                 f"{minified['how']}: the failing graph went from {minified['launcher_ops']} operator calls to "
                 f"{minified['minified_ops']} (`minified.py` beside this file).", "",
                 _fence(minified["text"], "python"), ""]
-    elif minified and minified.get("error"):
-        out += ["## Minifier", "", f"PyTorch's after-AOT minifier was tried: {minified['error']}", ""]
+    elif minified:
+        why = minified.get("error") or "its smallest graph no longer fails with the finding's message"
+        out += ["## Minifier", "", f"PyTorch's after-AOT minifier was tried: {why}", ""]
     if environment:
         out += ["## Environment", "", "`python -m torch.utils.collect_env` in that environment:", "",
                 _fence(environment), ""]
