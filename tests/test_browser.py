@@ -22,7 +22,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is miss
 
 import nbformat  # noqa: E402
 
-from yolo26kit import findings  # noqa: E402
+from yolo26kit import catalog, findings  # noqa: E402
 from yolo26kit.report import grid, pages as report, single_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -617,3 +617,131 @@ def test_committed_single_files_open_offline(page):
         frame.locator("section#grid table.grid").wait_for()
         assert page.locator("nav a").count() >= 2, path.name
     assert page.requests.external() == []
+
+
+# ---------------------------------------------------------------- JupyterLab: a session leaves the checkout clean
+
+LAB_NOTEBOOK = "cdmaskformer_mask"  # a CPU notebook with a table, a plot and an explorer widget
+RUN_ALL_TIMEOUT_MS = 300_000  # its 19 cells take about 30 s in a batch on 2 cores
+
+
+def _lab_checkout(root: Path) -> Path:
+    """The tracked files a lab session needs, copied into a git repository of their own (committed)."""
+    import subprocess
+
+    files = subprocess.run(["git", "ls-files", "yolo26kit", "notebooks", "data", ".gitignore", "pyproject.toml"],
+                           cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    for f in files:
+        if (REPO / f).is_file():
+            (root / f).parent.mkdir(parents=True, exist_ok=True)
+            (root / f).write_bytes((REPO / f).read_bytes())
+    # the quick profile's values in the parameters cell, as papermill injects them: minutes less on 2 cores
+    path = root / "notebooks" / f"{LAB_NOTEBOOK}.ipynb"
+    nb = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    quick = {**catalog.get(LAB_NOTEBOOK).profiles["quick"], "device": "cpu"}
+    cell.source += "\n" + "\n".join(f"{k} = {v!r}" for k, v in quick.items())
+    with open(path, "w", encoding="utf-8") as f:
+        nbformat.write(nb, f, version=nbformat.NO_CONVERT)
+    for argv in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"]):
+        subprocess.run(["git", *argv], cwd=root, check=True, capture_output=True)
+    return root
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """`make lab`'s server on a copy of the checkout, headless on a free port, autosaving every 5 s."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    checkout = _lab_checkout(tmp_path / "kit")
+    settings = tmp_path / "lab-settings" / "@jupyterlab"
+    for plugin, values in (("docmanager-extension/plugin", {"autosaveInterval": 5}),
+                           ("notebook-extension/tracker", {"windowingMode": "none"})):  # every cell rendered
+        (settings / f"{plugin}.jupyterlab-settings").parent.mkdir(parents=True, exist_ok=True)
+        (settings / f"{plugin}.jupyterlab-settings").write_text(json.dumps(values))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = [sys.executable, "-m", "jupyter", "lab", "--config=yolo26kit/jupyter_lab_config.py", "--no-browser",
+            f"--port={port}", "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=kit",
+            f"--LabApp.user_settings_dir={tmp_path / 'lab-settings'}", "notebooks/"]
+    if os.getuid() == 0:
+        argv.insert(-1, "--allow-root")
+    env = {**os.environ, "PYTHONPATH": str(checkout), "YOLO_OFFLINE": "1", "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt")}
+    server = subprocess.Popen(argv, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "lab.log", "w"))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token=kit", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("the lab server did not answer: " + (tmp_path / "lab.log").read_text()[-2000:])
+        yield url, checkout
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    log = (tmp_path / "lab.log").read_text()
+    assert "Overriding existing pre_save_hook" not in log
+
+
+def _git_status(checkout: Path) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "status", "--porcelain"], cwd=checkout, capture_output=True, text=True,
+                          check=True).stdout
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_a_lab_session_runs_a_notebook_and_leaves_the_checkout_clean(page, lab):
+    """Open a CPU notebook, wait past an autosave, Run All, click the explorer, save: every cell ran without an
+    error, a table and a plot show, and `git status` is clean (metadata included)."""
+    url, checkout = lab
+    page.route(re.compile(r"^http://127\.0\.0\.1:\d+/"), lambda route: route.continue_())  # the lab, not the web
+    page.set_default_timeout(120_000)
+    page.goto(f"{url}/lab/tree/{LAB_NOTEBOOK}.ipynb?token=kit")
+    page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
+    page.wait_for_timeout(8_000)  # past an autosave (every 5 s here)
+    assert _git_status(checkout) == "", "opening the notebook changed it on disk"
+
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    try:
+        page.wait_for_function("""() => {
+            const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
+            return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.innerText));
+        }""", timeout=RUN_ALL_TIMEOUT_MS)
+    except sync_api.TimeoutError:
+        page.screenshot(path=str(checkout.parent / "lab-run-all.png"), full_page=True)
+        prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
+        pytest.fail(f"Run All did not finish: prompts {prompts}; outputs "
+                    f"{[t[:300] for t in page.locator('.jp-OutputArea-output').all_inner_texts()][-3:]}")
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error'], "
+                          ".jp-OutputArea-output:has-text('Traceback (most recent call last)')")
+    assert errors.count() == 0, errors.first.inner_text()[:2000]
+    assert page.locator(".jp-OutputArea-output table").count() > 0  # a table
+    assert page.locator(".jp-OutputArea-output img").count() > 0  # a plot
+    button = page.locator(".jupyter-widgets button", has_text="time it")
+    assert button.count() == 1, "the explorer widget did not render"
+    button.click()
+    page.locator(".jupyter-widgets .jp-OutputArea-output table").first.wait_for(timeout=120_000)  # it answered
+
+    saved = checkout / "notebooks" / f"{LAB_NOTEBOOK}.ipynb"
+    before = saved.stat().st_mtime_ns
+    page.locator(".jp-NotebookPanel").first.click()
+    page.keyboard.press("Control+s")
+    for _ in range(40):
+        if saved.stat().st_mtime_ns != before:
+            break
+        page.wait_for_timeout(250)
+    assert saved.stat().st_mtime_ns != before, "Ctrl+S did not save the notebook"
+    assert _git_status(checkout) == "", _git_status(checkout)
