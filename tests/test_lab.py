@@ -94,7 +94,7 @@ def test_a_new_tracked_notebook_keeps_only_the_kernel_name_of_language_info(trac
 def test_the_config_installs_the_manager_without_the_override_warning() -> None:
     config = PyFileConfigLoader("jupyter_lab_config.py", path=str(ROOT / "yolo26kit")).load_config()
     cls = config.ServerApp.contents_manager_class
-    assert cls.__name__ == "TrackedNotebookManager"
+    assert cls.__name__ == "TrackedNotebookManager" and config.ServerApp.answer_yes is True
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "Overriding existing pre_save_hook" was a UserWarning
         manager = cls(root_dir=str(ROOT), config=config)

@@ -84,3 +84,5 @@ except NameError:  # imported as a module (by Jupyter for the class below, and b
     pass
 else:
     c.ServerApp.contents_manager_class = TrackedNotebookManager
+    # one Ctrl-C stops the server, without the y/n prompt that a terminal under make may never answer
+    c.ServerApp.answer_yes = True
