@@ -185,3 +185,18 @@ def test_findings_come_first_on_the_run_page_and_the_index(runs, tmp_path):
     index = pages.index_page(tmp_path)
     assert index.index('data-finding="alpha.load_crash"') < index.index('id="grid"')
     assert "20260102T000000Z-b-cuda/index.html" in index.split('id="findings"')[1].split("</section>")[0]
+
+
+def test_a_newer_run_of_one_investigation_supersedes_nothing_else(tmp_path):
+    """A one-investigation run of a newer kit answers for that investigation; an older run that also judged other
+    investigations keeps answering for them instead of being folded away."""
+    claim = [_claim("alpha.bites", "confirmed", "3 of 3 loads crash.")]
+    older = _run(tmp_path, "20260101T000000Z-a-cpu", "cpu", claim, kit="0.1.0+gold")
+    (older / "beta.results.json").write_text((older / "alpha.results.json").read_text().replace('"alpha"', '"beta"'))
+    _run(tmp_path, "20260102T000000Z-b-cpu", "cpu", claim, kit="0.1.0+gnew")
+    runs = [pages.load_run(d, tmp_path) for d in pages.find_runs(tmp_path)]
+    assert grid.superseded(runs) == {}
+    (tmp_path / "20260102T000000Z-b-cpu" / "beta.results.json").write_text(
+        (tmp_path / "20260102T000000Z-b-cpu" / "alpha.results.json").read_text().replace('"alpha"', '"beta"'))
+    runs = [pages.load_run(d, tmp_path) for d in pages.find_runs(tmp_path)]
+    assert grid.superseded(runs) == {"20260101T000000Z-a-cpu": "0.1.0+gnew"}  # every investigation ran again

@@ -205,7 +205,7 @@ def curated(columns: list[str], rows: list[list[str]], full_html: str = "", note
 
 KIT_TABLE_STYLE = ("<style>.kit-frame table.kit-table{border-collapse:collapse;font-size:.85rem;margin:.3rem 0}"
                    ".kit-frame th,.kit-frame td{border:1px solid #ddd;padding:.2rem .45rem;text-align:left!important;"
-                   "vertical-align:top;max-width:28rem;overflow-wrap:anywhere}.kit-frame td.num{text-align:right!important;white-space:nowrap}"
+                   "vertical-align:top;max-width:28rem;overflow-wrap:break-word}.kit-frame td.num{text-align:right!important;white-space:nowrap}"
                    ".kit-frame th{background:#f5f5f5}.kit-note{color:#666;font-size:.8rem;margin:.2rem 0}"
                    ".kit-scroll{overflow-x:auto}.kit-frame details.cell>summary{font-weight:normal}"
                    ".kit-frame .full{white-space:pre-wrap}</style>")

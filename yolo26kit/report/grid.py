@@ -82,14 +82,16 @@ def kit_of(run: Run) -> str:
 
 
 def superseded(runs: list[Run]) -> dict[str, str]:
-    """Run name → the newer kit that supersedes it: a run whose kit differs from the newest run's kit of the same
-    device type (runs come newest first)."""
-    newest: dict[str, str] = {}
+    """Run name → the newer kit that supersedes it: a run every investigation of which a newer kit has run again on
+    the same device type (runs come newest first). A newer run of one investigation supersedes nothing else: the
+    other investigations keep answering from the older run."""
+    newest: dict[tuple[str, str], str] = {}
     out = {}
     for run in runs:
-        kit = newest.setdefault(run.device_type, kit_of(run))
-        if kit_of(run) != kit:
-            out[run.name] = kit
+        kits = [newest.setdefault((run.device_type, inv), kit_of(run)) for inv in run.investigations]
+        newer = [k for k in kits if k != kit_of(run)]
+        if kits and len(newer) == len(kits):
+            out[run.name] = newer[0]
     return out
 
 
