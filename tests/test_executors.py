@@ -138,10 +138,10 @@ def test_gpus_on_the_command_line():
     from yolo26kit import cli
     from yolo26kit.errors import BadParameter
 
-    assert cli._gpus("0,1") == ["0", "1"] and cli._gpus("") is None
+    assert cli._gpus("0,1", on_this_machine=False) == ["0", "1"] and cli._gpus("") is None
     for bad in ("0,0", "a", ","):
         with pytest.raises(BadParameter):
-            cli._gpus(bad)
+            cli._gpus(bad, on_this_machine=False)
 
 
 @pytest.mark.notebook
