@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .clean_env import _scrub
+from .script import error_line
 
 MINIFY_TIMEOUT = 1500.0
 
@@ -71,7 +72,7 @@ def minify_after_aot(repro: Path, python: str, check: str = "",
             said, finished = str(exc.stdout or ""), False
         minified = launcher.parent / "repro.py"
         if not minified.exists():
-            return {"error": f"the minifier wrote no repro.py: {_scrub(said[-800:], tmp)}",
+            return {"error": f"the minifier wrote no repro.py: {error_line(said)}",
                     "launcher_ops": op_count(text)}
         small = _scrub(minified.read_text().replace("tracing_mode='real'", "tracing_mode='symbolic'"), "", "", tmp)
     return {"launcher_ops": op_count(text), "minified_ops": op_count(small), "text": small, "finished": finished,
