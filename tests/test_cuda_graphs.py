@@ -836,5 +836,8 @@ def test_toto_capture_off_decides_the_cost_where_the_seed_setting_does_not_compi
     assert first.verdict == "error" and "80.0 s" in first.evidence  # not a cold compile: the figure does not count
     memory = _settled(cg_judge.judge_memory(res), "cuda_graphs.memory_slightly_more")
     assert memory.verdict == "confirmed" and memory.figure.value == pytest.approx(900 / 700)
+    mode["cold"] = True  # reduce-overhead compiled cold, the default compile from the cache: unlike peaks
+    memory = cg_judge.judge_memory(res)
+    assert memory.verdict == "inconclusive" and memory.data["unlike_compiles"] and "cache protocols" in memory.evidence
     off["reduce_overhead"] = {"status": "error", "error": "x"}
     assert "beside it" not in cg_judge.judge_speedup(res).evidence

@@ -16,7 +16,10 @@ if [ ! -d "$site/yolo26kit_site_ready" ]; then
         wheelhouse/*.whl || exit 1
     mkdir -p "$site/yolo26kit_site_ready"
 fi
-export PYTHONPATH="$PWD:$site" PATH="$site/bin:$PATH" JUPYTER_PATH="$site/share/jupyter" PYTHONUNBUFFERED=1
+# GIT_DIR: a copy may carry a .git that is not the checkout's; the kit's revision then comes from the stamp
+# (`yolo26kit stamp`), not from that repository
+export PYTHONPATH="$PWD:$site" PATH="$site/bin:$PATH" JUPYTER_PATH="$site/share/jupyter" PYTHONUNBUFFERED=1 \
+    GIT_DIR=/nonexistent
 for _ in $(seq "$batches"); do
     before=$(ls reports)
     python3 -m yolo26kit run --all --device cuda --out reports --cache "$cache" "$@"
