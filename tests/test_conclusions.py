@@ -192,3 +192,16 @@ def test_no_conclusion_reads_evidence_text():
         strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
         assert "evidence" not in strings, path
         assert not any(isinstance(n, ast.Import) and any(a.name == "re" for a in n.names) for n in ast.walk(tree)), path
+
+
+def test_a_figure_is_made_from_judgement_data_where_the_judge_gave_none():
+    from yolo26kit.report import figures
+
+    claim = {"id": "mask.assert_trigger", "investigation": "cdmaskformer_mask", "verdict": "not_reproduced",
+             "evidence": "7 of 99 things", "data": {"fired": 0, "attempts": 24}}
+    assert figures.claim_figure(claim, "cuda") == ("0 of 24 CUDA attempts assert",
+                                                   "attempts of the seed's setting on CUDA that hit the INTERNAL ASSERT")
+    claim["data"] = {"fired": 0}  # data of another shape: no figure, and none read out of the evidence
+    assert figures.claim_figure(claim, "cuda") == ("", "")
+    claim["figure"] = {"value": 3, "of": 4, "unit": "loads"}  # the judge's own figure comes first
+    assert figures.claim_figure(claim, "cuda")[0] == "3 of 4 loads"

@@ -184,6 +184,24 @@ def device_class(entry: dict[str, Any] | None, investigation: str) -> str:
     return device_need(investigation)
 
 
+def data_figure(claim: dict[str, Any]) -> dict[str, Any] | None:
+    """A claim's figure made from its judgement data by its investigation's conclude.FIGURES (claim id → function of
+    the data), for claims whose judge returned none (runs judged before their judge did); None without one."""
+    make = getattr(module_of(str(claim.get("investigation") or "")), "FIGURES", {}).get(claim.get("id"))
+    data = claim.get("data")
+    if make is None or not isinstance(data, dict):
+        return None
+    try:
+        return make(data)
+    except (KeyError, TypeError, ValueError, AttributeError):  # data of another shape: no figure, never a wrong one
+        return None
+
+
+def count(held: Any, of: Any, unit: str, measures: str) -> dict[str, Any]:
+    """A count figure as data: '3 of 5 <unit>'."""
+    return {"value": int(held), "of": int(of), "unit": unit, "measures": measures}
+
+
 def concluder(investigation: str) -> Concluder | None:
     """The investigation's own `conclude(view)`, None when it has none."""
     return getattr(module_of(investigation), "conclude", None)
@@ -235,4 +253,4 @@ def conclude(results: dict[str, Any], entries: list[dict[str, Any]] | None = Non
 
 
 __all__ = ["PLAIN", "UNDECIDED", "QUESTION_WORDS", "Conclusion", "View", "clip", "error_line", "plain", "num", "numbers", "span",
-           "show", "module_of", "bug_claims", "device_need", "device_class", "concluder", "generic", "conclude"]
+           "show", "module_of", "data_figure", "count", "bug_claims", "device_need", "device_class", "concluder", "generic", "conclude"]

@@ -49,7 +49,9 @@ def rounds_figure(claim: dict[str, Any], device_type: str, unit: str = "") -> st
 def claim_figure(claim: dict[str, Any], device_type: str, unit: str = "") -> tuple[str, str]:
     """(figure, what it measures) of a claim: the figure its judge returned as data, else its rounds' median and
     span; ('', '') without either. Never read out of the evidence text."""
-    figure = claim.get("figure")
+    from ..conclusion import data_figure
+
+    figure = claim.get("figure") or data_figure(claim)
     if isinstance(figure, dict) and figure.get("value") not in (None, ""):
         from ..verdicts import Figure
 

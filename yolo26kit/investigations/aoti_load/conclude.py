@@ -6,9 +6,15 @@ Imported without torch (the pages render without it): only the kit's conclusion 
 from __future__ import annotations
 
 
-from ...conclusion import View, plain, show
+from ...conclusion import count, plain, show, View
 
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
+# figures from judgement data, for claims whose judge returned none (see conclusion.data_figure)
+FIGURES = {
+    "aoti.load_crash_cause": lambda d: count(sum(r["status"] == "crash" for r in d["as_is"]), len(d["as_is"]),
+                                             "packages crash on load", "AOT Inductor packages loaded as they are"),
+}
+
 DEVICE = "cuda"
 
 

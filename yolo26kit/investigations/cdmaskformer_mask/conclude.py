@@ -7,9 +7,17 @@ from __future__ import annotations
 
 import statistics
 
-from ...conclusion import PLAIN, View, num, numbers, plain
+from ...conclusion import count, num, numbers, plain, PLAIN, View
 
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
+# figures from judgement data, for claims whose judge returned none (see conclusion.data_figure)
+FIGURES = {
+    "mask.assert_trigger": lambda d: count(d["fired"], d["attempts"], "CUDA attempts assert",
+                                           "attempts of the seed's setting on CUDA that hit the INTERNAL ASSERT"),
+    "mask.equivalent": lambda d: count(d["equal"]["masked_fill"], d["cases"], "cases equal",
+                                       "cases where masked_fill equals the reference"),
+}
+
 DEVICE = "cuda"
 
 

@@ -5,9 +5,15 @@ Imported without torch (the pages render without it): only the kit's conclusion 
 
 from __future__ import annotations
 
-from ...conclusion import UNDECIDED, View, plain
+from ...conclusion import plain, UNDECIDED, View
 
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
+# figures from judgement data, for claims whose judge returned none (see conclusion.data_figure)
+FIGURES = {
+    "dynamic_shapes.plain_dim_guard_violation": lambda d: {"value": len(d["guards"]), "unit": "unprovable guards",
+                                                           "measures": "guards torch.export reports for plain dims"},
+}
+
 DEVICE = "any"
 
 

@@ -5,9 +5,16 @@ Imported without torch (the pages render without it): only the kit's conclusion 
 
 from __future__ import annotations
 
-from ...conclusion import PLAIN, View
+from ...conclusion import count, PLAIN, View
 
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
+# figures from judgement data, for claims whose judge returned none (see conclusion.data_figure)
+FIGURES = {
+    "index_dtype.gather_int64_ops": lambda d: count(
+        sum(n["index_dtypes"] == "int64" for n in d["nodes"]), len(d["nodes"]), "aten.gather with int64 indices",
+        "aten.gather nodes in the gather variant's exported graph"),
+}
+
 DEVICE = "cuda"
 
 

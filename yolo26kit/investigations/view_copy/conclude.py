@@ -7,9 +7,18 @@ from __future__ import annotations
 
 import statistics
 
-from ...conclusion import PLAIN, UNDECIDED, View, num, numbers, plain, span
+from ...conclusion import count, num, numbers, plain, PLAIN, span, UNDECIDED, View
 
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
+# figures from judgement data, for claims whose judge returned none (see conclusion.data_figure)
+FIGURES = {
+    "view_copy.edge_introduces_slice_copy": lambda d: {
+        "value": sum(int(m["edge_slice_copy"]) for m in d.values() if isinstance(m, dict) and "edge_slice_copy" in m),
+        "unit": "slice_copy in the edge graphs", "measures": "slice_copy nodes the back-end's edge graphs hold"},
+    "view_copy.replaces_slice_copy": lambda d: count(d["became_slice"], d["non_mutated"], "slice_copy become views",
+                                                     "non-mutated slice_copy nodes the pass turns into aten.slice"),
+}
+
 DEVICE = "any"
 
 
