@@ -200,3 +200,14 @@ def test_a_newer_run_of_one_investigation_supersedes_nothing_else(tmp_path):
         (tmp_path / "20260102T000000Z-b-cpu" / "alpha.results.json").read_text().replace('"alpha"', '"beta"'))
     runs = [pages.load_run(d, tmp_path) for d in pages.find_runs(tmp_path)]
     assert grid.superseded(runs) == {"20260101T000000Z-a-cpu": "0.1.0+gnew"}  # every investigation ran again
+
+
+def test_a_partly_headline_is_coloured_partly_whatever_claim_decided_it(runs):
+    from yolo26kit.report import answers
+
+    book = [{"id": "alpha.c1", "claim": "x", "question": "cost"}, {"id": "alpha.c2", "claim": "y", "question": "cost"}]
+    run = runs[1]
+    run.verdicts.update({"alpha.c1": {"id": "alpha.c1", "verdict": "refuted", "evidence": ""},
+                         "alpha.c2": {"id": "alpha.c2", "verdict": "confirmed", "evidence": ""}})
+    (cost,) = [c for c in grid.cells(answers.block("alpha", book, run), book, "") if c.question == "cost"]
+    assert (cost.word, cost.verdict) == ("partly as claimed", "partly")

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import display
 from .figures import band_unit, claim_figure, rounds_in
-from .answers import QUESTIONS, Answer, Block, Run, block, judged
+from .answers import HEADLINES, QUESTIONS, Answer, Block, Run, block, judged
 
 # The short word a grid cell shows for an answer's headline (the answer block keeps the long one).
 CELL_WORDS = {"needs CUDA — this run cannot tell": "needs CUDA", "not reached in this run": "not reached",
@@ -200,6 +200,8 @@ def cells(b: Block, entries: list[dict[str, Any]], href: str) -> list[GridCell]:
         claim = b.run.verdicts.get(a.deciding)
         entry = by_id.get(a.deciding)
         verdict = a.deciding_verdict if a.state in ("answered", "undecided") else "none"
+        if a.state == "answered" and a.headline == HEADLINES[a.question]["partly"]:
+            verdict = "partly"  # a mix of holds and does not: the cell's colour follows its word, not one claim
         figure, measures = deciding_figure(a, claim, entry, b.run.device_type) if a.state != "no_claims" else ("", "")
         out.append(GridCell(a.question, CELL_WORDS.get(a.headline, a.headline), verdict, figure, measures,
                             f"{href}#claim-{a.deciding}" if a.deciding else "",
