@@ -24,6 +24,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+from .verdicts import count_figure
+
 PLAIN = {"confirmed": "holds", "refuted": "does not hold", "partly": "holds only in part",
          "not_reproduced": "did not reproduce", "inconclusive": "this run cannot decide",
          "needs_cuda": "needs CUDA — this run cannot tell", "error": "could not be judged (its judge failed)"}
@@ -198,8 +200,8 @@ def data_figure(claim: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def count(held: Any, of: Any, unit: str, measures: str) -> dict[str, Any]:
-    """A count figure as data: '3 of 5 <unit>'."""
-    return {"value": int(held), "of": int(of), "unit": unit, "measures": measures}
+    """A count figure as data: '3 of 5 <unit>' (verdicts.count_figure, as results.json keeps it)."""
+    return count_figure(int(held), int(of), unit, measures).to_dict()
 
 
 def concluder(investigation: str) -> Concluder | None:

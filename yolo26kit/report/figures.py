@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..conclusion import data_figure
+from ..verdicts import Figure
+
 ROUND_KEYS = ("rounds", "ratios", "first_s")  # data keys holding one figure per timed round
 
 
@@ -49,12 +52,8 @@ def rounds_figure(claim: dict[str, Any], device_type: str, unit: str = "") -> st
 def claim_figure(claim: dict[str, Any], device_type: str, unit: str = "") -> tuple[str, str]:
     """(figure, what it measures) of a claim: the figure its judge returned as data, else its rounds' median and
     span; ('', '') without either. Never read out of the evidence text."""
-    from ..conclusion import data_figure
-
     figure = claim.get("figure") or data_figure(claim)
     if isinstance(figure, dict) and figure.get("value") not in (None, ""):
-        from ..verdicts import Figure
-
         shown = Figure(figure["value"], str(figure.get("unit") or ""), str(figure.get("measures") or ""),
                        figure.get("of"))
         return shown.text, shown.measures

@@ -16,7 +16,7 @@ import torch
 
 from ...conclusion import clip
 from ...findings import band_of
-from ...verdicts import Figure, Finding, Judgement, all_none_some, band, band_decision, rounds_figure, unmet
+from ...verdicts import Figure, Finding, Judgement, band, band_decision, rounds_figure, unmet
 
 SEED_VARIANT = "seed_int"
 MIB = 2 ** 20
