@@ -667,3 +667,17 @@ def test_notebook_tiny(run_notebook):
     else:  # a GPU run keeps its CPU rows
         assert {"cpu", "cuda"} <= {r["device"] for r in res["tables"]["benchmark"]}
     assert not math.isnan(float(res["seconds"]))
+
+
+def test_an_undecided_mode_joins_the_other_only_from_the_same_side():
+    from yolo26kit.investigations.cdmaskformer_mask.judge_cost import combine_modes
+
+    assert combine_modes({False: "refuted", True: "refuted"}) == "refuted"
+    assert combine_modes({False: "confirmed", True: "refuted"}) == "partly"
+    # the batch seen on an H100: off refuted, on undecided at 1.66× against a band from 1.75×
+    assert combine_modes({False: "refuted", True: None}, {False: "refuted", True: "refuted"}) == "refuted"
+    assert combine_modes({False: "refuted", True: None}, {False: "refuted", True: "confirmed"}) == "inconclusive"
+    assert combine_modes({False: "confirmed", True: None}, {True: "refuted"}) == "inconclusive"
+    assert combine_modes({False: "refuted", True: None}) == "inconclusive"
+    assert combine_modes({False: None, True: None}, {False: "refuted", True: "refuted"}) == "inconclusive"
+    assert combine_modes({}) == "inconclusive"

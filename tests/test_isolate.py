@@ -233,6 +233,35 @@ def test_step_slots_bound_concurrency(tmp_path, monkeypatch):
     assert abs(starts[1] - starts[0]) >= 0.5  # one slot: the second waited for the first
 
 
+def test_a_free_step_slot_goes_to_the_lowest_rank_waiting(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setenv(isolate.SLOTS_ENV, f"{tmp_path}:1")
+    order, held = [], threading.Event()
+
+    def holder():
+        with isolate.step_slot(rank=0):
+            held.set()
+            time.sleep(1.0)
+
+    def waiter(rank: int):
+        with isolate.step_slot(rank=rank):
+            order.append(rank)
+            time.sleep(0.3)
+
+    first = threading.Thread(target=holder)
+    first.start()
+    held.wait()
+    late = threading.Thread(target=waiter, args=(5,))
+    late.start()
+    time.sleep(0.3)  # rank 5 waits first, rank 1 comes later and still goes before it
+    early = threading.Thread(target=waiter, args=(1,))
+    early.start()
+    [t.join() for t in (first, late, early)]
+    assert order == [1, 5]
+    assert not [p for p in os.listdir(tmp_path) if p.startswith("wait-")]
+
+
 def counted(counter: str, artifact: str = "") -> dict:
     """Appends a line to `counter` each time it runs; writes `artifact` when given."""
     with open(counter, "a") as f:

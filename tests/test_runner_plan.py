@@ -37,9 +37,10 @@ def test_one_gpu_takes_every_notebook_and_cpu_has_none():
     assert {p.gpu for p in plan.make_plan(NAMES, [], 1, [0, 1], "cpu").placements} == {None}
 
 
-def test_unknown_notebooks_start_after_the_known_in_catalog_order():
-    known = {"view_copy": {"seconds": 10.0, "measure": 1.0}}
-    assert plan.make_plan(["a", "b", "view_copy"], ["0"], 0, [0], "cuda", known).order == ["view_copy", "a", "b"]
+def test_unknown_notebooks_start_before_the_known_in_catalog_order():
+    known = {"view_copy": {"seconds": 10.0, "measure": 1.0}, "c": {"seconds": 20.0, "measure": 1.0}}
+    made = plan.make_plan(["a", "c", "b", "view_copy"], ["0"], 0, [0], "cuda", known)
+    assert made.order == ["a", "b", "c", "view_copy"]
 
 
 @pytest.mark.parametrize("cores, device, kept", [(32, "cuda", 4), (16, "cuda", 2), (8, "cuda", 2), (4, "cuda", 0),
@@ -83,6 +84,19 @@ def test_last_times_prefer_the_newest_run_with_every_notebook(tmp_path):
     assert run_id == "20261101T000000Z-a-cuda" and found["x"] == {"seconds": 100, "measure": 10}
     assert plan.last_times(tmp_path, "cuda", ["x", "z"]) == (None, {"x": {"seconds": 100, "measure": 10}})
     assert plan.last_times(tmp_path, "cuda", ["z"]) == (None, {})
+
+
+def test_a_notebook_that_never_finished_counts_its_seconds_as_a_floor(tmp_path):
+    write_run(tmp_path, "20261101T000000Z-a-cuda", "cuda", {"x": (100, 10), "y": (50, 5)})
+    meta = {"run_id": "20261102T000000Z-a-cuda", "environment": {"device_type": "cuda"},
+            "notebooks": [{"name": "x", "state": "done", "seconds": 90, "time_split": {"measure": 9}},
+                          {"name": "slow", "state": "interrupted", "seconds": 270, "time_split": {"measure": 50}}]}
+    (tmp_path / "20261102T000000Z-a-cuda").mkdir()
+    (tmp_path / "20261102T000000Z-a-cuda" / "run.json").write_text(json.dumps(meta))
+    _, found = plan.last_times(tmp_path, "cuda", ["x", "y", "slow"])
+    assert found == {"x": {"seconds": 90, "measure": 9}, "y": {"seconds": 50, "measure": 5},
+                     "slow": {"seconds": 270, "measure": 50}}
+    assert plan.make_plan(["x", "y", "slow"], ["0"], 0, [0], "cuda", found).order == ["slow", "x", "y"]
 
 
 def test_parse_gpus():

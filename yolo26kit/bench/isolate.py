@@ -37,6 +37,9 @@ FORENSICS_TIMEOUT_ENV = "YOLO26KIT_FORENSICS_TIMEOUT"
 # "<folder>:<n>": at most n isolated steps run at once across every process of a run (the runner sets it for
 # notebook kernels). Steps started inside a step do not take a slot: their parent already holds one.
 SLOTS_ENV = "YOLO26KIT_STEP_SLOTS"
+# A notebook's rank for those slots (0 first: the plan's order, longest first): a waiting step lets a free slot go
+# to a waiting step of a lower rank, so the notebook expected to end the batch waits least.
+SLOT_RANK_ENV = "YOLO26KIT_STEP_RANK"
 # A step of a runner's notebook (YOLO26KIT_NOTEBOOK_TAG = run/name/pid set) appends its Inductor and AOTAutograd
 # cache counters to <forensics dir>/CACHE_COUNTS/<name>.jsonl; the runner sums them into run.json.
 CACHE_COUNTS = ".cache-counts"
@@ -306,30 +309,70 @@ def terminate_all(grace: float = 3.0) -> list[int]:
 
 
 @contextlib.contextmanager
-def step_slot() -> Iterator[float]:
-    """Hold one of the run's step slots while a step runs (no-op without SLOTS_ENV); yields seconds waited."""
+def step_slot(rank: int | None = None) -> Iterator[float]:
+    """Hold one of the run's step slots while a step runs (no-op without SLOTS_ENV); yields seconds waited. While it
+    waits it leaves a `wait-<rank>-<pid>` mark, and takes a free slot only when no live step of a lower rank waits."""
     spec = os.environ.get(SLOTS_ENV, "")
     if not spec:
         yield 0.0
         return
     folder, count = spec.rsplit(":", 1)
     os.makedirs(folder, exist_ok=True)
+    rank = _slot_rank() if rank is None else rank
+    mark = os.path.join(folder, f"wait-{rank}-{os.getpid()}-{threading.get_ident()}")
+    open(mark, "w").close()
     t0 = time.perf_counter()
-    while True:
-        for i in range(max(1, int(count))):
-            f = open(os.path.join(folder, f"slot-{i}.lock"), "a")
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                f.close()
-                continue
-            try:
-                yield time.perf_counter() - t0
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
-                f.close()
-            return
-        time.sleep(0.25)
+    try:
+        while True:
+            if not _lower_rank_waiting(folder, rank):
+                for i in range(max(1, int(count))):
+                    f = open(os.path.join(folder, f"slot-{i}.lock"), "a")
+                    try:
+                        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        f.close()
+                        continue
+                    _remove(mark)
+                    try:
+                        yield time.perf_counter() - t0
+                    finally:
+                        fcntl.flock(f, fcntl.LOCK_UN)
+                        f.close()
+                    return
+            time.sleep(0.25)
+    finally:
+        _remove(mark)
+
+
+def _slot_rank() -> int:
+    try:
+        return int(os.environ.get(SLOT_RANK_ENV, ""))
+    except ValueError:
+        return 1 << 16  # no rank: after every ranked step
+
+
+def _lower_rank_waiting(folder: str, rank: int) -> bool:
+    """Whether a live process waits for a slot with a lower rank than `rank` (marks of dead processes are removed)."""
+    for name in os.listdir(folder):
+        parts = name.split("-")
+        if len(parts) != 4 or parts[0] != "wait" or not parts[1].isdigit() or int(parts[1]) >= rank:
+            continue
+        try:
+            os.kill(int(parts[2]), 0)
+        except ProcessLookupError:
+            _remove(os.path.join(folder, name))
+            continue
+        except (PermissionError, ValueError):
+            pass
+        return True
+    return False
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _read_tail(path: str | None) -> str:

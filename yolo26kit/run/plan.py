@@ -4,7 +4,8 @@ CPU-timed steps keep for themselves. Written to run.json (`plan`) before the fir
 Decisions:
 
 - Longest first: notebooks start in the order of their seconds in the last run of the same device type (unknown
-  ones after them, in the catalog's order), so the one that ends the batch starts first.
+  ones before them, in the catalog's order), so the one that ends the batch starts first. The order is also each
+  notebook's priority for the run's step slots (isolate.step_slot): the longest waits least.
 - GPU by measuring: the batch is bound by each GPU's serialised measuring (one lock per GPU), so a notebook goes
   to the GPU with the fewest expected measuring seconds so far (ties: the fewest notebooks), longest first
   (LPT scheduling); unknown notebooks count as the median of the known.
@@ -112,20 +113,29 @@ def split_gpu_cores(notebook_cores: list[int], gpus: list[str], all_cores: int) 
 def last_times(out: Path, device_type: str, names: list[str],
                exclude: Path | None = None) -> tuple[str | None, dict[str, dict[str, float]]]:
     """Seconds and measuring seconds per notebook from the newest run of this device type under `out` that finished
-    every one of `names` (and its id); else each notebook's newest finished run of several notebooks ((None, {})
-    when none): a notebook run alone had no neighbours, and was often given other parameters."""
+    every one of `names` (and its id); else each notebook's newest finished run of several notebooks, and for one
+    that never finished, the seconds its newest unfinished run had reached (a floor: a notebook stopped by a
+    deadline is often the longest) ((None, {}) when none): a notebook run alone had no neighbours, and was often
+    given other parameters."""
     merged: dict[str, dict[str, float]] = {}
+    floors: dict[str, dict[str, float]] = {}
     for path in sorted(Path(out).glob("*/run.json"), reverse=True):
         meta = _read(path)
         if path.parent == exclude or meta.get("environment", {}).get("device_type") != device_type:
             continue
+        notebooks = meta.get("notebooks", [])
         times = {n["name"]: {"seconds": float(n.get("seconds") or 0),
                              "measure": float((n.get("time_split") or {}).get("measure") or 0)}
-                 for n in meta.get("notebooks", []) if n.get("state") == "done"}
+                 for n in notebooks if n.get("state") == "done"}
         if set(names) <= set(times):
             return meta.get("run_id"), {n: times[n] for n in names}
-        for name in set(names) & set(times) if len(meta.get("notebooks", [])) > 1 else ():
+        for name in set(names) & set(times) if len(notebooks) > 1 else ():
             merged.setdefault(name, times[name])
+        for n in notebooks if len(notebooks) > 1 else ():
+            if n.get("name") in names and n.get("state") != "done" and float(n.get("seconds") or 0) > 0:
+                floors.setdefault(n["name"], {"seconds": float(n["seconds"]),
+                                              "measure": float((n.get("time_split") or {}).get("measure") or 0)})
+    merged.update({n: t for n, t in floors.items() if n not in merged})
     return (None, merged) if merged else (None, {})
 
 
@@ -143,7 +153,9 @@ def make_plan(names: list[str], gpus: list[str], jobs: int, cores: list[int], de
     times = times or {}
     known = [times[n]["measure"] for n in names if n in times]
     typical = statistics.median(known) if known else 0.0
-    order = sorted(names, key=lambda n: (n not in times, -times.get(n, {}).get("seconds", 0.0), names.index(n)))
+    # unknown first: one with no record may be the longest, and the longest started last ends the batch (seen: an
+    # unrecorded cuda_graphs started last ended a warm H100 batch, 268 s of its 277)
+    order = sorted(names, key=lambda n: (n in times, -times.get(n, {}).get("seconds", 0.0), names.index(n)))
     measuring, notebook_cores = split_cores(cores, device_type)
     gpu_cores, notebook_cores = (split_gpu_cores(notebook_cores, list(gpus), len(cores)) if device_type == "cuda"
                                  else ({}, notebook_cores))

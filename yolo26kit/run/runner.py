@@ -426,7 +426,8 @@ def notebook_task(batch: Batch, placement: batch_plan.Placement, child: dict[str
     return executors.NotebookTask(
         placement.name, str(catalog.get(placement.name).notebook), entry["parameters"], str(batch.run_dir),
         meta["run_id"], notebook_tag(meta["run_id"], placement.name), meta.get("timeout", DEFAULT_TIMEOUT),
-        meta.get("log_output", False), progress, child, placement.gpu, placement.cpus, round(1 / per_gpu, 4),
+        meta.get("log_output", False), progress, {**child, isolate.SLOT_RANK_ENV: str(planned.order.index(placement.name))},
+        placement.gpu, placement.cpus, round(1 / per_gpu, 4),
         lock_dir=str(lock_dir), gpu_cores={g: ",".join(map(str, c)) for g, c in planned.gpu_cores.items()})
 
 

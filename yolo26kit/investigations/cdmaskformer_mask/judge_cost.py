@@ -78,6 +78,18 @@ def _mode_decisions(rows: pd.DataFrame, lo: float, hi: float) -> dict[bool, str 
             for _, row in rows.iterrows() if not row.get("error")}
 
 
+def _mode_leanings(rows: pd.DataFrame, lo: float, hi: float) -> dict[bool, str]:
+    """deterministic on/off → where that mode's median round lies: `confirmed` inside the band, `refuted` outside
+    (no margin: this only breaks ties for a mode the rounds rule left undecided, see combine_modes)."""
+    out = {}
+    for _, row in rows.iterrows():
+        timed = sorted(_timed_rounds(row))
+        if not row.get("error") and timed:
+            mid = timed[(len(timed) - 1) // 2]
+            out[bool(row["deterministic"])] = "confirmed" if lo <= mid <= hi else "refuted"
+    return out
+
+
 def _mode_text(row: pd.Series, lo: float, hi: float) -> str:
     """One mode's rounds in words: the ratios, their median and what the rounds rule makes of them."""
     mode = MODE_WORDS[bool(row["deterministic"])]
@@ -91,13 +103,19 @@ def _mode_text(row: pd.Series, lo: float, hi: float) -> str:
             f"→ {decided}")
 
 
-def combine_modes(decisions: dict[bool, str | None]) -> str:
-    """One verdict from the two modes: the same decision in every timed mode → it; confirmed in one and refuted in
-    the other → partly; a mode the rule left undecided (or no mode timed) → inconclusive."""
-    found = set(decisions.values())
-    if not decisions or None in found:
+def combine_modes(decisions: dict[bool, str | None], leanings: dict[bool, str] | None = None) -> str:
+    """One verdict from the two modes (the seed names neither): the same decision in every timed mode → it;
+    confirmed in one and refuted in the other → partly. A mode the rounds rule left undecided (its median near an
+    edge) joins the other mode's decision when its median lies on that same side, so a batch whose second mode sits
+    at the edge cannot flip the verdict; else → inconclusive, as with no mode timed."""
+    decided = {v for v in decisions.values() if v is not None}
+    if not decided:
         return "inconclusive"
-    return found.pop() if len(found) == 1 else "partly"
+    if decided == {"confirmed", "refuted"}:
+        return "partly"
+    verdict = decided.pop()
+    undecided = [mode for mode, v in decisions.items() if v is None]
+    return verdict if all((leanings or {}).get(mode) == verdict for mode in undecided) else "inconclusive"
 
 
 def _judge_speed_rounds(res: Results, claim_id: str, seed_txt: str, data: dict[str, Any]) -> Judgement:
@@ -114,11 +132,12 @@ def _judge_speed_rounds(res: Results, claim_id: str, seed_txt: str, data: dict[s
         return Judgement("needs_cuda", f"{cpu_txt}; {seed_txt} — the seed timed CUDA; this run has no CUDA rows",
                          data, "measured", {"device": "cpu", "shape": shape})
     decisions = _mode_decisions(cuda, lo, hi)
-    verdict = combine_modes(decisions)
+    verdict = combine_modes(decisions, _mode_leanings(cuda, lo, hi))
     data["modes"] = {("on" if k else "off"): v or "undecided" for k, v in decisions.items()}
     rule = (f"rounds rule: at least {verdicts.ROUNDS_SHARE:.0%} of a mode's rounds and their median on one side of "
             f"{lo:g}–{hi:g}×, {verdicts.MIN_ROUNDS} to {verdicts.MAX_ROUNDS} rounds timed until it decides; both modes "
-            "alike → that verdict, one in and one out → partly")
+            "alike → that verdict, one in and one out → partly, one undecided → the other's verdict where its median "
+            "lies on that side")
     text = (f"cuda {shape}, {res.full_percent}% of (image, query) rows all True — "
             + "; ".join(_mode_text(r, lo, hi) for _, r in cuda.iterrows()) + f"; {seed_txt} ({rule})")
     return Judgement(verdict, f"{text}. {cpu_txt}".rstrip(". ") + ".", data, "measured",
