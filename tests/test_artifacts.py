@@ -68,3 +68,91 @@ def test_a_failing_lowering_is_not_cached(tmp_path, monkeypatch):
         else:
             raise AssertionError("a failing lowering must raise every time")
     assert not list(tmp_path.rglob("*.pte"))
+
+
+# --- ONNX exports (backends.onnxruntime): a warm run serves them, keyed on everything that decides them ---------
+
+class Scale(torch.nn.Module):
+    """Graph code that does not spell the input's shape: only the key's `shapes` tells 3 from 5 elements apart."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.full((1,), 2.0))
+
+    def forward(self, x):
+        return x.relu() * self.weight
+
+
+def counting_onnx(calls: list[int]):
+    def onnx_bytes(ep):
+        calls.append(1)
+        return f"onnx:{len(calls)}".encode(), {}
+    return onnx_bytes
+
+
+def test_an_onnx_export_is_stored_and_served_to_the_next_prepare(tmp_path, monkeypatch):
+    from yolo26kit.backends import onnxruntime as ort_backend
+
+    monkeypatch.setenv(artifacts.CACHE_ENV, str(tmp_path / "cache"))
+    calls: list[int] = []
+    monkeypatch.setattr(ort_backend, "onnx_bytes", counting_onnx(calls))
+    facts = []
+    for run in ("cold", "warm"):  # a fresh module and folder each time, as each run's prepare step has
+        folder = tmp_path / run
+        folder.mkdir()
+        facts.append(ort_backend.prepare(Affine(2.0), (torch.randn(3),), folder, "net"))
+    assert calls == [1]
+    assert [f["cached"] for f in facts] == [False, True]
+    assert (tmp_path / "warm" / "net.onnx").read_bytes() == b"onnx:1"
+    assert len(list((tmp_path / "cache" / "onnx").glob("dynamo-*.onnx"))) == 1
+
+
+def test_the_onnx_key_holds_the_input_shapes_and_the_exporter_versions(tmp_path, monkeypatch):
+    from importlib import metadata
+
+    from yolo26kit.backends import onnxruntime as ort_backend
+
+    monkeypatch.setenv(artifacts.CACHE_ENV, str(tmp_path))
+    calls: list[int] = []
+    monkeypatch.setattr(ort_backend, "onnx_bytes", counting_onnx(calls))
+    three, five = (torch.export.export(Scale(), (torch.randn(n),)) for n in (3, 5))
+    assert str(three.graph_module.code) == str(five.graph_module.code)  # the graph alone cannot tell them apart
+    served = [ort_backend.export_onnx(ep, tmp_path / "x.onnx") for ep in (three, five, three)]
+    assert served == [False, False, True] and calls == [1, 1]
+    key = artifacts.program_key(three, ort_backend.key_options(three))
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: "99.0" if name == "onnxscript" else real(name))
+    assert artifacts.program_key(three, ort_backend.key_options(three)) != key
+    assert not ort_backend.export_onnx(three, tmp_path / "x.onnx") and calls == [1, 1, 1]
+
+
+def conv_program() -> torch.export.ExportedProgram:
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(144, 2))
+    return torch.export.export(net.eval(), (torch.randn(1, 3, 8, 8),))
+
+
+KEY_IN_A_PROCESS = """
+from tests.test_artifacts import conv_program
+from yolo26kit.backends import onnxruntime as ort_backend
+from yolo26kit.bench import artifacts
+ep = conv_program()
+print(artifacts.program_key(ep, ort_backend.key_options(ep)))
+"""
+
+
+def test_the_onnx_key_is_the_same_in_another_process():
+    """What a warm run needs: another process (another hash seed, other temp folders and ids) gets the same key."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from yolo26kit.backends import onnxruntime as ort_backend
+
+    ep = conv_program()
+    seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+    other = subprocess.run([sys.executable, "-c", KEY_IN_A_PROCESS], capture_output=True, text=True, check=True,
+                           cwd=Path(__file__).resolve().parents[1],
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+    assert other == artifacts.program_key(ep, ort_backend.key_options(ep))

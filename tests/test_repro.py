@@ -164,3 +164,59 @@ def test_a_probe_of_executorch_leaves_its_torch_to_the_resolver():
     header = script.parse((TEMPLATES / "et_cuda_split_copy_refused.py").read_text())
     moved = script.unpinned(header, ("torch", "torchvision")).with_pins({"executorch": "1.5.1"})
     assert "torch" in moved.requires and moved.pins() == {"executorch": "1.5.1"}
+
+
+LAUNCHER = '''import torch
+torch._dynamo.config.capture_scalar_outputs = True
+class Repro(torch.nn.Module):
+    def forward(self, x, i):
+        _local_scalar_dense = torch.ops.aten._local_scalar_dense.default(i)
+        sym_max = torch.sym_max(64 * _local_scalar_dense, 0)
+        return (torch.ops.aten.slice.Tensor(x, 2, sym_max, 9223372036854775807),)
+
+def load_args(reader):
+    pass
+mod = Repro()
+if __name__ == '__main__':
+    from torch._dynamo.repro.after_aot import run_repro
+    with torch.no_grad():
+        run_repro(mod, load_args, accuracy=False, command='minify', save_dir='/x', tracing_mode='real', check_str=None)
+'''
+MINIFIER_SAID = """Started off with 92 nodes
+Strategy: Truncate suffix (G: 32) (92 nodes, 3 inputs)
+SUCCESS: Went from 92 to 30 nodes
+SUCCESS: Went from 3 to 4 inputs
+SUCCESS: Went from 30 to 8 nodes
+SUCCESS: Went from 5 to 1 outputs
+SUCCESS: Went from 8 to 7 nodes
+Made 36 queries
+"""
+
+
+def test_the_minify_driver_keeps_the_graph_and_swaps_the_tester_for_one_that_holds_unbacked_symbols():
+    from yolo26kit.repro import minify
+
+    text = minify.runner(LAUNCHER, "name 'Max' is not defined")
+    ast.parse(text)
+    kept, main = text[:minify.main_block(text)], text[minify.main_block(text):]
+    assert kept.strip() == LAUNCHER[:minify.main_block(LAUNCHER)].strip()  # graph, inputs and config as dumped
+    assert "run_repro(mod" not in main and "minifier(gm, args" in main and "dump_compiler_graph_state" in main
+    assert "shape_env=ShapeEnv()" in main and "CHECK = \"name 'Max' is not defined\"" in main
+    alone = minify.standalone(kept + "if __name__ == '__main__':\n    run_repro(mod, load_args, command='run')\n")
+    ast.parse(alone)
+    assert "run_repro(mod" not in alone and "compile_and_run(gm, args)" in alone and "minifier(" not in alone
+    with pytest.raises(ValueError):
+        minify.with_main("x = 1\n", "")
+    # node counts as PyTorch's minifier prints them: inputs and outputs lines are not node counts
+    assert minify.minifier_log(MINIFIER_SAID) == {"nodes_before": 92, "nodes_after": 7, "queries": 36}
+    assert minify.op_count(LAUNCHER) == 2 and minify.LEVEL == {"after": "aot", "level": 2}
+
+
+def test_a_check_here_keeps_the_runners_packages_but_not_the_kit(tmp_path):
+    from yolo26kit.repro.clean_env import packages_path
+
+    kit, site = tmp_path / "checkout", tmp_path / "site"
+    (kit / "yolo26kit").mkdir(parents=True)
+    (kit / "yolo26kit" / "__init__.py").write_text("")
+    site.mkdir()
+    assert packages_path(f"{kit}{os.pathsep}{site}{os.pathsep}") == str(site)

@@ -3,7 +3,8 @@
 Inductor and Triton cache their own work (the runner points TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR into the
 cache root, so Inductor's max-autotune benchmark results, kept by its local autotune cache under
 `inductor/cache/`, survive across runs too); what they do not cover is cached here: ExecuTorch programs lowered to
-XNNPACK (`lowered_program`; lowering is pure Python and costs 10–100 s per program), ExecuTorch CUDA lowerings
+XNNPACK (`lowered_program`; lowering is pure Python and costs 10–100 s per program), ONNX files from torch.onnx's
+dynamo exporter (`cached_artifact`, through backends.onnxruntime.export_onnx), ExecuTorch CUDA lowerings
 (`lowered_folder`: the .pte and its .ptd weights; with the back-end's default max-autotune a whole model takes many
 minutes) and crash diagnoses (`crash_site_file`: a native backtrace under a debugger costs minutes on a GPU runner). Only successes are kept:
 a failing lowering is repeated every run, so its error is always this run's. A result served from the cache says
@@ -74,6 +75,27 @@ def read_json_object(path: str | Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def cached_artifact(program: Any, folder: str, kind: str, suffix: str, options: dict[str, Any],
+                    lower: Callable[[Any], tuple[bytes, dict[str, Any]]]) -> tuple[bytes, dict[str, Any]]:
+    """`lower(program)` → (one file's bytes, facts), or both from the cache under `folder/kind-<key><suffix>` when
+    the same program was made into that kind of file before.
+
+    The key is `program_key(program, options)`: `options` must name everything besides the program that decides
+    the file (the tool's versions and settings). Only a lowering that returned is kept; the facts come back with
+    `cached` set (True: from the cache, with the facts the lowering that made it recorded).
+    """
+    root = cache_root()
+    stem = root / folder / f"{kind}-{program_key(program, options)}" if root else None
+    if stem and stem.with_suffix(suffix).exists() and stem.with_suffix(".json").exists():
+        facts = json.loads(stem.with_suffix(".json").read_text())
+        return stem.with_suffix(suffix).read_bytes(), {**facts, "cached": True}
+    data, facts = lower(program)
+    if stem:
+        write_atomic(stem.with_suffix(suffix), data)
+        write_atomic(stem.with_suffix(".json"), json.dumps(facts, default=str).encode())
+    return data, {**facts, "cached": False}
+
+
 def lowered_program(program: Any, backend: str, lower: Callable[[Any], tuple[bytes, dict[str, Any]]]
                     ) -> tuple[bytes, dict[str, Any]]:
     """`lower(program)` → (.pte bytes, facts), or both from the cache when this program was lowered before.
@@ -83,17 +105,15 @@ def lowered_program(program: Any, backend: str, lower: Callable[[Any], tuple[byt
     """
     from importlib import metadata
 
-    root = cache_root()
-    key = program_key(program, {"backend": backend, "executorch": metadata.version("executorch")})
-    stem = root / "executorch" / f"{backend}-{key}" if root else None
-    if stem and stem.with_suffix(".pte").exists() and stem.with_suffix(".json").exists():
-        facts = json.loads(stem.with_suffix(".json").read_text())
-        return stem.with_suffix(".pte").read_bytes(), {**facts, "cached": True}
-    data, facts = lower(program)
-    if stem:
-        write_atomic(stem.with_suffix(".pte"), data)
-        write_atomic(stem.with_suffix(".json"), json.dumps(facts, default=str).encode())
-    return data, {**facts, "cached": False}
+    return cached_artifact(program, "executorch", backend, ".pte",
+                           {"backend": backend, "executorch": metadata.version("executorch")}, lower)
+
+
+def input_shapes(program: Any) -> list[str]:
+    """The shapes of a program's placeholders (inputs, weights, buffers), in graph order: what a static program is
+    specialized to (its graph code need not spell them; symbolic dims print as their symbols)."""
+    return [f"{node.name}:{tuple(node.meta['val'].shape)}" for node in program.graph.nodes
+            if node.op == "placeholder" and hasattr(node.meta.get("val"), "shape")]
 
 
 def lowered_folder(program: Any, kind: str, options: dict[str, Any], folder: Path,

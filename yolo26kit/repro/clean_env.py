@@ -7,7 +7,9 @@ Decisions:
   nothing of the kit, so a repro that needed the kit could not pass. Environments live beside the matrix's, as
   `repro-<key>`, reused when the same requirements ask again; `fresh` in the record says whether this run built it.
 - The script runs from a temporary folder with no PYTHONPATH, no user site, and Inductor's cache in that folder,
-  so no warm cache of another run decides the outcome.
+  so no warm cache of another run decides the outcome. Run in an interpreter as it is (`--check` without
+  `--clean`), it keeps the PYTHONPATH entries that are not the kit's checkout: an offline runner installs its
+  packages with `pip --target` on PYTHONPATH.
 - Paths of this machine never reach the record: the output is kept with the environment's and folder's paths
   replaced by `<env>` and `.`.
 """
@@ -107,11 +109,14 @@ def _scrub(text: str, *paths: str) -> str:
 
 
 def run_script(repro: Path, python: str, timeout: float = RUN_TIMEOUT,
-               extra_env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run repro.py with an interpreter, isolated: exit code, output tail, seconds."""
+               extra_env: dict[str, str] | None = None, keep_path: bool = False) -> dict[str, Any]:
+    """Run repro.py with an interpreter, isolated: exit code, output tail, seconds; `keep_path` keeps the
+    PYTHONPATH entries that are not the kit's checkout."""
     repro = Path(repro).resolve()
     with tempfile.TemporaryDirectory(prefix="yolo26kit-repro-") as tmp:
         environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+        if keep_path:
+            environ["PYTHONPATH"] = packages_path(os.environ.get("PYTHONPATH", ""))
         environ.update({"PYTHONNOUSERSITE": "1", "TORCHINDUCTOR_CACHE_DIR": os.path.join(tmp, "inductor"),
                         "PATH": os.pathsep.join([str(Path(python).parent), environ.get("PATH", "")]),
                         **(extra_env or {})})
@@ -138,6 +143,12 @@ def collect_env(python: str) -> str:
     return _scrub(text, str(Path(python).parent.parent))
 
 
+def packages_path(pythonpath: str) -> str:
+    """PYTHONPATH without the kit's checkout (nor any folder that holds a `yolo26kit` package)."""
+    return os.pathsep.join(p for p in pythonpath.split(os.pathsep)
+                           if p and not (Path(p) / "yolo26kit" / "__init__.py").exists())
+
+
 def reproduce(repro: Path, header: Header | None = None, envs: str | Path | None = None, python: str = "",
               timeout: float = RUN_TIMEOUT) -> dict[str, Any]:
     """Run a repro in a clean environment (or in `python` as it is): the record reproduced.json keeps."""
@@ -154,7 +165,7 @@ def reproduce(repro: Path, header: Header | None = None, envs: str | Path | None
         python = made["python"]
         env = {"kind": "uv", "fresh": made["fresh"], "install_seconds": made["seconds"],
                "disk_gib": round((made["disk_bytes"] or 0) / 2**30, 2), "key": made["key"]}
-    ran = run_script(repro, python, timeout)
+    ran = run_script(repro, python, timeout, keep_path=env["kind"] == "interpreter")
     names = sorted({r.split("==")[0].lower() for r in header.requires + header.requires_no_deps
                     if not r.startswith("-")} | {"torch"})
     answer = script.outcome(ran["exit_code"], ran["output_tail"], header)

@@ -397,7 +397,7 @@ def step_onnx_dynamic(model: str, sizes: tuple[int, ...], seed: int = 0) -> list
         try:
             with tempfile.TemporaryDirectory(prefix="yolo26kit-onnx-dynamic-") as folder:  # the session holds the model
                 path = os.path.join(folder, f"{variant}.onnx")
-                torch.onnx.export(exported.program, dynamo=True).save(path)
+                ort_backend.export_onnx(exported.program, path)  # the run's compile cache keeps the conversion
                 session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         except Exception as exc:  # the conversion's failure is the finding for this variant
             rows.append({"model_variant": variant, "spec": spec, "stage": "torch.onnx / onnxruntime load",
