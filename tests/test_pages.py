@@ -149,8 +149,8 @@ def test_tables_curated_by_an_older_kit_read_with_todays_rules():
     today = display.curated(["index_dtypes", "median_ms"], [["['int64', 'int64']", "1.5"], ["['a']", "2"]],
                             full_html="<table><tr><th>index_dtypes</th></tr></table>")
     older = today.replace("<th title='index_dtypes'>index dtypes</th>", "<th>index_dtypes</th>").replace(
-        ">int64, int64<", ">['int64', 'int64']<")
-    assert older != today and display.curate_table_html(older) == today
+        ">int64, int64<", ">['int64', 'int64']<").replace("overflow-wrap:anywhere", "overflow-wrap:break-word")
+    assert older != today and display.curate_table_html(older) == today  # today's style too: long tokens wrap
     assert "<th>index_dtypes</th>" in display.curate_table_html(older)  # the whole frame stays as recorded
 
 
@@ -165,3 +165,22 @@ def test_a_folded_cell_reads_as_text_in_its_summary_too() -> None:
     for page in (fresh, display.refresh_kit_table(old)):
         summary = page[page.index("<summary>"):page.index("</summary>")]
         assert "max_autotune True" in summary and "{" not in summary and "&#x27;" not in summary
+
+
+def test_a_finding_links_to_the_newest_run_that_has_its_repro(tmp_path):
+    from yolo26kit.report.answers import Run
+    from yolo26kit.report.pages import findings_of
+
+    def run(name: str, with_repro: bool) -> Run:
+        folder = tmp_path / name
+        if with_repro:
+            (folder / "findings" / "x.bug").mkdir(parents=True)
+            (folder / "findings" / "x.bug" / "ISSUE.md").write_text("# bug\n")
+        results = [{"investigation": "x", "findings": [{"id": "x.bug", "title": "a bug"}]}]
+        return Run(folder, name, {}, results, {"device_type": "cuda"}, {})
+
+    newest, cold = run("20261128T030000Z-a-cuda", False), run("20261128T020000Z-a-cuda", True)
+    found = findings_of([newest, cold], href_of=lambda r: f"{r.name}/index.html")
+    assert [(f["run"], f["repro_href"]) for f in found] == [
+        ("20261128T020000Z-a-cuda", "20261128T020000Z-a-cuda/findings/x.bug/ISSUE.md")]
+    assert findings_of([newest])[0]["repro_href"] == ""

@@ -205,7 +205,7 @@ def curated(columns: list[str], rows: list[list[str]], full_html: str = "", note
 
 KIT_TABLE_STYLE = ("<style>.kit-frame table.kit-table{border-collapse:collapse;font-size:.85rem;margin:.3rem 0}"
                    ".kit-frame th,.kit-frame td{border:1px solid #ddd;padding:.2rem .45rem;text-align:left!important;"
-                   "vertical-align:top;max-width:28rem;overflow-wrap:break-word}.kit-frame td.num{text-align:right!important;white-space:nowrap}"
+                   "vertical-align:top;max-width:28rem;overflow-wrap:anywhere}.kit-frame td.num{text-align:right!important;white-space:nowrap}"
                    ".kit-frame th{background:#f5f5f5}.kit-note{color:#666;font-size:.8rem;margin:.2rem 0}"
                    ".kit-scroll{overflow-x:auto}.kit-frame details.cell>summary{font-weight:normal}"
                    ".kit-frame .full{white-space:pre-wrap}</style>")
@@ -287,10 +287,14 @@ _KIT_TEXT = re.compile(r"(<td[^>]*>|<div class='full'>|<summary>)([^<]*)(</td>|<
 _KIT_FOLD = re.compile(r"<details class='cell'><summary>[^<]*</summary><div class='full'>([^<]*)</div></details>")
 
 
+_KIT_STYLE = re.compile(r"<style>\.kit-frame .*?</style>", re.S)
+
+
 def refresh_kit_table(output_html: str) -> str:
     """A table the kit curated in an older release, read with today's rules: headers as words with units, lists
-    joined as text (the whole frame under it stays as recorded)."""
+    joined as text, today's table style (the whole frame under it stays as recorded)."""
     shown, sep, full = output_html.partition("<details class='kit-full'>")
+    shown = _KIT_STYLE.sub(lambda m: KIT_TABLE_STYLE, shown, count=1)
     shown = _KIT_HEAD.sub(lambda m: f"<th title='{html.escape(html.unescape(m.group(1)))}'>"
                                     f"{html.escape(human_header(html.unescape(m.group(1))))}</th>", shown)
     shown = _KIT_TEXT.sub(lambda m: m.group(1) + html.escape(lists_in_text(list_text(html.unescape(m.group(2)))),

@@ -407,23 +407,25 @@ def render_run(run_dir: Path, notebooks: bool = True) -> Path:
 
 def findings_of(runs: list[Run], href_of: Any = None) -> list[dict[str, Any]]:
     """The bugs the runs met that no seed claims (results.json `findings`), each once per finding and device type,
-    newest run first, with the stack in words and links to its run and to its standalone repro where one was made
-    (`<run>/findings/<id>/`)."""
-    seen, out = set(), []
+    from the newest run that has its standalone repro (`<run>/findings/<id>/`), else from the newest run, with the
+    stack in words and links to its run and to that repro."""
+    chosen: dict[tuple[str, str], dict[str, Any]] = {}
     for run in runs:
         for result in run.results:
             for f in result.get("findings") or []:
-                if not isinstance(f, dict) or not f.get("id") or (f["id"], run.device_type) in seen:
+                if not isinstance(f, dict) or not f.get("id"):
                     continue
-                seen.add((f["id"], run.device_type))
+                key = (f["id"], run.device_type)
+                has_repro = (run.dir / "findings" / f["id"] / "ISSUE.md").is_file()
+                if key in chosen and (chosen[key]["repro_href"] or not has_repro):
+                    continue
                 stack = f.get("stack") or {}
-                repro = run.dir / "findings" / f["id"]
-                out.append({**f, "run": run.name, "run_href": href_of(run) if href_of else "",
-                            "repro_href": (f"{href_of(run).rsplit('/', 1)[0] + '/' if href_of else ''}findings/"
-                                           f"{f['id']}/ISSUE.md") if (repro / "ISSUE.md").is_file() else "",
-                            "stack_text": " · ".join(f"{k} {v}" for k, v in stack.items() if k != "device_type")
-                            or run.device_label})
-    return out
+                chosen[key] = {**f, "run": run.name, "run_href": href_of(run) if href_of else "",
+                               "repro_href": (f"{href_of(run).rsplit('/', 1)[0] + '/' if href_of else ''}findings/"
+                                              f"{f['id']}/ISSUE.md") if has_repro else "",
+                               "stack_text": " · ".join(f"{k} {v}" for k, v in stack.items() if k != "device_type")
+                               or run.device_label}
+    return list(chosen.values())
 
 
 def run_page(run_dir: Path, present: frozenset[str] = frozenset()) -> str:
