@@ -311,7 +311,8 @@ def terminate_all(grace: float = 3.0) -> list[int]:
 @contextlib.contextmanager
 def step_slot(rank: int | None = None) -> Iterator[float]:
     """Hold one of the run's step slots while a step runs (no-op without SLOTS_ENV); yields seconds waited. While it
-    waits it leaves a `wait-<rank>-<pid>` mark, and takes a free slot only when no live step of a lower rank waits."""
+    waits it leaves a `wait-<rank>-<pid>-<thread>` mark, and takes a free slot only when no live step of a lower rank
+    waits."""
     spec = os.environ.get(SLOTS_ENV, "")
     if not spec:
         yield 0.0
