@@ -220,3 +220,14 @@ def test_a_check_here_keeps_the_runners_packages_but_not_the_kit(tmp_path):
     (kit / "yolo26kit" / "__init__.py").write_text("")
     site.mkdir()
     assert packages_path(f"{kit}{os.pathsep}{site}{os.pathsep}") == str(site)
+
+
+def test_a_minified_repro_is_verified_only_when_it_fails_with_the_findings_message():
+    import sys
+
+    from yolo26kit.repro.minify import verified
+
+    failing = "raise NameError(\"name 'Max' is not defined\")\n"
+    assert verified(failing, sys.executable, "name 'Max' is not defined", timeout=60)
+    assert not verified("raise ValueError('other')\n", sys.executable, "name 'Max' is not defined", timeout=60)
+    assert not verified("print(\"name 'Max' is not defined\")\n", sys.executable, "name 'Max'", timeout=60)

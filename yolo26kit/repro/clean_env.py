@@ -108,18 +108,26 @@ def _scrub(text: str, *paths: str) -> str:
     return text.replace(str(Path.home()), "~")
 
 
+def isolated_environ(python: str, tmp: str, extra_env: dict[str, str] | None = None,
+                     keep_path: bool = False) -> dict[str, str]:
+    """This process's environment for a repro run from `tmp` with `python`: no PYTHONPATH (or, with `keep_path`,
+    only its entries that are not the kit's checkout), no virtualenv or user site, Inductor's cache in `tmp`."""
+    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    if keep_path:
+        environ["PYTHONPATH"] = packages_path(os.environ.get("PYTHONPATH", ""))
+    environ.update({"PYTHONNOUSERSITE": "1", "TORCHINDUCTOR_CACHE_DIR": os.path.join(tmp, "inductor"),
+                    "PATH": os.pathsep.join([str(Path(python).parent), environ.get("PATH", "")]),
+                    **(extra_env or {})})
+    return environ
+
+
 def run_script(repro: Path, python: str, timeout: float = RUN_TIMEOUT,
                extra_env: dict[str, str] | None = None, keep_path: bool = False) -> dict[str, Any]:
     """Run repro.py with an interpreter, isolated: exit code, output tail, seconds; `keep_path` keeps the
     PYTHONPATH entries that are not the kit's checkout."""
     repro = Path(repro).resolve()
     with tempfile.TemporaryDirectory(prefix="yolo26kit-repro-") as tmp:
-        environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-        if keep_path:
-            environ["PYTHONPATH"] = packages_path(os.environ.get("PYTHONPATH", ""))
-        environ.update({"PYTHONNOUSERSITE": "1", "TORCHINDUCTOR_CACHE_DIR": os.path.join(tmp, "inductor"),
-                        "PATH": os.pathsep.join([str(Path(python).parent), environ.get("PATH", "")]),
-                        **(extra_env or {})})
+        environ = isolated_environ(python, tmp, extra_env, keep_path)
         t0 = time.perf_counter()
         try:
             done = subprocess.run([python, str(repro)], cwd=tmp, env=environ, capture_output=True, text=True,

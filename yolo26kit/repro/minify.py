@@ -30,7 +30,6 @@ Decisions:
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import tempfile
@@ -38,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .clean_env import _scrub
+from .clean_env import _scrub, isolated_environ, run_script
 from .script import error_line
 
 MINIFY_TIMEOUT = 1500.0
@@ -167,28 +166,24 @@ def minifier_log(said: str) -> dict[str, Any]:
 
 
 def verified(text: str, python: str, check: str, timeout: float = 600.0) -> bool:
-    """Whether a minified repro, run on its own, still fails with the finding's message."""
+    """Whether a minified repro, run on its own (clean_env.run_script), still fails with the finding's message."""
     with tempfile.TemporaryDirectory(prefix="yolo26kit-minified-") as tmp:
         (Path(tmp) / "minified.py").write_text(text)
-        try:
-            done = subprocess.run([python, "minified.py"], cwd=tmp, capture_output=True, text=True, timeout=timeout,
-                                  env={**os.environ, "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"})
-        except subprocess.TimeoutExpired:
-            return False
-    return done.returncode != 0 and check in (done.stdout + done.stderr)
+        ran = run_script(Path(tmp) / "minified.py", python, timeout, {"TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"})
+    return ran["exit_code"] not in (0, 124) and check in ran["output_tail"]
 
 
 def minify_after_aot(repro: Path, python: str, check: str = "",
                      timeout: float = MINIFY_TIMEOUT) -> dict[str, Any]:
     """Dump the failing graph with the after-AOT minifier, minify it; {"launcher_ops", "minified_ops", "text", ...}."""
     repro = Path(repro).resolve()
-    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    environ.update({"TORCHDYNAMO_REPRO_AFTER": LEVEL["after"], "TORCHDYNAMO_REPRO_LEVEL": str(LEVEL["level"]),
-                    "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1", "PYTHONNOUSERSITE": "1"})
     tool = {"tool": "PyTorch's minifier (torch._dynamo.repro.after_aot, functorch.compile.minifier)",
             "repro_after": LEVEL["after"], "repro_level": LEVEL["level"], "check_str": check}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="yolo26kit-minify-") as tmp:
+        environ = isolated_environ(python, tmp, {"TORCHDYNAMO_REPRO_AFTER": LEVEL["after"],
+                                                 "TORCHDYNAMO_REPRO_LEVEL": str(LEVEL["level"]),
+                                                 "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"})
         subprocess.run([python, str(repro)], cwd=tmp, env=environ, capture_output=True, text=True, timeout=timeout)
         launchers = sorted(Path(tmp).rglob("minifier_launcher.py"))
         if not launchers:
