@@ -111,7 +111,8 @@ def _side(value: float, lo: float, hi: float, margin: float = 0.0) -> str:
     return "edge"
 
 
-def _median(rounds: list[float]) -> float:
+def median_round(rounds: Iterable[float]) -> float:
+    """The rounds rule's median: the lower middle round."""
     ordered = sorted(rounds)
     return ordered[(len(ordered) - 1) // 2]  # a real round (the lower middle one): a mean of two could fall in between
 
@@ -123,7 +124,7 @@ def stability(values: Iterable[float], lo: float, hi: float, margin: float = MAR
     if not rounds:
         return {"inside": 0.0, "outside": 0.0, "edge": 1.0}
     rng = random.Random(0)
-    sides = [_side(_median(rng.choices(rounds, k=len(rounds))), lo, hi, margin) for _ in range(RESAMPLES)]
+    sides = [_side(median_round(rng.choices(rounds, k=len(rounds))), lo, hi, margin) for _ in range(RESAMPLES)]
     return {side: sides.count(side) / RESAMPLES for side in ("inside", "outside", "edge")}
 
 
@@ -136,7 +137,7 @@ def band_decision(values: Iterable[float], lo: float, hi: float, *, min_rounds: 
     if len(rounds) < max(1, min_rounds):
         return None
     n = len(rounds)
-    side = _side(_median(rounds), lo, hi, MARGIN)
+    side = _side(median_round(rounds), lo, hi, MARGIN)
     if side == "edge":
         return None
     agree = sum(_side(v, lo, hi) == side for v in rounds)
@@ -166,7 +167,7 @@ def rounds_figure(values: Iterable[float], unit: str, measures: str) -> Figure:
     """The median round as a claim's figure, the span and count in what it measures."""
     rounds = sorted(float(v) for v in values)
     span = f"{rounds[0]:.3g}–{rounds[-1]:.3g}{unit.strip() if unit.strip()[:1] in '×%' else ' ' + unit.strip()}"
-    return Figure(_median(rounds), unit, f"{measures}: median of {len(rounds)} rounds ({span})")
+    return Figure(median_round(rounds), unit, f"{measures}: median of {len(rounds)} rounds ({span})")
 
 
 def all_none_some(held: int, tried: int) -> str:

@@ -83,9 +83,9 @@ def _mode_leanings(rows: pd.DataFrame, lo: float, hi: float) -> dict[bool, str]:
     (no margin: this only breaks ties for a mode the rounds rule left undecided, see combine_modes)."""
     out = {}
     for _, row in rows.iterrows():
-        timed = sorted(_timed_rounds(row))
+        timed = _timed_rounds(row)
         if not row.get("error") and timed:
-            mid = timed[(len(timed) - 1) // 2]
+            mid = verdicts.median_round(timed)
             out[bool(row["deterministic"])] = "confirmed" if lo <= mid <= hi else "refuted"
     return out
 
@@ -96,7 +96,7 @@ def _mode_text(row: pd.Series, lo: float, hi: float) -> str:
     if row.get("error"):
         return f"{mode}: could not time ({row['error']})"
     timed = sorted(_timed_rounds(row))
-    mid = timed[(len(timed) - 1) // 2] if timed else float("nan")
+    mid = verdicts.median_round(timed) if timed else float("nan")
     decided = verdicts.band_decision(timed, lo, hi, min_rounds=verdicts.MIN_ROUNDS) or "undecided"
     return (f"{mode}: {ORIGINAL}/masked_fill median {mid:.2f}× over {len(row['rounds'])} rounds "
             f"({', '.join(f'{float(r):.2f}' for r in row['rounds'])}×; {len(row['rounds']) - len(timed)} not timed) "
