@@ -302,10 +302,17 @@ SPLIT = {"graph_launches": 2, "kernel_launches": 1, "scalar_reads": 1, "median_m
 NONE = {"graph_launches": 0, "kernel_launches": 40, "scalar_reads": 1, "median_ms": 19.0, "skip_messages": SKIP}
 
 
+def _calls(median_ms: float, rel_spread: float) -> list[float]:
+    """20 single-call times whose nearest-rank (p90 - p10) / median is `rel_spread`."""
+    return [median_ms * (1 - rel_spread / 2)] * 3 + [median_ms] * 14 + [median_ms * (1 + rel_spread / 2)] * 3
+
+
 def _rounds(graphs, default, graphs_spread=0.025, default_spread=0.05):
     return {"graphs": {"median_ms": graphs, "iqr_ms": [0.1] * len(graphs), "rel_spread": [graphs_spread] * len(graphs)},
             "default": {"median_ms": default, "iqr_ms": [0.5] * len(default),
-                        "rel_spread": [default_spread] * len(default)}}
+                        "rel_spread": [default_spread] * len(default)},
+            "per_call_ms": {"graphs": [_calls(m, graphs_spread) for m in graphs],
+                            "default": [_calls(m, default_spread) for m in default]}, "calls_per_round": 20}
 
 
 def test_verdicts_when_int_and_item_capture_alike():
@@ -475,7 +482,7 @@ def test_cost_judges():
     assert cg_judge.judge_first_inference(res).verdict == "confirmed"
     assert cg_judge.judge_memory(res).verdict == "confirmed"
     judged = cg_judge.judge_consistent_latency(res)  # single forecasts' spread 2.5 % against 5 % in every round
-    assert judged.verdict == "confirmed" and "2.5% vs 5.0%" in judged.evidence
+    assert judged.verdict == "confirmed" and "5.0% with the default compile vs 2.5%" in judged.evidence
     assert _settled(judged, "cuda_graphs.consistent_latency").verdict == "confirmed"
     for claim_id, judge in (("cuda_graphs.first_inference_60s", cg_judge.judge_first_inference),
                             ("cuda_graphs.memory_slightly_more", cg_judge.judge_memory)):
@@ -678,13 +685,24 @@ def test_rounds_in_turn_stop_once_the_rounds_rule_decides(clock):
     steady = measures.rounds_in_turn({"graphs": clock.call([0.001]), "default": clock.call([0.002, 0.004])}, "cpu",
                                      1.0, 5.0, calls=4)
     assert all(r > 100 for r in steady["spread_ratios"])
-    # with a spread band the rounds go on while the spreads straddle it, though the speed-up is long decided
-    straddle = measures.rounds_in_turn({"graphs": clock.call([0.001, 0.001, 0.001, 0.002, 0.001, 0.001, 0.001, 0.001]),
-                                        "default": clock.call([0.003, 0.0031, 0.0032, 0.003])}, "cpu", 2.0, 5.0,
-                                       calls=4, max_rounds=MIN_ROUNDS + 2, spread_band=(1.0, math.inf))
-    assert straddle["speed_verdict"] == "confirmed"  # decided at MIN_ROUNDS, yet the spreads kept it going
-    assert len(straddle["spread_ratios"]) == MIN_ROUNDS + 2
-    assert min(straddle["spread_ratios"]) < 1 < max(straddle["spread_ratios"])
+    # with decide_spread the rounds go on while the pooled spread ratio sits at its edge (1: both spread alike),
+    # though the speed-up is long decided
+    alike = measures.rounds_in_turn({"graphs": clock.call([0.001, 0.002]), "default": clock.call([0.002, 0.004])},
+                                    "cpu", 1.0, 5.0, calls=4, max_rounds=MIN_ROUNDS + 2, decide_spread=True)
+    assert alike["speed_verdict"] == "confirmed" and len(alike["speedups"]) == MIN_ROUNDS + 2
+    assert measures.spread_decision(alike["per_call_ms"]) == (None, pytest.approx({"value": 1.0, "inside": 0.0,
+                                                                                   "outside": 0.0, "edge": 1.0}))
+    # ...and stop at MIN_ROUNDS once it decides: graphs steady, default not
+    steady = measures.rounds_in_turn({"graphs": clock.call([0.001]), "default": clock.call([0.002, 0.004])}, "cpu",
+                                     1.0, 5.0, calls=4, max_rounds=MIN_ROUNDS + 2, decide_spread=True)
+    assert len(steady["speedups"]) == MIN_ROUNDS and measures.spread_decision(steady["per_call_ms"])[0] == "confirmed"
+
+
+def test_pooled_spread_ratio_follows_the_jitter_of_either_side():
+    calm, jumpy = [10.0] * 9 + [11.0], [10.0, 20.0] * 5
+    assert measures.pooled_spread_ratio([(calm, jumpy)] * 3) > 5  # default jumpy: graphs steadier
+    assert measures.pooled_spread_ratio([(jumpy, calm)] * 3) < 0.2
+    assert measures.spread_decision({"graphs": [jumpy] * 5, "default": [calm] * 5})[0] == "refuted"
 
 
 # --------------------------------------------------------------------------- Toto itself

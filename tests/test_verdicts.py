@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from yolo26kit import findings
 from yolo26kit.verdicts import (MARGIN, Figure, Finding, Judgement, all_none_some, band, band_decision, combine,
-                                differing, rounds_until_decided, settle, stability, unmet)
+                                differing, pooled_decision, rounds_until_decided, settle, stability,
+                                unmet)
 
 
 def test_band_decides_by_a_two_thirds_majority_with_the_median() -> None:
@@ -137,6 +138,27 @@ def test_the_same_rounds_always_give_the_same_verdict() -> None:
     rounds = [2.1, 2.3, 1.95, 2.2, 2.4, 2.05, 2.15]
     assert len({band(rounds, 2.0, 5.0) for _ in range(20)}) == 1
     assert stability(rounds, 2.0, 5.0) == stability(list(reversed(rounds)), 2.0, 5.0)
+
+
+def _pooled_mean(rounds: list[list[float]]) -> float:
+    values = [v for r in rounds for v in r]
+    return sum(values) / len(values)
+
+
+def test_a_pooled_statistic_decides_where_its_rounds_agree_and_waits_where_one_round_carries_it() -> None:
+    steady = [[0.8, 0.85, 0.9]] * 6
+    assert pooled_decision(steady, _pooled_mean, 1.0, float("inf"))[0] == "refuted"
+    assert pooled_decision(steady, _pooled_mean, 0.5, 1.0)[0] == "confirmed"
+    # a hair below the edge: inside the margin, undecided
+    assert pooled_decision([[0.98, 0.99]] * 6, _pooled_mean, 1.0, float("inf"))[0] is None
+    # five rounds far below, one far above: the mean of all lies below, but resamples of whole rounds cross over
+    carried = [[0.7]] * 5 + [[2.0]]
+    verdict, shares = pooled_decision(carried, _pooled_mean, 1.0, float("inf"))
+    assert verdict is None and shares["outside"] < 0.9 and shares["value"] < 1.0
+    # too few rounds; and the same rounds always give the same answer (a fixed seed)
+    assert pooled_decision(steady[:2], _pooled_mean, 1.0, float("inf"), min_rounds=5)[0] is None
+    assert pooled_decision(carried, _pooled_mean, 1.0, float("inf")) == \
+        pooled_decision(carried, _pooled_mean, 1.0, float("inf"))
 
 
 @pytest.mark.parametrize("verdict", ["confirmed", "refuted", "partly", "not_reproduced"])

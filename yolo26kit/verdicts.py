@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 VERDICTS = ("confirmed", "refuted", "partly", "not_reproduced", "inconclusive", "needs_cuda", "error")
 # Verdicts that say something about the claim itself; the conditions rule and the judge audit apply to them.
 DECISIVE = ("confirmed", "refuted", "partly", "not_reproduced")
 BASES = ("measured", "derived", "both", "none")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,25 @@ def band_decision(values: Iterable[float], lo: float, hi: float, *, min_rounds: 
     if agree < ROUNDS_SHARE * n or stability(rounds, lo, hi)[side] < STABLE_SHARE:
         return None
     return "confirmed" if side == "inside" else "refuted"
+
+
+def pooled_decision(rounds: Sequence[T], statistic: Callable[[Sequence[T]], float], lo: float, hi: float, *,
+                    min_rounds: int = 1) -> tuple[str | None, dict[str, float]]:
+    """A band decision on one statistic of all rounds pooled (a spread over every call is steadier than any one
+    round's): decided when `statistic(rounds)` lies clear of the band's edge by MARGIN and at least STABLE_SHARE of
+    RESAMPLES bootstrap resamples of whole rounds (what was timed in turn stays together) put it clear on the same
+    side. Returns (`confirmed`/`refuted`/None, {"value", "inside", "outside", "edge"}): None when fewer than
+    `min_rounds` rounds or no decision."""
+    if not rounds:
+        return None, {"value": math.nan, "inside": 0.0, "outside": 0.0, "edge": 1.0}
+    value = float(statistic(rounds))
+    rng = random.Random(0)  # a fixed seed: the same rounds always decide the same way
+    sides = [_side(float(statistic(rng.choices(rounds, k=len(rounds)))), lo, hi, MARGIN) for _ in range(RESAMPLES)]
+    shares = {side: sides.count(side) / RESAMPLES for side in ("inside", "outside", "edge")}
+    side = _side(value, lo, hi, MARGIN)
+    if len(rounds) < max(1, min_rounds) or side == "edge" or shares[side] < STABLE_SHARE:
+        return None, {"value": value, **shares}
+    return ("confirmed" if side == "inside" else "refuted"), {"value": value, **shares}
 
 
 def band(values: Iterable[float], lo: float, hi: float) -> str:

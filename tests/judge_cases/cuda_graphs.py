@@ -127,12 +127,24 @@ def probe(argument_graphed: bool):
     return results(rows, probe=[buffer, argument])
 
 
+def calls(rel: float, median: float = 10.0, n: int = 20) -> list[float]:
+    """`n` single-call times spread evenly about `median`, (p90 - p10)/median about 0.8 × `rel`."""
+    return [median * (1 + rel * (j / (n - 1) - 0.5)) for j in range(n)]
+
+
+def per_call(graph_rel: list[float], default_rel: list[float], graph_ms: float = 2.0,
+             default_ms: float = 8.0) -> dict[str, list[list[float]]]:
+    """Rounds of single calls timed in turn with these relative spreads, round by round."""
+    return {"graphs": [calls(r, graph_ms) for r in graph_rel], "default": [calls(r, default_ms) for r in default_rel]}
+
+
 def spread(graph_rel: list[float], default_rel: list[float]):
-    """The kit forecaster's rounds: relative spread of single forecasts per round, graphs and default."""
+    """The kit forecaster's rounds: single forecasts per round with these relative spreads, graphs and default."""
     rounds = {"graphs": {"median_ms": [2.0] * len(graph_rel), "iqr_ms": [0.0] * len(graph_rel),
                          "rel_spread": graph_rel},
               "default": {"median_ms": [8.0] * len(default_rel), "iqr_ms": [0.0] * len(default_rel),
-                          "rel_spread": default_rel}}
+                          "rel_spread": default_rel},
+              "per_call_ms": per_call(graph_rel, default_rel), "calls_per_round": 20}
     return results(eager("tensor") + [row("tensor", "default", True),
                                       row("tensor", "reduce-overhead", True, True, **FULL, rounds=rounds)])
 
@@ -152,12 +164,13 @@ def toto(ro: dict | None = None, default: dict | None = None, speedups: list[flo
     """Results with the seed's Toto case (seed_int, capture on) beside a kit forecaster whose rounds would say
     otherwise: the Toto case decides."""
     speedups = [3.0] * 5 if speedups is None else speedups
-    spreads = [2.0] * 5 if spreads is None else spreads
+    spreads = [2.0] * 5 if spreads is None else spreads  # default's relative spread over graphs', round by round
     row_ = {"variant": "seed_int", "model": "Toto", "capture_scalar_outputs": True, "status": "ok", "error": "",
             "parameters": 151_306_080, "model_bytes": 600 * MIB,
             "run": {"batch": 1, "variates": 1, "context": 512, "steps": 4, "seed": 0},
             "reduce_overhead": ro or toto_mode(), "default": default or toto_mode(40.0, 100.0, cold=False),
             "rounds": {"speedups": speedups, "spread_ratios": spreads, "calls_per_round": 20,
+                       "per_call_ms": per_call([0.1] * len(spreads), [0.1 * s for s in spreads], 10.0, 30.0),
                        "summary": {"graphs": {"median_ms": 10.0, "rel_spread": 0.05},
                                    "default": {"median_ms": 30.0, "rel_spread": 0.1}}}}
     toy = spread([0.5, 0.4, 0.6], [0.01, 0.02, 0.01])
@@ -188,6 +201,10 @@ CASES = {
     "cuda_graphs.mutated_inputs_expected": {"confirmed": lambda: probe(True), "partly": lambda: probe(False)},
     "cuda_graphs.consistent_latency": {"confirmed": lambda: toto(spreads=[2.0, 1.5, 0.9, 3.0, 2.2]),
                                        "refuted": lambda: toto(spreads=[0.5, 0.6, 0.7, 1.2, 0.4]),
+                                       # Toto not graphed: the kit's forecaster decides
+                                       "confirmed (forecaster)": lambda: spread([0.1] * 5, [0.3] * 5),
+                                       "refuted (forecaster)": lambda: spread([0.3] * 5, [0.1] * 5),
+                                       # half the rounds one way, half the other: resamples of rounds disagree
                                        "inconclusive": lambda: spread([0.01, 0.01, 0.6, 0.6], [0.5, 0.5, 0.01, 0.01])},
     "cuda_graphs.speedup_2_5x": {"confirmed": lambda: toto(speedups=[2.5, 3.1, 1.2, 2.8, 2.9]),
                                  "refuted": lambda: toto(speedups=[1.2, 1.1, 1.3, 1.2, 1.25])},

@@ -11,11 +11,11 @@ import torch
 from ...conclusion import clip
 from ...bench import timing
 from ...findings import band_of
-from ...verdicts import Figure, Judgement, all_none_some, band, count_figure, rounds_figure
+from ...verdicts import Figure, Judgement, all_none_some, band, combine, count_figure, rounds_figure
 from . import judge_toto
 from .measure import (Config, Results, capture_class, case_label, case_setting, launches_of_eager,
                       row_outputs)
-from .measures import max_abs_diff
+from .measures import max_abs_diff, spread_decision
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -478,35 +478,31 @@ def judge_memory(res: Results) -> Judgement:
 
 
 def judge_consistent_latency(res: Results) -> Judgement:
-    """Relative spread (p90 − p10) / median of single forecasts, each timed alone, with full CUDA graphs against the
-    default compile's, round by round (timed in turn): the rounds rule on default's over graphs' against [1, ∞).
-    On Toto where this run has it (judge_toto)."""
+    """Relative spread (p90 − p10) / median of single forecasts, each timed alone, default compile's over full CUDA
+    graphs', all calls of a case's rounds (timed in turn) pooled, against [1, ∞), with resamples of whole rounds
+    (measures.spread_decision); per timed case, then combined. On Toto where this run has it (judge_toto)."""
     toto = judge_toto.seed_row(res)
     if toto is not None and judge_toto.graphed_route(res)[0] is not None:
         return judge_toto.judged_on_route(res, None, judge_toto.judge_consistent_latency)
     timed, why = _timed_in_turn(res, "the spread")
     if why:
         return why
-    per = {}
-    for r in timed:
-        rounds = _rounds(r)
-        per[case_label(r)] = [(g, d) for g, d in zip(rounds["graphs"].get("rel_spread") or [],
-                                                 rounds["default"].get("rel_spread") or []) if g > 0]
-    ratios = [d / g for pairs in per.values() for g, d in pairs]
-    if not ratios:
-        return Judgement("inconclusive", "the rounds of " + ", ".join(per) + " have no spread of single forecasts "
-                         "(an older kit timed blocks only)", run=_run(res, timed))
-    calls = sorted({int(r["calls_per_round"]) for r in timed if r.get("calls_per_round")})
-    text = ("relative spread (p90 − p10)/median of single forecasts with full CUDA graphs vs the default compile, "
-            f"round by round ({'/'.join(map(str, calls)) + ' calls each per round, ' if calls else ''}"
-            "timed in turn): " + "; ".join(f"{k}: " + ", ".join(f"{g:.1%} vs {d:.1%}" for g, d in pairs)
-                                                           for k, pairs in per.items())
-            + "; above 1 (default's over graphs'): steadier with CUDA graphs")
+    with_calls = [r for r in timed if _rounds(r).get("per_call_ms")]
+    if not with_calls:
+        return Judgement("inconclusive", "the rounds of " + ", ".join(map(case_label, timed)) + " have no single "
+                         "forecasts timed in turn (an older kit kept per-round figures only)", run=_run(res, timed))
+    decided = {case_label(r): spread_decision(_rounds(r)["per_call_ms"]) for r in with_calls}
+    text = "; ".join(f"{case_label(r)}: " + judge_toto.spread_evidence("single forecasts", "full CUDA graphs",
+                                                                       _rounds(r), decided[case_label(r)][1])
+                     for r in with_calls)
     found = judge_toto.compile_finding(res, toto) if toto is not None else None
     if toto is not None:  # the claim names no model: Toto's failure is told, the kit's forecaster decides
         text += f"; Toto itself not timed: {judge_toto.failure(toto, torch_release=str(res.stack.get('torch')))}"
-    return Judgement(band(ratios, 1.0, math.inf), text, {"spread_ratios": ratios}, run=_run(res, timed),
-                     figure=rounds_figure(ratios, "×", "relative spread, default compile's over full CUDA graphs'"),
+    ratios = {k: shares["value"] for k, (_, shares) in decided.items()}
+    verdict = combine([v or "inconclusive" for v, _ in decided.values()], len(timed))
+    return Judgement(verdict, text, {"spread_ratios": ratios}, run=_run(res, timed),
+                     figure=Figure(min(ratios.values()), "×", "relative spread of single forecasts, default "
+                                   "compile's over full CUDA graphs', all rounds pooled (lowest case)"),
                      findings=(found,) if found else ())
 
 

@@ -16,7 +16,8 @@ import torch
 
 from ...conclusion import clip
 from ...findings import band_of
-from ...verdicts import Figure, Finding, Judgement, band, band_decision, rounds_figure, unmet
+from ...verdicts import MARGIN, Figure, Finding, Judgement, band, band_decision, rounds_figure, unmet
+from .measures import paired_rounds, pooled_spread_ratio, spread, spread_decision
 
 SEED_VARIANT = "seed_int"
 MIB = 2 ** 20
@@ -237,20 +238,32 @@ def judge_memory(res: Any, row: dict[str, Any]) -> Judgement:
 
 
 def judge_consistent_latency(res: Any, row: dict[str, Any]) -> Judgement:
-    """Relative spread (p90 - p10) / median of single forecasts, default compile over reduce-overhead, round by round
-    (timed in turn): the rounds rule against [1, ∞) (CUDA graphs at least as steady). The claim names no model:
-    the caller judges it on the kit's forecaster where Toto's CUDA graphs did not run (see ran_with_graphs)."""
+    """Relative spread (p90 - p10) / median of single forecasts, default compile's over reduce-overhead's, each over
+    every call of the rounds (timed in turn) pooled, against [1, ∞) (CUDA graphs at least as steady), with resamples
+    of whole rounds (measures.spread_decision). The claim names no model: the caller judges it on the kit's
+    forecaster where Toto's CUDA graphs did not run (see ran_with_graphs)."""
     rounds = row.get("rounds") or {}
-    ratios = [v for v in rounds.get("spread_ratios") or [] if not math.isnan(v)]
-    if not ratios:
-        return Judgement("error", f"{_size(row)} has no spread rounds: {row.get('rounds_error') or 'not timed'}",
-                         basis="none", run=_run(res, row))
-    summary = rounds.get("summary") or {}
-    g, d = summary.get("graphs") or {}, summary.get("default") or {}
-    text = (f"relative spread (p90 − p10) / median of single forecasts of {_size(row)}, default compile over "
-            f"reduce-overhead, {len(ratios)} rounds of {rounds.get('calls_per_round')} forecasts each: "
-            + ", ".join(f"{v:.2f}" for v in ratios)
-            + f" (all rounds: {d.get('rel_spread', math.nan):.1%} vs {g.get('rel_spread', math.nan):.1%}); above 1: "
-            "steadier with CUDA graphs")
-    return Judgement(band(ratios, 1.0, math.inf), text, {"spread_ratios": ratios}, run=_run(res, row),
-                     figure=rounds_figure(ratios, "×", "Toto's relative spread, default compile's over reduce-overhead's"))
+    if not rounds.get("per_call_ms"):
+        return Judgement("inconclusive", f"{_size(row)} has no single forecasts timed in turn: "
+                         f"{row.get('rounds_error') or 'not timed'}", basis="none", run=_run(res, row))
+    verdict, shares = spread_decision(rounds["per_call_ms"])
+    return Judgement(verdict or "inconclusive", spread_evidence(f"single forecasts of {_size(row)}", "reduce-overhead",
+                                                                rounds, shares),
+                     {"spread_ratio": shares["value"], "spread_ratios": rounds.get("spread_ratios") or [],
+                      "resamples_agreeing": max(shares["inside"], shares["outside"])}, run=_run(res, row),
+                     figure=Figure(shares["value"], "×", "Toto's relative spread of single forecasts, default "
+                                   "compile's over reduce-overhead's, all rounds pooled"))
+
+
+def spread_evidence(what: str, graphed: str, rounds: dict[str, Any], shares: dict[str, float]) -> str:
+    """The consistency claim's evidence: both pooled spreads, their ratio, the resamples and the rounds' own ratios."""
+    per_call = rounds["per_call_ms"]
+    g, d = (spread([v for calls in per_call[k] for v in calls]) for k in ("graphs", "default"))
+    per_round = [v for v in map(pooled_spread_ratio, ([pair] for pair in paired_rounds(per_call))) if not math.isnan(v)]
+    return (f"relative spread (p90 − p10) / median of {what}, {len(per_call['graphs'])} rounds of "
+            f"{rounds.get('calls_per_round')} calls each timed in turn, all calls pooled: {d['rel_spread']:.1%} with "
+            f"the default compile vs {g['rel_spread']:.1%} with {graphed} ({shares['value']:.2f}×; "
+            f"{max(shares['inside'], shares['outside']):.0%} of resamples of whole rounds on one side, "
+            f"{shares['edge']:.0%} within {MARGIN:.0%} of 1; round by round "
+            + (f"{min(per_round):.2f}–{max(per_round):.2f}×" if per_round else "none")
+            + "); above 1: steadier with CUDA graphs")

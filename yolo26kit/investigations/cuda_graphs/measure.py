@@ -183,11 +183,12 @@ def rounds_against_default(model: Forecaster, step: Callable, cfg: Config, varia
     for _ in range(warmup):
         fns["default"]()
     got = rounds_in_turn(fns, device, *SPEEDUP_BAND, calls=SPREAD_CALLS, min_rounds=rounds,
-                        max_rounds=max(rounds, MAX_ROUNDS), spread_band=(1.0, math.inf))
+                        max_rounds=max(rounds, MAX_ROUNDS), decide_spread=True)
     per_round = {name: [spread(calls) for calls in got["per_call_ms"][name]] for name in fns}
     return {"rounds": {name: {"median_ms": [s["median_ms"] for s in spreads],
                               "iqr_ms": [s["iqr_ms"] for s in spreads],
                               "rel_spread": [s["rel_spread"] for s in spreads]} for name, spreads in per_round.items()},
+            "per_call_ms": got["per_call_ms"],
             "twin_first_ms": first_ms, "calls_per_round": SPREAD_CALLS}
 
 

@@ -10,13 +10,13 @@ import math
 import os
 import statistics
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
 from ...bench import timing
 from ...paths import process_temp_dir
-from ...verdicts import band, band_decision
+from ...verdicts import band, band_decision, pooled_decision
 
 
 # --------------------------------------------------------------------------- latency of single calls
@@ -140,16 +140,37 @@ def memory_added(fn: Callable[[], Any], device: str) -> tuple[Any, dict[str, int
 
 
 SPEEDUP_BAND = (2.0, 5.0)  # the ledger's band of cuda_graphs.speedup_2_5x; rounds stop once they decide it
+SPREAD_BAND = (1.0, math.inf)  # cuda_graphs.consistent_latency: default's relative spread over graphs', at least 1
+
+
+def paired_rounds(per_call_ms: dict[str, list[list[float]]]) -> list[tuple[list[float], list[float]]]:
+    """(graphs' calls, default's calls) per round, from rounds_in_turn's `per_call_ms`."""
+    return list(zip(per_call_ms.get("graphs") or [], per_call_ms.get("default") or []))
+
+
+def pooled_spread_ratio(rounds: Sequence[tuple[list[float], list[float]]]) -> float:
+    """Default's relative spread over graphs', each over every call of `rounds` pooled: above 1, CUDA graphs were
+    steadier. Pooled because p10 and p90 of one round's 20 calls are its 2nd and 18th calls: a round's ratio moved
+    from 0.8 to 1.25 between rounds of one batch, the pooled one by a few hundredths."""
+    g = spread([v for calls, _ in rounds for v in calls])
+    d = spread([v for _, calls in rounds for v in calls])
+    return d["rel_spread"] / g["rel_spread"] if g.get("rel_spread", 0) > 0 else math.inf
+
+
+def spread_decision(per_call_ms: dict[str, list[list[float]]],
+                    min_rounds: int = 1) -> tuple[str | None, dict[str, float]]:
+    """The pooled spread ratio against SPREAD_BAND, resampling whole rounds (verdicts.pooled_decision)."""
+    return pooled_decision(paired_rounds(per_call_ms), pooled_spread_ratio, *SPREAD_BAND, min_rounds=min_rounds)
 
 
 def rounds_in_turn(fns: dict[str, Callable[[], Any]], device: str, lo: float, hi: float, calls: int = 20,
                    min_rounds: int = 5, max_rounds: int = 15,
-                   spread_band: tuple[float, float] | None = None) -> dict[str, Any]:
+                   decide_spread: bool = False) -> dict[str, Any]:
     """Time `graphs` and `default` call by call in turn, `calls` calls each per round, until the speed-up rounds
-    (median default / median graphs) decide the band [lo, hi] by the rounds rule — and, with `spread_band`, the
-    spread ratios decide that band too — or `max_rounds` is reached.
+    (median default / median graphs) decide the band [lo, hi] by the rounds rule — and, with `decide_spread`, the pooled
+    spread ratio decides SPREAD_BAND too (spread_decision) — or `max_rounds` is reached.
 
-    Per round also the spread ratio (default's relative spread / graphs'): above 1, CUDA graphs were steadier.
+    Per round also the spread ratio (default's relative spread / graphs'), shown beside the pooled one.
     """
     per_call: dict[str, list[list[float]]] = {name: [] for name in fns}
     speedups: list[float] = []
@@ -158,7 +179,7 @@ def rounds_in_turn(fns: dict[str, Callable[[], Any]], device: str, lo: float, hi
     def decided() -> bool:
         if band_decision(speedups, lo, hi, min_rounds=min_rounds) is None:
             return False
-        return spread_band is None or band_decision(spreads, *spread_band, min_rounds=min_rounds) is not None
+        return not decide_spread or spread_decision(per_call, min_rounds)[0] is not None
 
     while len(speedups) < max_rounds and not decided():
         got: dict[str, list[float]] = {name: [] for name in fns}

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ... import findings
 from .measure import Results, capture_class, case_label, case_setting, launches_of_eager, row_outputs
-from .measures import max_abs_diff
+from .measures import max_abs_diff, paired_rounds, pooled_spread_ratio
 
 
 # --------------------------------------------------------------------------- tables
@@ -240,14 +240,17 @@ def toto_table(res: Results) -> pd.DataFrame:
 
 
 def toto_rounds_table(res: Results) -> pd.DataFrame:
-    """Toto's rounds timed call by call in turn: speed-up and spread ratio per round, and the medians."""
+    """Toto's rounds timed call by call in turn: speed-up and spread ratio per round, the spread ratio of all calls
+    so far pooled (what the consistency claim is judged on), and the medians."""
     rows = []
     for r in res.toto:
         rounds = r.get("rounds") or {}
         summary = rounds.get("summary") or {}
+        paired = paired_rounds(rounds.get("per_call_ms") or {})
         for i, (speed, spread_ratio) in enumerate(zip(rounds.get("speedups", []), rounds.get("spread_ratios", []))):
             rows.append({"variant": r.get("variant"), "capture": r.get("capture_scalar_outputs"), "round": i + 1,
                          "default / reduce-overhead time": speed, "default / reduce-overhead spread": spread_ratio,
+                         "spread, rounds so far pooled": pooled_spread_ratio(paired[:i + 1]) if paired else None,
                          "graphs median ms (all rounds)": (summary.get("graphs") or {}).get("median_ms"),
                          "default median ms (all rounds)": (summary.get("default") or {}).get("median_ms")})
     return pd.DataFrame(rows) if rows else pd.DataFrame([{"toto rounds": "none timed"}])

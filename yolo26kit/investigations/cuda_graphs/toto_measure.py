@@ -103,7 +103,7 @@ def toto_case(variant: str, run: dict[str, Any], device: str, capture: bool = Tr
             with compile_settings(capture, None):
                 row["rounds"] = rounds_in_turn({"graphs": graphs_fc, "default": default_fc}, device, *SPEEDUP_BAND,
                                                calls=calls, min_rounds=min_rounds, max_rounds=max_rounds,
-                                               spread_band=(1.0, math.inf))
+                                               decide_spread=True)
         except Exception as exc:
             row["rounds_error"] = _error(exc)
     row.update({"status": "ok", "error": "", "seconds": round(time.perf_counter() - t0, 2)})
