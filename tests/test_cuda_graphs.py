@@ -812,6 +812,39 @@ def test_toto_case_on_cuda_records_every_measure():
     assert ro["status"] == "ok" and ro["counts"] and "mem_peak_added" in ro and row["rounds"]["speedups"]
 
 
+def test_toto_rounds_wait_for_their_gate_and_go_on_without_it(tmp_path):
+    import threading
+
+    from yolo26kit.investigations.cuda_graphs import toto_measure
+
+    gate = tmp_path / "matrix-done"
+    threading.Timer(0.3, gate.touch).start()
+    assert 0.2 <= toto_measure.wait_for(str(gate), timeout=10.0) < 5.0
+    assert toto_measure.wait_for(str(tmp_path / "never"), timeout=0.3) >= 0.3
+    assert toto_measure.wait_for("", timeout=10.0) < 0.1  # no gate: no wait
+
+
+def test_toto_cases_run_side_by_side(monkeypatch):
+    import time
+
+    from yolo26kit.investigations.cuda_graphs import toto_measure
+
+    running, most = set(), []
+
+    def fake_step(fn, variant, run, device, capture, **kwargs):
+        running.add(capture)
+        most.append(len(running))
+        time.sleep(0.3)
+        running.discard(capture)
+        return isolate.Outcome(step="Toto", status="ok", value={"variant": variant, "capture_scalar_outputs": capture,
+                                                   "rounds_after": kwargs.get("rounds_after")})
+
+    monkeypatch.setattr(toto_measure.isolate, "run_step", fake_step)
+    rows = toto_measure.run_toto(["seed_int"], toto_model.TotoRun(), "cuda", [True, False], rounds_after="g")
+    assert [r["capture_scalar_outputs"] for r in rows] == [True, False]  # in the order asked for
+    assert max(most) == 2 and all(r["rounds_after"] == "g" for r in rows)
+
+
 def test_toto_wheels_travel_without_their_pinned_dependencies():
     from yolo26kit.run import bundle
 

@@ -17,6 +17,7 @@ from torch import nn
 
 from ...bench import isolate, timing
 from ...errors import BadParameter
+from ...paths import process_temp_dir
 from .measure_evidence import (MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call, profile_call_at,
                                trace_one_call)
 from .measures import SPEEDUP_BAND, compile_settings, max_abs_diff, spread
@@ -371,8 +372,8 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
     mutation_probe (a cache as a graph input), beside the cases. `rounds`: each reduce-overhead case is also timed
     in turn with the default compile of its variant this many times (rounds_against_default; 0: not at all).
     `toto`: on CUDA, these Toto cache variants also run at Toto's real size, per `toto_capture` setting
-    (toto_measure.run_toto; `toto_run`: TotoRun's fields), each in its own child after the matrix, so no other case
-    times beside them.
+    (toto_measure.run_toto; `toto_run`: TotoRun's fields), each in its own child, started beside the matrix; their
+    rounds wait until the matrix is done.
     """
     cfg.check()
     on_cuda = torch.device(device).type == "cuda"
@@ -384,12 +385,21 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
     done: dict[int, dict[str, Any]] = {}
     kwargs = {"warmup": warmup, "min_run_time": min_run_time, "compile_cache": compile_cache, "light_cpu": light_cpu,
               "rounds": rounds}
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(groups) + probe))) as pool:
-        probed = pool.submit(run_mutation_probe, device, case_timeout) if probe else None
-        for got in pool.map(lambda g: run_group(g, cfg, device, case_timeout, **kwargs), groups):
-            done.update(got)
-        probe_rows = probed.result().to_dict(orient="records") if probed else []
-    toto_rows = _toto_rows(toto or [], [as_bool(c) for c in toto_capture or [True]], toto_run or {}, device, on_cuda)
+    # Toto starts first, beside the matrix: its compiles (a cold one among them) overlap the matrix's cases, and its
+    # rounds wait for the matrix to be done (the gate file), so no compile of this notebook runs beside them
+    gate = os.path.join(process_temp_dir("yolo26kit-cuda-graphs-"), "matrix-done")
+    toto_cases = (toto or []) if on_cuda else []
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(groups) + probe) + bool(toto_cases))) as pool:
+        toto_rows = pool.submit(_toto_rows, toto_cases, [as_bool(c) for c in toto_capture or [True]],
+                                toto_run or {}, device, on_cuda, gate)
+        try:
+            probed = pool.submit(run_mutation_probe, device, case_timeout) if probe else None
+            for got in pool.map(lambda g: run_group(g, cfg, device, case_timeout, **kwargs), groups):
+                done.update(got)
+            probe_rows = probed.result().to_dict(orient="records") if probed else []
+        finally:
+            open(gate, "w").close()
+        toto_rows = toto_rows.result()
     rows = []
     for case in cases:
         base = {"variant": case.variant, "mode": case.mode, "capture_scalar_outputs": case.capture,
@@ -400,14 +410,14 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
 
 
 def _toto_rows(variants: list[str], captures: list[bool], run: dict[str, Any], device: str,
-               on_cuda: bool) -> list[dict[str, Any]]:
+               on_cuda: bool, rounds_after: str = "") -> list[dict[str, Any]]:
     """Toto's rows on CUDA; none off CUDA (CUDA graphs need CUDA, and the full-size model is minutes on a CPU)."""
     if not variants or not on_cuda:
         return []
     from .toto import TotoRun
     from .toto_measure import run_toto
 
-    return run_toto(variants, TotoRun(**run), device, captures)
+    return run_toto(variants, TotoRun(**run), device, captures, rounds_after=rounds_after)
 
 
 # --------------------------------------------------------------------------- a cache as a graph input

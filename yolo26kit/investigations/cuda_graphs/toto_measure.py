@@ -5,8 +5,10 @@ rounds; every step's failure is its row's measured outcome (status and error), n
 from __future__ import annotations
 
 import math
+import os
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from typing import Any, Callable
 
@@ -17,6 +19,8 @@ from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profi
 from .measures import SPEEDUP_BAND, compile_settings, first_call, max_abs_diff, memory_added, rounds_in_turn, spread
 from .toto import TOTO_VARIANTS, TotoRun, build_toto, model_bytes, parameter_count, toto_context, toto_forecast
 
+# A case whose rounds wait for the notebook's other cases goes on after this long all the same (a gate never set).
+ROUNDS_GATE_TIMEOUT_S = 300.0
 
 
 def _error(exc: BaseException) -> str:
@@ -79,11 +83,21 @@ def _user_frame(tail: str) -> str:
     return frames[-1].split("site-packages/")[-1].replace('"', "") if frames else ""
 
 
+def wait_for(gate: str, timeout: float) -> float:
+    """Wait until the file `gate` exists (at most `timeout` seconds); the seconds waited."""
+    t0 = time.perf_counter()
+    while gate and not os.path.exists(gate) and time.perf_counter() - t0 < timeout:
+        time.sleep(0.2)
+    return round(time.perf_counter() - t0, 2)
+
+
 def toto_case(variant: str, run: dict[str, Any], device: str, capture: bool = True, cold: bool = True,
               rounds: bool = True, calls: int = 20, min_rounds: int = 5, max_rounds: int = 15,
-              config: dict[str, Any] | None = None) -> dict[str, Any]:
+              config: dict[str, Any] | None = None, rounds_after: str = "") -> dict[str, Any]:
     """Child body: eager reference, reduce-overhead (first forecast cold), the default compile of a twin, rounds in
-    turn when both ran. Each compiled mode's failure is its own row's outcome; the other still runs."""
+    turn when both ran — once the file `rounds_after` exists, when given (the notebook's other cases are done, so
+    the rounds are timed beside no compile of this notebook). Each compiled mode's failure is its own row's
+    outcome; the other still runs."""
     r = TotoRun(**run)
     t0 = time.perf_counter()
     torch._dynamo.reset()
@@ -99,6 +113,7 @@ def toto_case(variant: str, run: dict[str, Any], device: str, capture: bool = Tr
                                                   config)
     row["default"], default_fc = _mode_row(variant, "default", capture, r, device, reference, False, config)
     if rounds and graphs_fc and default_fc:
+        row["rounds_waited_s"] = wait_for(rounds_after, ROUNDS_GATE_TIMEOUT_S)
         try:
             with compile_settings(capture, None):
                 row["rounds"] = rounds_in_turn({"graphs": graphs_fc, "default": default_fc}, device, *SPEEDUP_BAND,
@@ -119,15 +134,20 @@ def _eager_calls(model: Any, series: torch.Tensor, run: TotoRun, device: str, ca
 
 def run_toto(variants: list[str], run: TotoRun, device: str, captures: list[bool] | None = None,
              timeout: float = 600.0, **kwargs: Any) -> list[dict[str, Any]]:
-    """Each (variant, capture_scalar_outputs) Toto case in a child process of its own (a crash or hang is its row)."""
-    rows = []
+    """Each (variant, capture_scalar_outputs) Toto case in a child process of its own (a crash or hang is its row),
+    side by side: their compiles overlap, their rounds take turns at the device lock."""
     for variant in variants:
         if variant not in TOTO_VARIANTS:
             raise ValueError(f"unknown Toto cache variant {variant!r} (known: {', '.join(TOTO_VARIANTS)})")
-        for capture in captures or [True]:
-            o = isolate.run_step(toto_case, variant, asdict(run), device, capture, **kwargs, timeout=timeout,
-                                 step=f"Toto {variant} capture={'on' if capture else 'off'}", phase="compile")
-            rows.append(o.value if o.ok else {"variant": variant, "model": "Toto", "capture_scalar_outputs": capture,
-                                              "device": device, "status": o.status, "error": o.error,
-                                              "seconds": round(o.seconds, 2), "log_tail": o.log[-2000:]})
-    return rows
+    cases = [(variant, capture) for variant in variants for capture in captures or [True]]
+
+    def one(case: tuple[str, bool]) -> dict[str, Any]:
+        variant, capture = case
+        o = isolate.run_step(toto_case, variant, asdict(run), device, capture, **kwargs, timeout=timeout,
+                             step=f"Toto {variant} capture={'on' if capture else 'off'}", phase="compile")
+        return o.value if o.ok else {"variant": variant, "model": "Toto", "capture_scalar_outputs": capture,
+                                     "device": device, "status": o.status, "error": o.error,
+                                     "seconds": round(o.seconds, 2), "log_tail": o.log[-2000:]}
+
+    with ThreadPoolExecutor(max_workers=max(1, len(cases))) as pool:
+        return list(pool.map(one, cases))
