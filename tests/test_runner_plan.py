@@ -99,6 +99,28 @@ def test_a_notebook_that_never_finished_counts_its_seconds_as_a_floor(tmp_path):
     assert plan.make_plan(["x", "y", "slow"], ["0"], 0, [0], "cuda", found).order == ["slow", "x", "y"]
 
 
+def test_gpu_balance_counts_gpu_lock_seconds_not_cpu_timings(tmp_path):
+    # seen on a 2×H200 host: deployment_paths held the CPU lock 32 s and its GPU's 9 s; counted as 87 s of GPU
+    # measuring it had a GPU of its own, and cuda_graphs and cdmaskformer_mask shared the other
+    held = {"cuda_graphs": {"gpu0": 66.0}, "cdmaskformer_mask": {"gpu0": 29.0, "cpu": 13.0},
+            "deployment_paths": {"gpu1": 9.5, "cpu": 32.0}}
+    split = {"cuda_graphs": 66.0, "cdmaskformer_mask": 42.0, "deployment_paths": 87.0}
+    walls = {"cuda_graphs": 143, "deployment_paths": 112, "cdmaskformer_mask": 100}
+    meta = {"run_id": "20261101T000000Z-a-cuda", "environment": {"device_type": "cuda"},
+            "notebooks": [{"name": n, "state": "done", "seconds": walls[n], "time_split": {"measure": split[n]},
+                           "measuring": {k: {"held_s": v} for k, v in held[n].items()}} for n in walls]}
+    (tmp_path / meta["run_id"]).mkdir()
+    (tmp_path / meta["run_id"] / "run.json").write_text(json.dumps(meta))
+    _, found = plan.last_times(tmp_path, "cuda", list(walls))
+    assert found["deployment_paths"]["measure"] == 9.5 and found["cdmaskformer_mask"]["measure"] == 29.0
+    made = plan.make_plan(list(walls), ["0", "1"], 0, list(range(32)), "cuda", found)
+    assert made.placement("cuda_graphs").gpu != made.placement("cdmaskformer_mask").gpu
+    assert plan.last_times(tmp_path, "cpu", list(walls)) == (None, {})  # another device type's run
+    meta["environment"]["device_type"] = "cpu"
+    (tmp_path / meta["run_id"] / "run.json").write_text(json.dumps(meta))
+    assert plan.last_times(tmp_path, "cpu", list(walls))[1]["deployment_paths"]["measure"] == 32.0
+
+
 def test_parse_gpus():
     assert plan.parse_gpus("0, 1,") == ["0", "1"] and plan.parse_gpus(None) == []
 

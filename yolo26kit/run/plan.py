@@ -8,7 +8,8 @@ Decisions:
   notebook's priority for the run's step slots (isolate.step_slot): the longest waits least.
 - GPU by measuring: the batch is bound by each GPU's serialised measuring (one lock per GPU), so a notebook goes
   to the GPU with the fewest expected measuring seconds so far (ties: the fewest notebooks), longest first
-  (LPT scheduling); unknown notebooks count as the median of the known.
+  (LPT scheduling); unknown notebooks count as the median of the known. Expected measuring is the seconds the
+  notebook held its GPU's lock in the last run (run.json `measuring`), not its CPU timings.
 - Cores: on a machine with at least MIN_CORES_TO_RESERVE cores, an eighth of them (at least 2) is kept for
   CPU-timed steps, which take the CPU lock and move onto those cores; every notebook runs on the others. Few:
   they idle between CPU timings, and a timed step on a GPU runner uses 2 threads (runner.step_slots), while the
@@ -124,8 +125,7 @@ def last_times(out: Path, device_type: str, names: list[str],
         if path.parent == exclude or meta.get("environment", {}).get("device_type") != device_type:
             continue
         notebooks = meta.get("notebooks", [])
-        times = {n["name"]: {"seconds": float(n.get("seconds") or 0),
-                             "measure": float((n.get("time_split") or {}).get("measure") or 0)}
+        times = {n["name"]: {"seconds": float(n.get("seconds") or 0), "measure": _measure_s(n, device_type)}
                  for n in notebooks if n.get("state") == "done"}
         if set(names) <= set(times):
             return meta.get("run_id"), {n: times[n] for n in names}
@@ -133,10 +133,21 @@ def last_times(out: Path, device_type: str, names: list[str],
             merged.setdefault(name, times[name])
         for n in notebooks if len(notebooks) > 1 else ():
             if n.get("name") in names and n.get("state") != "done" and float(n.get("seconds") or 0) > 0:
-                floors.setdefault(n["name"], {"seconds": float(n["seconds"]),
-                                              "measure": float((n.get("time_split") or {}).get("measure") or 0)})
+                floors.setdefault(n["name"], {"seconds": float(n["seconds"]), "measure": _measure_s(n, device_type)})
     merged.update({n: t for n, t in floors.items() if n not in merged})
     return (None, merged) if merged else (None, {})
+
+
+def _measure_s(notebook: dict[str, Any], device_type: str) -> float:
+    """A notebook's seconds holding the locks the plan balances: its GPUs' on CUDA (not the CPU lock, which all
+    GPUs share: deployment_paths held the CPU lock 32 s and its GPU's 9 s, and counted as 87 s on one GPU it put
+    cuda_graphs and cdmaskformer_mask on the other), the CPU's on a CPU machine; its `measure` phase in runs
+    that kept no per-lock record."""
+    held = notebook.get("measuring") or {}
+    if held:
+        return float(sum(float(v.get("held_s") or 0) for k, v in held.items()
+                         if (k.startswith("gpu") if device_type == "cuda" else k == "cpu")))
+    return float((notebook.get("time_split") or {}).get("measure") or 0)
 
 
 def _read(path: Path) -> dict[str, Any]:
