@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import importlib
 import logging
-import math
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path

@@ -467,7 +467,7 @@ def judge_memory(res: Results) -> Judgement:
     ratios = [ro / max(1, d) for _, d, ro in pairs]
     inside = [lo < v <= hi for v in ratios]
     verdict = all_none_some(sum(inside), len(inside))
-    text = (f"peak CUDA memory above the model's, reduce-overhead / default compile: "
+    text = ("peak CUDA memory above the model's, reduce-overhead / default compile: "
             + "; ".join(f"{case_label(r)}: {ro / 2**20:.2f} vs {d / 2**20:.2f} MiB ({v:.2f}×)"
                         for (r, d, ro), v in zip(pairs, ratios))
             + f"; 'slightly higher': above {lo:g}× and at most {hi:g}×")

@@ -3,7 +3,6 @@ Results, the helpers that read its rows (shared by the judges and the tables) an
 
 from __future__ import annotations
 
-import math
 import os
 import time
 import traceback

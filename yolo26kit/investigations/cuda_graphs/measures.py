@@ -150,8 +150,8 @@ def paired_rounds(per_call_ms: dict[str, list[list[float]]]) -> list[tuple[list[
 
 def pooled_spread_ratio(rounds: Sequence[tuple[list[float], list[float]]]) -> float:
     """Default's relative spread over graphs', each over every call of `rounds` pooled: above 1, CUDA graphs were
-    steadier. Pooled because p10 and p90 of one round's 20 calls are its 2nd and 18th calls: a round's ratio moved
-    from 0.8 to 1.25 between rounds of one batch, the pooled one by a few hundredths."""
+    steadier. Pooled because p10 and p90 of one round's 20 calls are its 3rd and 18th: one H200 batch's rounds read
+    0.79 to 1.25, so a median of rounds sat on the edge; pooled, eight batches read 0.70 to 0.95."""
     g = spread([v for calls, _ in rounds for v in calls])
     d = spread([v for _, calls in rounds for v in calls])
     return d["rel_spread"] / g["rel_spread"] if g.get("rel_spread", 0) > 0 else math.inf

@@ -4,7 +4,6 @@ rounds; every step's failure is its row's measured outcome (status and error), n
 
 from __future__ import annotations
 
-import math
 import os
 import time
 import traceback
