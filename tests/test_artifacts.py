@@ -156,3 +156,44 @@ def test_the_onnx_key_is_the_same_in_another_process():
                            cwd=Path(__file__).resolve().parents[1],
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
     assert other == artifacts.program_key(ep, ort_backend.key_options(ep))
+
+
+class FakeYOLO:
+    """What ultralytics_export needs of a YOLO: .model (yaml, state_dict) and .export writing into the working
+    directory, here an executorch-like folder with the program and its metadata."""
+
+    def __init__(self, scale: float) -> None:
+        self.model = Affine(scale)
+        self.model.yaml = {"nc": 80, "scale": "n"}
+        self.exports = 0
+
+    def export(self, format: str, **options):
+        import os
+        from pathlib import Path
+
+        self.exports += 1
+        out = Path(os.getcwd()) / "model_executorch_model"
+        out.mkdir(exist_ok=True)
+        (out / "model.pte").write_bytes(b"pte" * (self.exports + 1))
+        (out / "metadata.yaml").write_text("end2end: true\n")
+        return out.name
+
+
+def test_ultralytics_exports_are_served_from_the_cache_by_model_and_options(tmp_path, monkeypatch):
+    from yolo26kit.backends import ultralytics_export
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(artifacts.CACHE_ENV, str(tmp_path / "cache"))
+    net = FakeYOLO(2.0)
+    notes = ["a warning of the first export"]
+    path, cached = ultralytics_export.cached_export(net, tmp_path / "a", "executorch", notes, imgsz=640)
+    assert not cached and path.name == "model.pte" and net.exports == 1
+    again, cached = ultralytics_export.cached_export(net, tmp_path / "b", "executorch", imgsz=640)
+    assert cached and net.exports == 1 and again.read_bytes() == path.read_bytes()
+    assert (again.parent / "metadata.yaml").exists() and ultralytics_export.end2end("executorch", again)
+    # other weights, another size or no cache: the exporter runs
+    ultralytics_export.cached_export(FakeYOLO(3.0), tmp_path / "c", "executorch", imgsz=640)
+    ultralytics_export.cached_export(net, tmp_path / "d", "executorch", imgsz=320)
+    monkeypatch.delenv(artifacts.CACHE_ENV)
+    ultralytics_export.cached_export(net, tmp_path / "e", "executorch", imgsz=640)
+    assert net.exports == 3

@@ -32,11 +32,56 @@ def is_missing(exc: BaseException, text: str | None = None) -> bool:
 def export(net: Any, folder: str | Path, fmt: str, **options: Any) -> Path:
     """net.export(format=fmt, **options) run in `folder` (made if missing); the program's path (the .pte inside
     the folder the executorch format writes)."""
+    return cached_export(net, folder, fmt, **options)[0]
+
+
+def export_key(net: Any, fmt: str, options: dict[str, Any]) -> str:
+    """A digest of what decides the exporter's program: the model's yaml and weights, the format and options, and
+    the versions of ultralytics, torch and the format's own packages."""
+    import hashlib
+    import json
+    from importlib import metadata
+
+    import torch
+
+    h = hashlib.sha256()
+    versions = {}
+    for package in ("ultralytics", "torch", *NEEDS.get(fmt, ())):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = ""
+    h.update(json.dumps([fmt, options, versions, getattr(net.model, "yaml", {})], sort_keys=True,
+                        default=str).encode())
+    for name, value in sorted(net.model.state_dict().items()):
+        h.update(name.encode())
+        if isinstance(value, torch.Tensor) and value.numel():
+            h.update(value.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()[:32]
+
+
+def cached_export(net: Any, folder: str | Path, fmt: str, notes: list[str] | None = None,
+                  **options: Any) -> tuple[Path, bool]:
+    """export's program and whether it came from the compile cache (the same model, format, options and versions
+    exported before: bench.artifacts.cached_folder); the exporter's warnings of the run that made it are added to
+    `notes`."""
+    from ..bench.artifacts import cached_folder
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     os.chdir(folder)  # the exporter writes beside the model's yaml name, relative to the working directory
-    out = folder / net.export(format=fmt, **options)  # a relative path is the folder's
-    return next(out.glob("*.pte")) if out.is_dir() else out
+    made: list[str] = notes if notes is not None else []
+    seen = len(made)
+
+    def run(into: Path) -> dict[str, Any]:
+        out = into / net.export(format=fmt, **options)  # a relative path is the folder's
+        program = next(out.glob("*.pte")) if out.is_dir() else out
+        return {"program": str(program.relative_to(into)), "notes": made[seen:]}
+
+    facts = cached_folder("ultralytics", f"{fmt}-{export_key(net, fmt, options)}", folder, run)
+    if facts["cached"]:
+        made.extend(facts.get("notes") or [])
+    return folder / facts["program"], bool(facts["cached"])
 
 
 def end2end(fmt: str, path: Path) -> bool | None:
@@ -58,7 +103,8 @@ def end2end(fmt: str, path: Path) -> bool | None:
 def prepare(net: Any, inputs: tuple[Any, ...], folder: str | Path, stem: str, format: str = "onnx",
             imgsz: int | None = None, device: str = "cpu") -> dict[str, Any]:
     """The exporter in `folder/stem` (changes this process's working directory), its warnings kept as `notes`;
-    `end2end` from its metadata. imgsz: the first input's width unless given."""
+    `end2end` from its metadata; `cached` when the compile cache served the program. imgsz: the first input's width
+    unless given."""
     import logging
 
     notes: list[str] = []
@@ -74,14 +120,14 @@ def prepare(net: Any, inputs: tuple[Any, ...], folder: str | Path, stem: str, fo
     LOGGER.setLevel(min(LOGGER.level or logging.WARNING, logging.WARNING))  # YOLO_VERBOSE=False would drop them
     size = imgsz if imgsz is not None else int(inputs[0].shape[-1])
     try:
-        path = export(net, Path(folder) / stem, format, imgsz=size, device=device)
+        path, cached = cached_export(net, Path(folder) / stem, format, notes, imgsz=size, device=device)
     except Exception as exc:
         if is_missing(exc):
             text = f"{type(exc).__name__}: {exc}"
             return {"skipped": f"ultralytics' exporter needs what this stack lacks: {text[:300]}", "notes": notes}
         raise
     return {"artifact": str(path), "bytes": os.path.getsize(path), "format": format, "end2end": end2end(format, path),
-            "notes": notes}
+            "notes": notes, "cached": cached}
 
 
 def load(artifact: str, inputs: tuple[Any, ...], **options: Any) -> Loaded:

@@ -6,8 +6,9 @@ cache root, so Inductor's max-autotune benchmark results, kept by its local auto
 XNNPACK (`lowered_program`; lowering is pure Python and costs 10–100 s per program), ONNX files from torch.onnx's
 dynamo exporter (`cached_artifact`, through backends.onnxruntime.export_onnx), ExecuTorch CUDA lowerings
 (`lowered_folder`: the .pte and its .ptd weights; with the back-end's default max-autotune a whole model takes many
-minutes) and crash diagnoses (`crash_site_file`: a native backtrace under a debugger costs minutes on a GPU runner). Only successes are kept:
-a failing lowering is repeated every run, so its error is always this run's. A result served from the cache says
+minutes), the programs of ultralytics' own exporter (`cached_folder`, through backends.ultralytics_export) and
+crash diagnoses (`crash_site_file`: a native backtrace under a debugger costs minutes on a GPU runner). Only
+successes are kept: a failing lowering is repeated every run, so its error is always this run's. A result served from the cache says
 so (`cached: True`), and `run.json` marks the whole run `warm`.
 """
 
@@ -125,26 +126,30 @@ def lowered_folder(program: Any, kind: str, options: dict[str, Any], folder: Pat
     GPU) and the executorch version to `program_key`. Only a lowering that returned is kept (a failure raises,
     so it is repeated every run); the facts come back with `cached` set.
     """
-    import shutil
     from importlib import metadata
 
-    root = cache_root()
     key = program_key(program, {"kind": kind, "executorch": metadata.version("executorch"), **options})
-    entry = root / "executorch" / f"{kind}-{key}" if root else None
+    return cached_folder("executorch", f"{kind}-{key}", folder, lower)
+
+
+def cached_folder(area: str, name: str, folder: Path, make: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+    """`make(folder)` writes files (sub-folders too) into `folder` and returns facts; or the files come from the
+    cache entry `area/name` (the caller's key: everything that decides the files) when one was made before. Only
+    a `make` that returned is kept; the facts come back with `cached` set."""
+    import shutil
+
+    root = cache_root()
+    entry = root / area / name if root else None
     folder = Path(folder)
     if entry is not None and (entry / "facts.json").exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        for f in entry.iterdir():
-            if f.is_file() and f.name != "facts.json":
-                shutil.copyfile(f, folder / f.name)
+        shutil.copytree(entry, folder, dirs_exist_ok=True, ignore=lambda _, names: [n for n in names
+                                                                                    if n == "facts.json"])
         return {**json.loads((entry / "facts.json").read_text()), "cached": True}
-    facts = lower(folder)
+    facts = make(folder)
     if entry is not None:
         entry.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=entry.parent, prefix=f".{entry.name}-"))
-        for f in folder.iterdir():
-            if f.is_file():
-                shutil.copyfile(f, tmp / f.name)
+        shutil.copytree(folder, tmp, dirs_exist_ok=True)
         (tmp / "facts.json").write_text(json.dumps(facts, default=str))
         try:
             os.rename(tmp, entry)  # whole or not at all; a concurrent writer of the same key wins
