@@ -124,8 +124,15 @@ def stability(values: Iterable[float], lo: float, hi: float, margin: float = MAR
     rounds = sorted(float(v) for v in values)  # the order rounds came in must not change the answer
     if not rounds:
         return {"inside": 0.0, "outside": 0.0, "edge": 1.0}
+    return _resampled_sides(rounds, median_round, lo, hi, margin)
+
+
+def _resampled_sides(rounds: Sequence[T], statistic: Callable[[Sequence[T]], float], lo: float, hi: float,
+                     margin: float) -> dict[str, float]:
+    """The share of RESAMPLES bootstrap resamples of `rounds` whose statistic lies clear inside, clear outside, or at
+    an edge of the band (a fixed seed: the same rounds always give the same shares)."""
     rng = random.Random(0)
-    sides = [_side(median_round(rng.choices(rounds, k=len(rounds))), lo, hi, margin) for _ in range(RESAMPLES)]
+    sides = [_side(float(statistic(rng.choices(rounds, k=len(rounds)))), lo, hi, margin) for _ in range(RESAMPLES)]
     return {side: sides.count(side) / RESAMPLES for side in ("inside", "outside", "edge")}
 
 
@@ -157,9 +164,7 @@ def pooled_decision(rounds: Sequence[T], statistic: Callable[[Sequence[T]], floa
     if not rounds:
         return None, {"value": math.nan, "inside": 0.0, "outside": 0.0, "edge": 1.0}
     value = float(statistic(rounds))
-    rng = random.Random(0)  # a fixed seed: the same rounds always decide the same way
-    sides = [_side(float(statistic(rng.choices(rounds, k=len(rounds)))), lo, hi, MARGIN) for _ in range(RESAMPLES)]
-    shares = {side: sides.count(side) / RESAMPLES for side in ("inside", "outside", "edge")}
+    shares = _resampled_sides(rounds, statistic, lo, hi, MARGIN)
     side = _side(value, lo, hi, MARGIN)
     if len(rounds) < max(1, min_rounds) or side == "edge" or shares[side] < STABLE_SHARE:
         return None, {"value": value, **shares}

@@ -42,7 +42,7 @@ def export_key(net: Any, fmt: str, options: dict[str, Any]) -> str:
     import json
     from importlib import metadata
 
-    import torch
+    from ..bench.artifacts import hash_tensors
 
     h = hashlib.sha256()
     versions = {}
@@ -53,10 +53,7 @@ def export_key(net: Any, fmt: str, options: dict[str, Any]) -> str:
             versions[package] = ""
     h.update(json.dumps([fmt, options, versions, getattr(net.model, "yaml", {})], sort_keys=True,
                         default=str).encode())
-    for name, value in sorted(net.model.state_dict().items()):
-        h.update(name.encode())
-        if isinstance(value, torch.Tensor) and value.numel():
-            h.update(value.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    hash_tensors(h, net.model.state_dict())
     return h.hexdigest()[:32]
 
 

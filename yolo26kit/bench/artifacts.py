@@ -42,7 +42,18 @@ def program_key(program: Any, options: dict[str, Any] | None = None) -> str:
     for part in (torch.__version__, str(program.graph_module.code), str(program.graph_signature),
                  str(ranges), json.dumps(options or {}, sort_keys=True, default=str)):
         h.update(part.encode())
-    tensors = {**program.state_dict, **program.constants}
+    hash_tensors(h, {**program.state_dict, **program.constants})
+    for node in program.graph.nodes:  # the device the inputs live on decides CPU vs CUDA code
+        val = node.meta.get("val")
+        if node.op == "placeholder" and hasattr(val, "device"):
+            h.update(f"{node.name}:{val.device.type}:{val.dtype}".encode())
+    return h.hexdigest()[:32]
+
+
+def hash_tensors(h: Any, tensors: dict[str, Any]) -> None:
+    """Feed named tensors (name, dtype, shape, device and bytes, in name order) into the hash `h`."""
+    import torch
+
     for name in sorted(tensors):
         value = tensors[name]
         h.update(name.encode())
@@ -50,11 +61,6 @@ def program_key(program: Any, options: dict[str, Any] | None = None) -> str:
             t = value.detach().to("cpu").contiguous()
             h.update(f"{t.dtype}{tuple(t.shape)}{value.device.type}".encode())
             h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
-    for node in program.graph.nodes:  # the device the inputs live on decides CPU vs CUDA code
-        val = node.meta.get("val")
-        if node.op == "placeholder" and hasattr(val, "device"):
-            h.update(f"{node.name}:{val.device.type}:{val.dtype}".encode())
-    return h.hexdigest()[:32]
 
 
 def write_atomic(path: Path, data: bytes) -> None:

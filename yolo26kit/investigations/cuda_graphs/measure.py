@@ -389,7 +389,7 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
     gate = os.path.join(process_temp_dir("yolo26kit-cuda-graphs-"), "matrix-done")
     toto_cases = (toto or []) if on_cuda else []
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(groups) + probe) + bool(toto_cases))) as pool:
-        toto_rows = pool.submit(_toto_rows, toto_cases, [as_bool(c) for c in toto_capture or [True]],
+        toto_done = pool.submit(_toto_rows, toto_cases, [as_bool(c) for c in toto_capture or [True]],
                                 toto_run or {}, device, on_cuda, gate)
         try:
             probed = pool.submit(run_mutation_probe, device, case_timeout) if probe else None
@@ -398,7 +398,7 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
             probe_rows = probed.result().to_dict(orient="records") if probed else []
         finally:
             open(gate, "w").close()
-        toto_rows = toto_rows.result()
+        toto_rows = toto_done.result()
     rows = []
     for case in cases:
         base = {"variant": case.variant, "mode": case.mode, "capture_scalar_outputs": case.capture,
