@@ -197,3 +197,50 @@ def test_ultralytics_exports_are_served_from_the_cache_by_model_and_options(tmp_
     monkeypatch.delenv(artifacts.CACHE_ENV)
     ultralytics_export.cached_export(net, tmp_path / "e", "executorch", imgsz=640)
     assert net.exports == 3
+
+
+# --- a module's export is remembered: a warm prepare finds its artifact without exporting ------------------------
+
+def counting_exports(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    real = torch.export.export
+
+    def export(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch.export, "export", export)
+    return calls
+
+
+def test_a_warm_prepare_of_the_same_module_does_not_export(tmp_path, monkeypatch):
+    from yolo26kit.backends import executorch_xnnpack
+
+    monkeypatch.setenv(artifacts.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(executorch_xnnpack, "lower", lambda ep: b"pte")
+    exports = counting_exports(monkeypatch)
+    facts = [executorch_xnnpack.prepare(Affine(2.0), (torch.ones(3),), tmp_path, run) for run in ("cold", "warm")]
+    assert [f["cached"] for f in facts] == [False, True]
+    assert exports == [1]
+
+
+def test_the_module_key_moves_with_weights_inputs_attributes_and_patched_code():
+    key = artifacts.module_key(Affine(2.0), (torch.ones(3),))
+    assert artifacts.module_key(Affine(2.0), (torch.ones(3),)) == key
+    assert artifacts.module_key(Affine(3.0), (torch.ones(3),)) != key
+    assert artifacts.module_key(Affine(2.0), (torch.ones(4),)) != key
+    assert artifacts.module_key(Affine(2.0), (torch.ones(3, dtype=torch.float64),)) != key
+    flagged = Affine(2.0)
+    flagged.end2end = True
+    assert artifacts.module_key(flagged, (torch.ones(3),)) != key
+    patched = Affine(2.0)
+    patched.forward = lambda x: x * patched.weight - 1  # a fix patched onto the instance
+    assert artifacts.module_key(patched, (torch.ones(3),)) != key
+
+
+def test_a_module_export_keys_as_its_program_does(tmp_path, monkeypatch):
+    monkeypatch.setenv(artifacts.CACHE_ENV, str(tmp_path))
+    module, inputs = Affine(2.0), (torch.ones(3),)
+    lazy = artifacts.ModuleExport(module, inputs)
+    assert artifacts.program_key(lazy, {"a": 1}) == artifacts.program_key(torch.export.export(module, inputs), {"a": 1})
+    assert artifacts.input_shapes(artifacts.ModuleExport(module, inputs)) == artifacts.input_shapes(lazy.program)

@@ -95,6 +95,13 @@ def test_aoti_cell_shows_both_load_rows_and_counts_the_workaround():
     assert plain.final.status == "crash" and len(plain.rows()) == 1
 
 
+def test_only_a_step_that_makes_a_cached_artifact_counts_as_a_hit_or_a_miss():
+    assert inv.measure.cached_flag(_outcome("c:compile", value={"package": "p", "cached": True})) is True
+    assert inv.measure.cached_flag(_outcome("c:compile", value={"package": "p", "cached": False})) is False
+    assert inv.measure.cached_flag(_outcome("c:eager", value={"output": 1})) is None
+    assert inv.measure.cached_flag(_outcome("c:lower", "failed", error="boom")) is None
+
+
 def _cuda_run(cells, probes, gpu_ok=True):
     gpu = _outcome("gpu", value={"available": gpu_ok, "matmul_sum": 64.0 ** 3 if gpu_ok else None})
     options = _outcome("opts", value={"max_autotune_conv_backends": "TRITON", "max_autotune_gemm_backends": "TRITON",

@@ -145,6 +145,16 @@ def exported(subject: Any, inputs: tuple[Any, ...]) -> Any:
         return torch.export.export(subject, tuple(inputs))
 
 
+def program_of(subject: Any, inputs: tuple[Any, ...]) -> Any:
+    """An ExportedProgram as it is, or an nn.Module's export on `inputs` to come (artifacts.ModuleExport: exported
+    only when its artifact is not in the compile cache)."""
+    import torch
+
+    from ..bench.artifacts import ModuleExport
+
+    return subject if isinstance(subject, torch.export.ExportedProgram) else ModuleExport(subject, inputs)
+
+
 def artifact_facts(path: str | Path, cached: bool = False, **extra: Any) -> dict[str, Any]:
     """The facts every prepare returns: the artifact's path and size, and whether it came from the compile cache."""
     import os

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from ..bench import aoti_package as kit_aoti
-from . import Backend, Loaded, artifact_facts, exported, register, threads_or_default
+from . import Backend, Loaded, artifact_facts, program_of, register, threads_or_default
 
 
 def prepare(subject: Any, inputs: tuple[Any, ...], folder: str | Path, stem: str,
             inductor_configs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Export (an nn.Module) and compile the package `folder/stem.pt2`, from the kit's cache when it has it."""
-    path, cached = kit_aoti.compile_package(exported(subject, inputs), str(Path(folder) / f"{stem}.pt2"),
+    path, cached = kit_aoti.compile_package(program_of(subject, inputs), str(Path(folder) / f"{stem}.pt2"),
                                             inductor_configs)
     return artifact_facts(path, cached)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench import artifacts
-from . import Backend, Loaded, artifact_facts, executorch_runtime, exported, register, threads_or_default
+from . import Backend, Loaded, artifact_facts, executorch_runtime, program_of, register, threads_or_default
 
 
 def lower_edge(program: Any, check_ir_validity: bool = True) -> Any:
@@ -29,7 +29,7 @@ def lower(program: Any) -> bytes:
 
 def prepare(subject: Any, inputs: tuple[Any, ...], folder: str | Path, stem: str) -> dict[str, Any]:
     """Export (an nn.Module), lower (or take the cached lowering) and write `folder/stem.pte`."""
-    data, facts = artifacts.lowered_program(exported(subject, inputs), "xnnpack", lambda ep: (lower(ep), {}))
+    data, facts = artifacts.lowered_program(program_of(subject, inputs), "xnnpack", lambda ep: (lower(ep), {}))
     path = Path(folder) / f"{stem}.pte"
     path.write_bytes(data)
     return artifact_facts(path, facts["cached"])

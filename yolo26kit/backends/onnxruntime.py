@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import Backend, Loaded, artifact_facts, exported, installed, register, threads_or_default
+from . import Backend, Loaded, artifact_facts, installed, program_of, register, threads_or_default
 
 MODULES = ("onnx", "onnxscript", "onnxruntime")  # the exporter needs onnx and onnxscript, the runtime onnxruntime
 
@@ -66,7 +66,7 @@ def prepare(subject: Any, inputs: tuple[Any, ...], folder: str | Path, stem: str
     """torch.export of an nn.Module on `inputs` (an ExportedProgram as it is), then torch.onnx.export (dynamo) to
     `folder/stem.onnx`, or that file from the run's compile cache (export_onnx)."""
     path = Path(folder) / f"{stem}.onnx"
-    return artifact_facts(path, export_onnx(exported(subject, inputs), path))
+    return artifact_facts(path, export_onnx(program_of(subject, inputs), path))
 
 
 def load(onnx_path: str, inputs: tuple[Any, ...], provider: str = "CPUExecutionProvider",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import forensics, isolate
-from .artifacts import cache_root, program_key, write_atomic
+from .artifacts import as_program, cache_root, program_key, write_atomic
 
 WORKAROUNDS = {"system_libstdcxx": "system libstdc++ loaded globally first"}
 
@@ -35,7 +35,7 @@ def compile_package(program: Any, package_path: str, inductor_configs: dict[str,
     if cached and cached.exists():
         shutil.copyfile(cached, package_path)
         return package_path, True
-    path = torch._inductor.aoti_compile_and_package(program, package_path=package_path,
+    path = torch._inductor.aoti_compile_and_package(as_program(program), package_path=package_path,
                                                     inductor_configs=inductor_configs)
     if cached:
         write_atomic(cached, Path(path).read_bytes())  # concurrent notebooks never see half a package

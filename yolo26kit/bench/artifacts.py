@@ -14,6 +14,7 @@ so (`cached: True`), and `run.json` marks the whole run `warm`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -33,21 +34,126 @@ def cache_root() -> Path | None:
 
 
 def program_key(program: Any, options: dict[str, Any] | None = None) -> str:
-    """A digest of what decides a compiled program: graph code, signature, ranges, weights, options, torch version."""
+    """A digest of what decides a compiled program: the program's own (`program_digest`; a ModuleExport's from its
+    memo) and the options."""
+    digest = program.digest() if isinstance(program, ModuleExport) else program_digest(program)
+    return hashlib.sha256(f"{digest}{json.dumps(options or {}, sort_keys=True, default=str)}".encode()).hexdigest()[:32]
+
+
+def program_digest(program: Any) -> str:
+    """A digest of an exported program: graph code, signature, ranges, weights, the inputs' device, dtype and
+    shape, torch version."""
     import torch
 
     h = hashlib.sha256()
     # range_constraints in a fixed order: its symbols' order follows string hashing, which differs per process
     ranges = sorted(f"{k}: {v}" for k, v in program.range_constraints.items())
-    for part in (torch.__version__, str(program.graph_module.code), str(program.graph_signature),
-                 str(ranges), json.dumps(options or {}, sort_keys=True, default=str)):
+    for part in (torch.__version__, str(program.graph_module.code), str(program.graph_signature), str(ranges)):
         h.update(part.encode())
     hash_tensors(h, {**program.state_dict, **program.constants})
     for node in program.graph.nodes:  # the device the inputs live on decides CPU vs CUDA code
         val = node.meta.get("val")
         if node.op == "placeholder" and hasattr(val, "device"):
-            h.update(f"{node.name}:{val.device.type}:{val.dtype}".encode())
+            h.update(f"{node.name}:{val.device.type}:{val.dtype}:{tuple(val.shape)}".encode())
+    return h.hexdigest()
+
+
+class ModuleExport:
+    """An nn.Module on example inputs, exported (torch.export, no autograd) only when a step needs the program.
+
+    Its `digest` comes from the cache's memo of an earlier export of the same module (`module_key`), so a warm run
+    that finds every artifact it needs never exports (an export of YOLO26 costs 15-30 s on a laptop's CPU).
+    """
+
+    def __init__(self, module: Any, inputs: tuple[Any, ...]) -> None:
+        self.module, self.inputs = module, tuple(inputs)
+        self._program: Any = None
+
+    @property
+    def program(self) -> Any:
+        """The ExportedProgram (exported on first use)."""
+        import torch
+
+        if self._program is None:
+            with torch.no_grad():
+                self._program = torch.export.export(self.module, self.inputs)
+        return self._program
+
+    def _memo(self) -> dict[str, Any]:
+        root = cache_root()
+        path = root / "exports" / f"{module_key(self.module, self.inputs)}.json" if root else None
+        memo = read_json_object(path) if path else {}
+        if not {"digest", "input_shapes"} <= memo.keys():
+            memo = {"digest": program_digest(self.program), "input_shapes": input_shapes(self.program)}
+            if path:
+                write_atomic(path, json.dumps(memo).encode())
+        return memo
+
+    def digest(self) -> str:
+        """`program_digest` of the exported program."""
+        return self._memo()["digest"]
+
+    def input_shapes(self) -> list[str]:
+        """`input_shapes` of the exported program."""
+        return list(self._memo()["input_shapes"])
+
+
+def as_program(program: Any) -> Any:
+    """The ExportedProgram itself (a ModuleExport exports here)."""
+    return program.program if isinstance(program, ModuleExport) else program
+
+
+def module_key(module: Any, inputs: tuple[Any, ...]) -> str:
+    """A digest of what decides torch.export of `module` on `inputs`: the code of every class and patched method of
+    its submodules (their Python bytecode), their plain and tensor attributes, parameters and buffers, the inputs,
+    and the versions of torch, ultralytics and this kit's own source (which patches models)."""
+    import marshal
+    from importlib import metadata
+
+    import torch
+
+    h = hashlib.sha256()
+    versions = [torch.__version__, _kit_source_digest()]
+    try:
+        versions.append(metadata.version("ultralytics"))
+    except metadata.PackageNotFoundError:
+        versions.append("")
+    h.update(json.dumps(versions).encode())
+    seen: set[type] = set()
+    for name, sub in module.named_modules():
+        h.update(f"{name}:{type(sub).__module__}.{type(sub).__qualname__}".encode())
+        for cls in type(sub).__mro__:
+            if cls in seen or cls.__module__.startswith("torch.") or cls is object:
+                continue
+            seen.add(cls)
+            for attr, value in sorted(vars(cls).items()):
+                code = getattr(getattr(value, "__func__", value), "__code__", None)
+                if code is not None:
+                    h.update(attr.encode() + marshal.dumps(code))
+        tensors = {}
+        for attr, value in sorted(vars(sub).items()):
+            if attr.startswith("_"):
+                continue
+            if isinstance(value, torch.Tensor):
+                tensors[attr] = value
+            elif isinstance(value, (bool, int, float, str, tuple, list, type(None))):
+                h.update(f"{attr}={value!r}".encode())
+            elif hasattr(value, "__code__") or hasattr(value, "__func__"):  # a method patched on the instance
+                h.update(attr.encode() + marshal.dumps(getattr(value, "__func__", value).__code__))
+        hash_tensors(h, tensors)
+        hooks = [*sub._forward_hooks.values(), *sub._forward_pre_hooks.values()]
+        h.update(b"".join(marshal.dumps(getattr(hook, "__code__", b"")) for hook in hooks))
+    hash_tensors(h, {**dict(module.named_parameters()), **dict(module.named_buffers())})
+    hash_tensors(h, {str(i): x for i, x in enumerate(inputs)})
     return h.hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=1)
+def _kit_source_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).resolve().parents[1].rglob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def hash_tensors(h: Any, tensors: dict[str, Any]) -> None:
@@ -96,7 +202,7 @@ def cached_artifact(program: Any, folder: str, kind: str, suffix: str, options: 
     if stem and stem.with_suffix(suffix).exists() and stem.with_suffix(".json").exists():
         facts = json.loads(stem.with_suffix(".json").read_text())
         return stem.with_suffix(suffix).read_bytes(), {**facts, "cached": True}
-    data, facts = lower(program)
+    data, facts = lower(as_program(program))
     if stem:
         write_atomic(stem.with_suffix(suffix), data)
         write_atomic(stem.with_suffix(".json"), json.dumps(facts, default=str).encode())
@@ -118,7 +224,10 @@ def lowered_program(program: Any, backend: str, lower: Callable[[Any], tuple[byt
 
 def input_shapes(program: Any) -> list[str]:
     """The shapes of a program's placeholders (inputs, weights, buffers), in graph order: what a static program is
-    specialized to (its graph code need not spell them; symbolic dims print as their symbols)."""
+    specialized to (its graph code need not spell them; symbolic dims print as their symbols); a ModuleExport's
+    from its memo."""
+    if isinstance(program, ModuleExport):
+        return program.input_shapes()
     return [f"{node.name}:{tuple(node.meta['val'].shape)}" for node in program.graph.nodes
             if node.op == "placeholder" and hasattr(node.meta.get("val"), "shape")]
 

@@ -74,7 +74,7 @@ def _excerpt(gm: torch.fx.GraphModule, targets: tuple[str, ...] = graphs.INDEX_T
 def step_aoti_compile(spec: Spec) -> dict[str, Any]:
     """AOT Inductor package of the spec's exported program (Inductor's defaults; the kit's package cache)."""
     facts = aoti_backend.prepare(export(spec), (), spec.workdir, f"{spec.tag}.aoti")
-    return {"package": facts["artifact"], "bytes": facts["bytes"]}
+    return {"package": facts["artifact"], "bytes": facts["bytes"], "cached": facts["cached"]}
 
 
 def step_aoti_run(spec: Spec, package: str) -> dict[str, Any]:
@@ -149,6 +149,13 @@ def step_et_run(spec: Spec, pte: str) -> dict[str, Any]:
     return {"output": executorch_cuda.run(pte, build_inputs(cpu_spec))[0].cpu()}
 
 
+def cached_flag(first: isolate.Outcome) -> bool | None:
+    """Whether a cell's first step was served from the compile cache; None for a step that makes no artifact the
+    cache keeps (eager, export, torch.compile, a skipped or failed step): run.json counts no miss for it."""
+    value = first.value if first.ok else None
+    return bool(value["cached"]) if isinstance(value, dict) and "cached" in value else None
+
+
 # --- the status matrix -----------------------------------------------------------------------------------------
 
 @dataclass
@@ -194,7 +201,7 @@ class Cell:
                 self.scope.startswith("op_") or self.spec.conv_backends else ""),
                 "status": mark, "outcome": final.status, "aoti_load": load, "cause": cause,
                 "backend options": self.spec.backend_options if self.path == "et_cuda" else "",
-                "cached": bool(outcomes[0].ok and isinstance(outcomes[0].value, dict) and outcomes[0].value.get("cached")),
+                "cached": cached_flag(outcomes[0]),
                 "failed step": "" if final.ok else final.step, "error": clip(final.error, 200),
                 "seconds": round(sum(o.seconds for o in outcomes), 2),
                 "max |Δ| vs eager": delta.get("max_abs"), "max |Δ| sorted scores": delta.get("score_max_abs"),
@@ -303,7 +310,7 @@ def status_matrix(plan: list[tuple], timeout: float, workers: int = 1, whole_mod
         groups += [group[0] if group else "matrix"] * len(steps)
     # Longest first: the wall time is set by the last long step to start (cells are independent).
     order = sorted(range(len(tasks)), key=lambda i: -expected_seconds(*tasks[i]))
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, isolate.sharing_cores(workers):
         done = dict(zip(order, pool.map(lambda i: run_path(tasks[i][0], tasks[i][1], timeout, whole_model_cuda), order)))
     cells = [done[i] for i in range(len(tasks))]
     for cell, group in zip(cells, groups):
@@ -430,7 +437,7 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
         plan.append((replace(base, variant=full_model_variant, scope="full"), list(full_model_paths), "full"))
     plan += [(s, p, "probe") for s, p in probe_plan(base, list(probes), full_model_variant)]
     on_cuda = device.startswith("cuda")
-    with ThreadPoolExecutor(max_workers=3) as side:  # quick side steps next to the matrix
+    with ThreadPoolExecutor(max_workers=3) as side, isolate.sharing_cores(3):  # quick side steps next to the matrix
         graph = side.submit(isolate.run_step, backbone_view_copies, replace(base, variant=full_model_variant),
                             timeout=600, step="backbone graph through the view pass") \
             if "backbone_graph" in probes else None
