@@ -386,18 +386,18 @@ def torch_threads() -> int:
 
 
 def test_steps_that_share_the_cores_each_get_their_share_of_threads_and_timed_ones_keep_every_core(monkeypatch):
-    import torch  # noqa: F401  imported before the fork, as in a notebook: the child resizes the pool it inherits
+    from yolo26kit.bench import timing  # imports torch before the fork, as a notebook has: the child resizes its pool
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    assert isolate.shared_threads_env("compile") == {}
-    with isolate.sharing_cores(2):
-        assert isolate.shared_threads_env("compile") == {"OMP_NUM_THREADS": "2"}
-        assert isolate.shared_threads_env("measure") == {}
-        with isolate.sharing_cores(2):  # another block open beside it: four steps at once
-            assert isolate.shared_threads_env("other") == {"OMP_NUM_THREADS": "1"}
+    assert timing.shared_threads_env("compile") == {}
+    with timing.sharing_cores(2):
+        assert timing.shared_threads_env("compile") == {"OMP_NUM_THREADS": "2"}
+        assert timing.shared_threads_env("measure") == {}
+        with timing.sharing_cores(2):  # another block open beside it: four steps at once
+            assert timing.shared_threads_env("other") == {"OMP_NUM_THREADS": "1"}
             assert isolate.run_step(torch_threads, timeout=60, step="count threads").value == 1
-    assert isolate.shared_threads_env("compile") == {}
+    assert timing.shared_threads_env("compile") == {}
     monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the runner's bound for notebooks side by side wins
-    with isolate.sharing_cores(4):
-        assert isolate.shared_threads_env("compile") == {}
+    with timing.sharing_cores(4):
+        assert timing.shared_threads_env("compile") == {}

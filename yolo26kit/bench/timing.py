@@ -69,6 +69,31 @@ def parse_cores(text: str) -> list[int]:
     return cores
 
 
+_SHARING: list[int] = []  # the step counts of the `sharing_cores` blocks open now (in any thread)
+
+
+@contextlib.contextmanager
+def sharing_cores(steps: int) -> Iterator[None]:
+    """Inside, this process runs up to `steps` isolated steps (isolate.run_step) at once; blocks open in several
+    threads add up. Each untimed step gets torch.set_num_threads(cores // steps) unless OMP_NUM_THREADS is set (the
+    runner sets it for notebooks side by side). Two steps of two threads each on two cores spin each other's OpenMP
+    threads: a 7.6 s step took 61 s beside three 1 s ones."""
+    steps = max(1, steps)
+    _SHARING.append(steps)
+    try:
+        yield
+    finally:
+        _SHARING.remove(steps)
+
+
+def shared_threads_env(phase: str) -> dict[str, str]:
+    """The thread bound `sharing_cores` gives a step of `phase` ({} for a timed step or when nothing is shared)."""
+    steps = sum(_SHARING)
+    if steps <= 1 or phase == "measure" or os.environ.get("OMP_NUM_THREADS"):
+        return {}
+    return {"OMP_NUM_THREADS": str(max(1, len(os.sched_getaffinity(0)) // steps))}
+
+
 def _threads_to(cores: list[int]) -> dict[int, set[int]]:
     """Move every thread of this process onto `cores`; returns each moved thread's previous cores."""
     before: dict[int, set[int]] = {}

@@ -697,7 +697,7 @@ def build_all(cases: list[Case], timeout: float, compile_models: list[str], et_c
     time: the first phase of a CPU run, whose timed runs then follow alone (run_all with `built`)."""
     order = longest_first(cases)
     todo = [i for i in order if not skip_reason(cases[i], compile_models, et_cuda_models)]
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, isolate.sharing_cores(workers):
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, timing.sharing_cores(workers):
         others = [pool.submit(fn) for fn in extra]
         built = dict(zip(todo, pool.map(lambda i: prepare(cases[i], timeout), todo)))
         return built, [f.result() for f in others]

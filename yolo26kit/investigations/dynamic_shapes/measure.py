@@ -204,7 +204,7 @@ def _lower_all(plan: list[tuple[str, int]], work: Path, kw: dict[str, Any], time
                                step=f"lower {label}")
         return label, name, static, path, out
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, isolate.sharing_cores(workers):
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, timing.sharing_cores(workers):
         return list(pool.map(one, plan))
 
 
@@ -347,7 +347,7 @@ def aoti_compile_all(aoti_specs: list[str], work: Path, *, model: str = "yolo26n
     from concurrent.futures import ThreadPoolExecutor
 
     kw = dict(model=model, batch=batch, min_size=min_size, max_size=max_size, max_batch=max_batch, seed=seed)
-    with ThreadPoolExecutor(max_workers=max(1, len(aoti_specs))) as pool, isolate.sharing_cores(len(aoti_specs)):
+    with ThreadPoolExecutor(max_workers=max(1, len(aoti_specs))) as pool, timing.sharing_cores(len(aoti_specs)):
         built = pool.map(lambda name: isolate.run_step(aoti_compile, name, str(work / f"{name}.pt2"), **kw, device=device,
                                                        timeout=step_timeout, step=f"aoti compile {name}",
                                                        phase="compile"), aoti_specs)

@@ -16,7 +16,7 @@ import torch
 
 from ...conclusion import clip
 from ... import env
-from ...bench import aoti_package as aoti, graphs, isolate, yolo
+from ...bench import aoti_package as aoti, graphs, isolate, timing, yolo
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_cuda, executorch_cuda_releases, executorch_xnnpack
 from ...backends.executorch_cuda_releases import ATEN_CONV, WHOLE_MODEL_SKIP, records
@@ -310,7 +310,7 @@ def status_matrix(plan: list[tuple], timeout: float, workers: int = 1, whole_mod
         groups += [group[0] if group else "matrix"] * len(steps)
     # Longest first: the wall time is set by the last long step to start (cells are independent).
     order = sorted(range(len(tasks)), key=lambda i: -expected_seconds(*tasks[i]))
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, isolate.sharing_cores(workers):
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, timing.sharing_cores(workers):
         done = dict(zip(order, pool.map(lambda i: run_path(tasks[i][0], tasks[i][1], timeout, whole_model_cuda), order)))
     cells = [done[i] for i in range(len(tasks))]
     for cell, group in zip(cells, groups):
@@ -437,7 +437,7 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
         plan.append((replace(base, variant=full_model_variant, scope="full"), list(full_model_paths), "full"))
     plan += [(s, p, "probe") for s, p in probe_plan(base, list(probes), full_model_variant)]
     on_cuda = device.startswith("cuda")
-    with ThreadPoolExecutor(max_workers=3) as side, isolate.sharing_cores(3):  # quick side steps next to the matrix
+    with ThreadPoolExecutor(max_workers=3) as side, timing.sharing_cores(3):  # quick side steps next to the matrix
         graph = side.submit(isolate.run_step, backbone_view_copies, replace(base, variant=full_model_variant),
                             timeout=600, step="backbone graph through the view pass") \
             if "backbone_graph" in probes else None

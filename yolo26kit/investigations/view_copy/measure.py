@@ -448,7 +448,7 @@ def investigate(models: list[str], compile_models: list[str], device: str, d_mod
     info = isolate.run_step(find_pass, timeout=120, step="find_pass")
     cases = [Case(replace(base, model=m), p) for m in compile_models for p in (True, False)]
     workers = workers or max(2, min(6, (os.cpu_count() or 2) // 2))
-    with ThreadPoolExecutor(max_workers=workers) as pool, isolate.sharing_cores(workers):
+    with ThreadPoolExecutor(max_workers=workers) as pool, timing.sharing_cores(workers):
         # compiles are the long poles: start them first, the graph steps fill the gaps
         futures = [pool.submit(_run_case, c, step_timeout, min_run_time) for c in cases]
         graphs = {m: pool.submit(isolate.run_step, step_graphs, replace(base, model=m), timeout=step_timeout,
