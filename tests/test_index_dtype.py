@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from yolo26kit import findings
 from yolo26kit.backends import executorch_cuda, executorch_cuda_releases
-from yolo26kit.bench import detections, graphs, isolate
+from yolo26kit.bench import artifacts, detections, graphs, isolate
 from yolo26kit.investigations import index_dtype as inv
 
 inv_judge = importlib.import_module("yolo26kit.investigations.index_dtype.judge")  # the module; the package's judge is the function
@@ -96,10 +96,10 @@ def test_aoti_cell_shows_both_load_rows_and_counts_the_workaround():
 
 
 def test_only_a_step_that_makes_a_cached_artifact_counts_as_a_hit_or_a_miss():
-    assert inv.measure.cached_flag(_outcome("c:compile", value={"package": "p", "cached": True})) is True
-    assert inv.measure.cached_flag(_outcome("c:compile", value={"package": "p", "cached": False})) is False
-    assert inv.measure.cached_flag(_outcome("c:eager", value={"output": 1})) is None
-    assert inv.measure.cached_flag(_outcome("c:lower", "failed", error="boom")) is None
+    assert artifacts.served(_outcome("c:compile", value={"package": "p", "cached": True})) is True
+    assert artifacts.served(_outcome("c:compile", value={"package": "p", "cached": False})) is False
+    assert artifacts.served(_outcome("c:eager", value={"output": 1})) is None
+    assert artifacts.served(_outcome("c:lower", "failed", error="boom")) is None
 
 
 def _cuda_run(cells, probes, gpu_ok=True):

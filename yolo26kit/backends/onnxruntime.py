@@ -24,16 +24,10 @@ def providers() -> list[str]:
 def key_options(program: Any) -> dict[str, Any]:
     """What decides the .onnx besides the program (artifacts.program_key adds graph, weights, ranges, torch): the
     exporter's packages, its settings here, and the shapes the program was exported at."""
-    from importlib import metadata
-
     from ..bench import artifacts
+    from ..env import package_version
 
-    versions = {}
-    for package in ("onnx", "onnxscript", "onnx_ir"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = ""
+    versions = {package: package_version(package) or "" for package in ("onnx", "onnxscript", "onnx_ir")}
     return {"exporter": "torch.onnx.export(program, dynamo=True).save(external_data=False)", **versions,
             "shapes": artifacts.input_shapes(program)}
 

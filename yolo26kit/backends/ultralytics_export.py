@@ -40,17 +40,12 @@ def export_key(net: Any, fmt: str, options: dict[str, Any]) -> str:
     the versions of ultralytics, torch and the format's own packages."""
     import hashlib
     import json
-    from importlib import metadata
 
     from ..bench.artifacts import hash_tensors
+    from ..env import package_version
 
     h = hashlib.sha256()
-    versions = {}
-    for package in ("ultralytics", "torch", *NEEDS.get(fmt, ())):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = ""
+    versions = {package: package_version(package) or "" for package in ("ultralytics", "torch", *NEEDS.get(fmt, ()))}
     h.update(json.dumps([fmt, options, versions, getattr(net.model, "yaml", {})], sort_keys=True,
                         default=str).encode())
     hash_tensors(h, net.model.state_dict())

@@ -79,7 +79,9 @@ class ModuleExport:
                 self._program = torch.export.export(self.module, self.inputs)
         return self._program
 
+    @functools.cached_property
     def _memo(self) -> dict[str, Any]:
+        """{"digest", "input_shapes"} of the program, from the cache's memo (made by exporting when missing)."""
         root = cache_root()
         path = root / "exports" / f"{module_key(self.module, self.inputs)}.json" if root else None
         memo = read_json_object(path) if path else {}
@@ -91,11 +93,11 @@ class ModuleExport:
 
     def digest(self) -> str:
         """`program_digest` of the exported program."""
-        return self._memo()["digest"]
+        return self._memo["digest"]
 
     def input_shapes(self) -> list[str]:
         """`input_shapes` of the exported program."""
-        return list(self._memo()["input_shapes"])
+        return list(self._memo["input_shapes"])
 
 
 def as_program(program: Any) -> Any:
@@ -108,17 +110,13 @@ def module_key(module: Any, inputs: tuple[Any, ...]) -> str:
     its submodules (their Python bytecode), their plain and tensor attributes, parameters and buffers, the inputs,
     and the versions of torch, ultralytics and this kit's own source (which patches models)."""
     import marshal
-    from importlib import metadata
 
     import torch
 
+    from ..env import package_version
+
     h = hashlib.sha256()
-    versions = [torch.__version__, _kit_source_digest()]
-    try:
-        versions.append(metadata.version("ultralytics"))
-    except metadata.PackageNotFoundError:
-        versions.append("")
-    h.update(json.dumps(versions).encode())
+    h.update(json.dumps([torch.__version__, _kit_source_digest(), package_version("ultralytics") or ""]).encode())
     seen: set[type] = set()
     for name, sub in module.named_modules():
         h.update(f"{name}:{type(sub).__module__}.{type(sub).__qualname__}".encode())
@@ -167,6 +165,14 @@ def hash_tensors(h: Any, tensors: dict[str, Any]) -> None:
             t = value.detach().to("cpu").contiguous()
             h.update(f"{t.dtype}{tuple(t.shape)}{value.device.type}".encode())
             h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+
+
+def served(outcome: Any) -> bool | None:
+    """Whether an isolated step's artifact came from the compile cache (its value's boolean `cached`); None for a
+    step that makes no artifact the cache keeps (eager, export, torch.compile), a failed one or none: run.json
+    counts no miss for it."""
+    value = outcome.value if outcome is not None and outcome.ok and isinstance(outcome.value, dict) else {}
+    return value["cached"] if isinstance(value.get("cached"), bool) else None
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ...conclusion import clip
 from ... import env
-from ...bench import isolate, yolo
+from ...bench import artifacts, yolo
 from .measure import KIT_EXPORT, SEED_LATENCY_MS, TORCH_NATIVE_CUDA, Row, Run, label
 
 
@@ -38,7 +38,7 @@ def row_dicts(row: Row) -> list[dict[str, Any]]:
             "iqr_ms": _round(value.get("iqr_ms")),
             "first_call_s": _round(value.get("first_call_s")),
             "prepare_s": _round(prepare.seconds, 2) if prepare is not None else None,
-            "cached": _served(prepare) if counts else None,
+            "cached": artifacts.served(prepare) if counts else None,
             "peak_mib": _round(value.get("peak_mib"), 1), "mem_kind": value.get("mem_kind", ""),
             "matched": _round(row.delta.get("match_rate")) if counts else None,
             "output_shape": "x".join(map(str, row.delta.get("output_shape", []))) if counts else "",
@@ -54,12 +54,6 @@ def row_dicts(row: Row) -> list[dict[str, Any]]:
             "seconds": round(sum(x.seconds for x in row.outcomes), 2),
         })
     return out
-
-
-def _served(prepare: isolate.Outcome | None) -> bool | None:
-    """Whether the case's built program came from the compile cache (None: no build step, or it did not say)."""
-    value = prepare.value if prepare is not None and prepare.ok and isinstance(prepare.value, dict) else {}
-    return value["cached"] if isinstance(value.get("cached"), bool) else None
 
 
 def latency_frame(rows: list[Row]) -> pd.DataFrame:
@@ -78,7 +72,7 @@ def tasks_frame(rows: list[Row]) -> pd.DataFrame:
                     "score_max_abs": r.delta.get("score_max_abs"), "aux_max_abs": r.delta.get("aux_max_abs"),
                     "correct": r.correct, "lower_s": round(prepare.seconds, 1) if prepare is not None else None,
                     # a timed detect row standing in here says it in the latency table (counted once per run)
-                    "cached": _served(prepare) if not r.case.timed else None,
+                    "cached": artifacts.served(prepare) if not r.case.timed else None,
                     "error": clip(r.final.error, 200) if not r.ok else ""})
     return pd.DataFrame(out)
 

@@ -16,7 +16,7 @@ import torch
 
 from ...conclusion import clip
 from ... import env
-from ...bench import aoti_package as aoti, graphs, isolate, timing, yolo
+from ...bench import aoti_package as aoti, artifacts, graphs, isolate, timing, yolo
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_cuda, executorch_cuda_releases, executorch_xnnpack
 from ...backends.executorch_cuda_releases import ATEN_CONV, WHOLE_MODEL_SKIP, records
@@ -149,13 +149,6 @@ def step_et_run(spec: Spec, pte: str) -> dict[str, Any]:
     return {"output": executorch_cuda.run(pte, build_inputs(cpu_spec))[0].cpu()}
 
 
-def cached_flag(first: isolate.Outcome) -> bool | None:
-    """Whether a cell's first step was served from the compile cache; None for a step that makes no artifact the
-    cache keeps (eager, export, torch.compile, a skipped or failed step): run.json counts no miss for it."""
-    value = first.value if first.ok else None
-    return bool(value["cached"]) if isinstance(value, dict) and "cached" in value else None
-
-
 # --- the status matrix -----------------------------------------------------------------------------------------
 
 @dataclass
@@ -201,7 +194,7 @@ class Cell:
                 self.scope.startswith("op_") or self.spec.conv_backends else ""),
                 "status": mark, "outcome": final.status, "aoti_load": load, "cause": cause,
                 "backend options": self.spec.backend_options if self.path == "et_cuda" else "",
-                "cached": cached_flag(outcomes[0]),
+                "cached": artifacts.served(outcomes[0]),
                 "failed step": "" if final.ok else final.step, "error": clip(final.error, 200),
                 "seconds": round(sum(o.seconds for o in outcomes), 2),
                 "max |Δ| vs eager": delta.get("max_abs"), "max |Δ| sorted scores": delta.get("score_max_abs"),
