@@ -244,3 +244,21 @@ def test_a_module_export_keys_as_its_program_does(tmp_path, monkeypatch):
     lazy = artifacts.ModuleExport(module, inputs)
     assert artifacts.program_key(lazy, {"a": 1}) == artifacts.program_key(torch.export.export(module, inputs), {"a": 1})
     assert artifacts.input_shapes(artifacts.ModuleExport(module, inputs)) == artifacts.input_shapes(lazy.program)
+
+
+def test_a_deferred_program_is_made_once_and_its_facts_come_back_from_the_memo(tmp_path, monkeypatch):
+    monkeypatch.setenv(artifacts.CACHE_ENV, str(tmp_path))
+    made: list[int] = []
+
+    def make():
+        made.append(1)
+        return torch.export.export(Affine(2.0), (torch.ones(3),)), {"source": "made"}
+
+    cold = artifacts.DeferredProgram(lambda: "k1", make)
+    key = artifacts.program_key(cold)
+    assert cold.facts() == {"source": "made"} and made == [1]
+    warm = artifacts.DeferredProgram(lambda: "k1", make)
+    assert artifacts.program_key(warm) == key and warm.facts() == {"source": "made"}
+    assert made == [1]  # the warm one never made its program
+    other = artifacts.DeferredProgram(lambda: "k2", make)
+    assert artifacts.program_key(other) == key and made == [1, 1]  # another key makes it again

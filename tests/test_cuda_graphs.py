@@ -844,6 +844,32 @@ def test_toto_cases_run_side_by_side(monkeypatch):
     assert max(most) == 2 and all(r["rounds_after"] == "g" for r in rows)
 
 
+def test_toto_cases_run_on_a_spare_gpu_ungated_when_the_plan_lent_one(monkeypatch):
+    import json
+
+    from yolo26kit.bench import timing
+    from yolo26kit.investigations.cuda_graphs import toto_measure
+
+    seen = []
+
+    def fake_step(fn, variant, run, device, capture, **kwargs):
+        seen.append(kwargs)
+        if not capture:  # a crashed case's row says where it ran too
+            return isolate.Outcome(step="Toto", status="crash", error="SIGSEGV")
+        return isolate.Outcome(step="Toto", status="ok", value={"variant": variant, "capture_scalar_outputs": capture})
+
+    monkeypatch.setattr(toto_measure.isolate, "run_step", fake_step)
+    monkeypatch.setenv(timing.SPARE_GPU_ENV, json.dumps({"gpu": "0", "lock": "/l/gpu0.lock", "cores": "6,7"}))
+    rows = toto_measure.run_toto(["seed_int"], toto_model.TotoRun(), "cuda", [True, False], rounds_after="gate")
+    spare = {"CUDA_VISIBLE_DEVICES": "0", timing.DEVICE_LOCK_ENV: "/l/gpu0.lock", timing.DEVICE_CORES_ENV: "6,7"}
+    assert [(k["env"], k["rounds_after"]) for k in seen] == [(spare, "")] * 2
+    assert [(r.get("status", "ok"), r["on_spare_gpu"]) for r in rows] == [("ok", True), ("crash", True)]
+    monkeypatch.delenv(timing.SPARE_GPU_ENV)
+    seen.clear()
+    rows = toto_measure.run_toto(["seed_int"], toto_model.TotoRun(), "cuda", [True], rounds_after="gate")
+    assert [(k["env"], k["rounds_after"]) for k in seen] == [({}, "gate")] and rows[0]["on_spare_gpu"] is False
+
+
 def test_toto_wheels_travel_without_their_pinned_dependencies():
     from yolo26kit.run import bundle
 

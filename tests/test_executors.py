@@ -120,6 +120,37 @@ def test_a_task_is_pinned_to_its_gpu_and_that_gpus_lock():
     assert executors.gpu_env(kept, "0")[timing.DEVICE_CORES_ENV] == "6,7"  # a Ray task given the other GPU
 
 
+def test_a_task_lent_a_spare_gpu_tells_its_notebook_that_gpus_id_lock_and_cores(monkeypatch):
+    from yolo26kit.bench import timing
+
+    lent = dataclasses.replace(task(Path("/r"), "1"), spare_gpu="0", gpu_cores={"0": "6,7", "1": "4,5"})
+    told = executors.gpu_env(lent, "1")
+    assert json.loads(told[timing.SPARE_GPU_ENV]) == {"gpu": "0", "lock": "/r/locks/gpu0.lock", "cores": "6,7"}
+    monkeypatch.setenv(timing.SPARE_GPU_ENV, told[timing.SPARE_GPU_ENV])
+    assert timing.spare_gpu_env() == {"CUDA_VISIBLE_DEVICES": "0", timing.DEVICE_LOCK_ENV: "/r/locks/gpu0.lock",
+                                      timing.DEVICE_CORES_ENV: "6,7"}
+    assert timing.SPARE_GPU_ENV not in executors.gpu_env(task(Path("/r"), "1"), "1")  # none lent
+    on_cluster = dataclasses.replace(lent, planned_gpu_holds=False)  # Ray picks the GPU: the plan's spare may be it
+    assert timing.SPARE_GPU_ENV not in executors.gpu_env(on_cluster, "1")
+    assert timing.SPARE_GPU_ENV not in executors.gpu_env(lent, "0")  # pinned to the spare itself
+    assert timing.SPARE_GPU_ENV not in executors.gpu_env(lent, None)
+
+
+def test_the_runner_lends_a_spare_gpu_to_a_notebook_whose_catalog_entry_has_a_share(fake_kit, tmp_path):
+    from yolo26kit.bench import timing
+
+    fake_kit["fake0"] = dataclasses.replace(fake_kit["fake0"], spare_gpu_share=0.4)
+    held = runner.Batch(tmp_path / "run", {"run_id": "r", "environment": {"device_type": "cuda"},
+                                           "notebooks": [{"name": n, "parameters": {}} for n in NAMES]})
+    planned = runner.make_plan(held, NAMES, 4, runner.Placing(["0", "1"]))
+    lent = planned.placement("fake0")
+    assert lent.spare_gpu in ("0", "1") and lent.spare_gpu != lent.gpu
+    assert [planned.placement(n).spare_gpu for n in NAMES[1:]] == [None] * 3
+    made = runner.notebook_task(held, lent, {}, tmp_path / "locks", planned, False)
+    assert made.spare_gpu == lent.spare_gpu
+    assert json.loads(executors.gpu_env(made, made.gpu)[timing.SPARE_GPU_ENV])["gpu"] == lent.spare_gpu
+
+
 def test_pack_and_unpack_keep_a_folder(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "x.results.json").write_text("{}")

@@ -401,3 +401,31 @@ def test_steps_that_share_the_cores_each_get_their_share_of_threads_and_timed_on
     monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the runner's bound for notebooks side by side wins
     with timing.sharing_cores(4):
         assert timing.shared_threads_env("compile") == {}
+
+
+def environment(*names: str) -> dict:
+    return {n: os.environ.get(n) for n in names}
+
+
+def test_a_step_child_given_the_spare_gpu_env_runs_with_that_gpus_id_lock_and_cores(monkeypatch):
+    from yolo26kit.bench import timing
+
+    monkeypatch.setenv(timing.SPARE_GPU_ENV, '{"gpu": "1", "lock": "/l/gpu1.lock", "cores": "4,5"}')
+    spare = timing.spare_gpu_env()
+    assert spare == {"CUDA_VISIBLE_DEVICES": "1", timing.DEVICE_LOCK_ENV: "/l/gpu1.lock",
+                     timing.DEVICE_CORES_ENV: "4,5"}
+    out = isolate.run_step(environment, *spare, env=spare, timeout=60)
+    assert out.ok and out.value == spare, out.error
+    monkeypatch.setenv(timing.SPARE_GPU_ENV, '{"gpu": "1", "lock": "/l/gpu1.lock", "cores": ""}')
+    assert timing.DEVICE_CORES_ENV not in timing.spare_gpu_env()  # no cores kept for it: timings stay put
+
+
+def test_the_spare_gpu_env_is_empty_when_none_was_lent_or_it_does_not_read(monkeypatch):
+    from yolo26kit.bench import timing
+
+    monkeypatch.delenv(timing.SPARE_GPU_ENV, raising=False)
+    assert timing.spare_gpu_env() == {}
+    for bad in ("", "not json", "[1]", "3", '{"gpu": 1, "lock": "/l"}', '{"gpu": "1"}', '{"gpu": "", "lock": "/l"}',
+                '{"gpu": "1", "lock": "/l", "cores": "x"}', '{"gpu": "1", "lock": "/l", "cores": 5}'):
+        monkeypatch.setenv(timing.SPARE_GPU_ENV, bad)
+        assert timing.spare_gpu_env() == {}, bad

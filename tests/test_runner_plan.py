@@ -121,6 +121,44 @@ def test_gpu_balance_counts_gpu_lock_seconds_not_cpu_timings(tmp_path):
     assert plan.last_times(tmp_path, "cpu", list(walls))[1]["deployment_paths"]["measure"] == 32.0
 
 
+def test_a_notebook_with_a_spare_share_gets_a_second_gpu_and_its_measuring_splits():
+    known = {"big": {"seconds": 300.0, "measure": 100.0}, "a": {"seconds": 200.0, "measure": 50.0},
+             "b": {"seconds": 100.0, "measure": 15.0}}
+    made = plan.make_plan(list(known), ["0", "1"], 0, list(range(32)), "cuda", known, spare_shares={"big": 0.4})
+    big = made.placement("big")
+    assert (big.gpu, big.spare_gpu, big.expected_spare_s) == ("0", "1", 40.0)
+    # GPU 0 expects 60 s of big's, GPU 1 its 40 s: `a` goes to 1 (then 90 s), `b` back to 0; without the split
+    # (100 s on 0) both would go to 1
+    assert [made.placement(n).gpu for n in ("a", "b")] == ["1", "0"]
+    assert all(made.placement(n).spare_gpu is None for n in ("a", "b"))
+    assert made.to_json()["notebooks"][0]["spare_gpu"] == "1"
+    alone = plan.make_plan(list(known), ["0"], 0, list(range(32)), "cuda", known, spare_shares={"big": 0.4})
+    assert {(p.gpu, p.spare_gpu, p.expected_spare_s) for p in alone.placements} == {("0", None, None)}
+    cpu = plan.make_plan(list(known), [], 1, [0, 1], "cpu", known, spare_shares={"big": 0.4})
+    assert {p.spare_gpu for p in cpu.placements} == {None}
+
+
+def test_a_notebook_that_ran_split_is_planned_with_the_split_it_measured(tmp_path):
+    # its own GPU was 1; the rounds it moved to its spare held GPU 0's lock 30 s of its 80
+    rows = [row("measure", 0, 50, lock="gpu1"), row("lock_wait", 5, 10, lock="gpu0"),
+            row("measure", 10, 40, lock="gpu0")]
+    assert timeline.lock_seconds({"big": rows}) == {"gpu0": 30, "gpu1": 50}
+    meta = {"run_id": "20261101T000000Z-a-cuda", "environment": {"device_type": "cuda"},
+            "notebooks": [{"name": "big", "state": "done", "seconds": 300, "gpu": "1",
+                           "measuring": timeline.measuring(rows)},
+                          {"name": "a", "state": "done", "seconds": 200, "gpu": "0",
+                           "measuring": {"gpu0": {"held_s": 50.0}, "cpu": {"held_s": 9.0}}}]}
+    (tmp_path / meta["run_id"]).mkdir()
+    (tmp_path / meta["run_id"] / "run.json").write_text(json.dumps(meta))
+    _, found = plan.last_times(tmp_path, "cuda", ["big", "a"])
+    assert found == {"big": {"seconds": 300, "measure": 80, "spare_measure": 30},
+                     "a": {"seconds": 200, "measure": 50}}
+    made = plan.make_plan(["big", "a"], ["0", "1"], 0, list(range(32)), "cuda", found, spare_shares={"big": 0.4})
+    assert made.placement("big").expected_spare_s == 30  # measured, not 0.4 of 80
+    undeclared = plan.make_plan(["big", "a"], ["0", "1"], 0, list(range(32)), "cuda", found)
+    assert undeclared.placement("big").spare_gpu is None  # a measured split alone lends no spare
+
+
 def test_parse_gpus():
     assert plan.parse_gpus("0, 1,") == ["0", "1"] and plan.parse_gpus(None) == []
 

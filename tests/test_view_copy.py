@@ -254,3 +254,21 @@ def test_a_model_the_pass_left_alone_needs_no_package_comparison():
     # a model whose graph the pass did change still needs its packages compared
     res.graphs["yolo26n"] = isolate.Outcome("g", "ok", value={**untouched, "nodes": [{"converted": True}]})
     assert inv_judge.judge_equivalent(res).verdict == "inconclusive"
+
+
+def test_a_warm_compile_step_keys_its_package_without_exporting_again(tmp_path, monkeypatch):
+    from yolo26kit.bench import artifacts
+    from yolo26kit.investigations.view_copy import measure
+
+    monkeypatch.setenv(artifacts.CACHE_ENV, str(tmp_path))
+    made: list[int] = []
+    real = measure.backend_edge_program
+    monkeypatch.setattr(measure, "backend_edge_program", lambda *a: made.append(1) or real(*a))
+    cold = measure.device_program(TINY, True)
+    key, facts = artifacts.program_key(cold), cold.facts()
+    assert made == [1] and facts["edge_source"]
+    warm = measure.device_program(TINY, True)
+    assert artifacts.program_key(warm) == key and warm.facts() == facts
+    assert made == [1]  # served by the memo: no export, no edge lowering
+    assert artifacts.program_key(measure.device_program(TINY, False)) != key  # the pass makes another program
+    assert made == [1, 1]

@@ -43,6 +43,9 @@ class Investigation:
     judges: Mapping[str, Callable[..., tuple[str, str, dict]]] = field(default_factory=dict)
     # Also measures on the CPU when the run's device is CUDA (claims about both; see env.resolve_target).
     with_cpu: bool = False
+    # The share of its GPU measuring seconds it can move onto a second GPU when the batch has one (0: none): the
+    # plan then gives it a spare GPU (run/plan.py) and its steps may time there (timing.spare_gpu_env).
+    spare_gpu_share: float = 0.0
 
     @property
     def notebook(self) -> Path:

@@ -146,13 +146,15 @@ def exported(subject: Any, inputs: tuple[Any, ...]) -> Any:
 
 
 def program_of(subject: Any, inputs: tuple[Any, ...]) -> Any:
-    """An ExportedProgram as it is, or an nn.Module's export on `inputs` to come (artifacts.ModuleExport: exported
-    only when its artifact is not in the compile cache)."""
+    """An ExportedProgram or a program to come (artifacts.DeferredProgram) as it is, or an nn.Module's export on
+    `inputs` to come (artifacts.ModuleExport: exported only when its artifact is not in the compile cache)."""
     import torch
 
-    from ..bench.artifacts import ModuleExport
+    from ..bench.artifacts import DeferredProgram, ModuleExport
 
-    return subject if isinstance(subject, torch.export.ExportedProgram) else ModuleExport(subject, inputs)
+    if isinstance(subject, (torch.export.ExportedProgram, DeferredProgram)):
+        return subject
+    return ModuleExport(subject, inputs)
 
 
 def artifact_facts(path: str | Path, cached: bool = False, **extra: Any) -> dict[str, Any]:

@@ -34,9 +34,9 @@ def cache_root() -> Path | None:
 
 
 def program_key(program: Any, options: dict[str, Any] | None = None) -> str:
-    """A digest of what decides a compiled program: the program's own (`program_digest`; a ModuleExport's from its
+    """A digest of what decides a compiled program: the program's own (`program_digest`; a DeferredProgram's from its
     memo) and the options."""
-    digest = program.digest() if isinstance(program, ModuleExport) else program_digest(program)
+    digest = program.digest() if isinstance(program, DeferredProgram) else program_digest(program)
     return hashlib.sha256(f"{digest}{json.dumps(options or {}, sort_keys=True, default=str)}".encode()).hexdigest()[:32]
 
 
@@ -58,51 +58,70 @@ def program_digest(program: Any) -> str:
     return h.hexdigest()
 
 
-class ModuleExport:
-    """An nn.Module on example inputs, exported (torch.export, no autograd) only when a step needs the program.
+class DeferredProgram:
+    """A program made only when a step needs it: `make()` returns (the program, facts about its making).
 
-    Its `digest` comes from the cache's memo of an earlier export of the same module (`module_key`), so a warm run
-    that finds every artifact it needs never exports (an export of YOLO26 costs 15-30 s on a laptop's CPU).
+    Its digest, input shapes and those facts come from the cache's memo of an earlier making under the same `key()`
+    (`exports/<key>.json`), so a warm run that finds every artifact it needs never makes the program (an export of
+    YOLO26 costs 15-30 s on a laptop's CPU). The key must name everything that decides the program.
     """
 
-    def __init__(self, module: Any, inputs: tuple[Any, ...]) -> None:
-        self.module, self.inputs = module, tuple(inputs)
+    def __init__(self, key: Callable[[], str], make: Callable[[], tuple[Any, dict[str, Any]]]) -> None:
+        self._key, self._make = key, make
         self._program: Any = None
+        self._facts: dict[str, Any] = {}
 
     @property
     def program(self) -> Any:
-        """The ExportedProgram (exported on first use)."""
-        import torch
-
+        """The program (made on first use)."""
         if self._program is None:
-            with torch.no_grad():
-                self._program = torch.export.export(self.module, self.inputs)
+            self._program, self._facts = self._make()
         return self._program
 
     @functools.cached_property
     def _memo(self) -> dict[str, Any]:
-        """{"digest", "input_shapes"} of the program, from the cache's memo (made by exporting when missing)."""
+        """{"digest", "input_shapes", "facts"} of the program, from the cache's memo (made by making it when missing)."""
         root = cache_root()
-        path = root / "exports" / f"{module_key(self.module, self.inputs)}.json" if root else None
+        path = root / "exports" / f"{self._key()}.json" if root else None
         memo = read_json_object(path) if path else {}
         if not {"digest", "input_shapes"} <= memo.keys():
-            memo = {"digest": program_digest(self.program), "input_shapes": input_shapes(self.program)}
+            program = self.program
+            memo = {"digest": program_digest(program), "input_shapes": input_shapes(program), "facts": self._facts}
             if path:
-                write_atomic(path, json.dumps(memo).encode())
+                write_atomic(path, json.dumps(memo, default=str).encode())
         return memo
 
     def digest(self) -> str:
-        """`program_digest` of the exported program."""
+        """`program_digest` of the program."""
         return self._memo["digest"]
 
     def input_shapes(self) -> list[str]:
-        """`input_shapes` of the exported program."""
+        """`input_shapes` of the program."""
         return list(self._memo["input_shapes"])
+
+    def facts(self) -> dict[str, Any]:
+        """What `make` said about the program (from the memo when it was not made here)."""
+        return dict(self._facts) if self._program is not None else dict(self._memo.get("facts") or {})
+
+
+class ModuleExport(DeferredProgram):
+    """An nn.Module on example inputs, exported (torch.export, no autograd) only when a step needs the program;
+    keyed by `module_key`."""
+
+    def __init__(self, module: Any, inputs: tuple[Any, ...]) -> None:
+        self.module, self.inputs = module, tuple(inputs)
+        super().__init__(lambda: module_key(self.module, self.inputs), self._export)
+
+    def _export(self) -> tuple[Any, dict[str, Any]]:
+        import torch
+
+        with torch.no_grad():
+            return torch.export.export(self.module, self.inputs), {}
 
 
 def as_program(program: Any) -> Any:
-    """The ExportedProgram itself (a ModuleExport exports here)."""
-    return program.program if isinstance(program, ModuleExport) else program
+    """The program itself (a DeferredProgram makes it here)."""
+    return program.program if isinstance(program, DeferredProgram) else program
 
 
 def module_key(module: Any, inputs: tuple[Any, ...]) -> str:
@@ -230,9 +249,9 @@ def lowered_program(program: Any, backend: str, lower: Callable[[Any], tuple[byt
 
 def input_shapes(program: Any) -> list[str]:
     """The shapes of a program's placeholders (inputs, weights, buffers), in graph order: what a static program is
-    specialized to (its graph code need not spell them; symbolic dims print as their symbols); a ModuleExport's
+    specialized to (its graph code need not spell them; symbolic dims print as their symbols); a DeferredProgram's
     from its memo."""
-    if isinstance(program, ModuleExport):
+    if isinstance(program, DeferredProgram):
         return program.input_shapes()
     return [f"{node.name}:{tuple(node.meta['val'].shape)}" for node in program.graph.nodes
             if node.op == "placeholder" and hasattr(node.meta.get("val"), "shape")]

@@ -29,6 +29,9 @@ MEASURING_CORES_ENV = "YOLO26KIT_MEASURING_CORES"
 # and waits on syncs, and on the notebooks' cores, beside a batch's compiles, it was preempted (a 2x ratio of two
 # mask kernels measured 12-24x in some rounds).
 DEVICE_CORES_ENV = "YOLO26KIT_DEVICE_CORES"
+# A second GPU the plan lends this notebook (JSON: {"gpu": id, "lock": its lock file, "cores": its kept cores}): a
+# step child that moves there (spare_gpu_env) times under that GPU's lock and on its cores, not beside this GPU's.
+SPARE_GPU_ENV = "YOLO26KIT_SPARE_GPU"
 # Every process of a notebook appends its phase intervals here (one JSON line each): the runner's time accounts.
 PHASE_LOG_ENV = "YOLO26KIT_PHASE_LOG"
 PHASES = ("compile", "measure", "lock_wait", "other")
@@ -67,6 +70,20 @@ def parse_cores(text: str) -> list[int]:
         lo, _, hi = part.partition("-")
         cores += range(int(lo), int(hi or lo) + 1)
     return cores
+
+
+def spare_gpu_env() -> dict[str, str]:
+    """The environment a step child needs to run on this notebook's spare GPU (its id, lock and kept cores); {} when
+    the plan lent none (or SPARE_GPU_ENV does not read)."""
+    try:
+        spare = json.loads(os.environ.get(SPARE_GPU_ENV, ""))
+        gpu, lock, cores = spare.get("gpu"), spare.get("lock"), spare.get("cores") or ""
+        parse_cores(cores)
+    except (ValueError, TypeError, AttributeError):
+        return {}
+    if not (isinstance(gpu, str) and gpu and isinstance(lock, str) and lock):
+        return {}
+    return {"CUDA_VISIBLE_DEVICES": gpu, DEVICE_LOCK_ENV: lock, **({DEVICE_CORES_ENV: cores} if cores else {})}
 
 
 _SHARING: list[int] = []  # the step counts of the `sharing_cores` blocks open now (in any thread)

@@ -12,7 +12,8 @@ run their stack-specific tasks through):
   their compiles too). On a local Ray each GPU is also a resource of its own (`yolo26kit_gpu_<id>`) and a task asks
   for its planned GPU's, so the plan holds (Ray alone packs fractions onto the first GPU); on a cluster Ray picks
   the GPU and the task takes the one Ray gave it. Either way the task pins its notebook with CUDA_VISIBLE_DEVICES,
-  takes that GPU's measuring lock, and says which GPU it used. On a cluster whose nodes do not share the run
+  takes that GPU's measuring lock, and says which GPU it used; where the plan holds (not on a cluster), a notebook
+  the plan lent a spare GPU is told of it (timing.SPARE_GPU_ENV). On a cluster whose nodes do not share the run
   folder, a task runs in a folder of its own and sends it back packed; the driver unpacks it into the run folder.
 
 Both give back the same NotebookRun, so run.json, resume and the pages do not depend on the executor. `map` runs
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import socket
 import tarfile
@@ -68,6 +70,7 @@ class NotebookTask:
     planned_gpu_holds: bool = True  # False on a Ray cluster: the GPU Ray gives the task wins
     lock_dir: str = ""  # where the per-GPU measuring locks live
     gpu_cores: dict[str, str] = field(default_factory=dict)  # per GPU, the cores its timings move to ("26,27")
+    spare_gpu: str | None = None  # a second GPU the plan lends it for part of its measuring (plan.Placement)
 
 
 @dataclass(frozen=True)
@@ -80,14 +83,22 @@ class Source:
 
 def gpu_env(task: NotebookTask, gpu: str | None) -> dict[str, str]:
     """The task's child environment pinned to `gpu`: CUDA_VISIBLE_DEVICES, that GPU's measuring lock and the cores
-    kept for its timings (where the plan kept some)."""
+    kept for its timings (where the plan kept some); and its spare GPU's (timing.SPARE_GPU_ENV) where the plan lent
+    one and holds (a Ray cluster's choice of GPU would not know of it)."""
     from ..bench import timing
 
     if gpu is None:
         return dict(task.env)
     cores = {timing.DEVICE_CORES_ENV: task.gpu_cores[gpu]} if task.gpu_cores.get(gpu) else {}
-    return {**task.env, "CUDA_VISIBLE_DEVICES": gpu,
-            timing.DEVICE_LOCK_ENV: str(Path(task.lock_dir) / f"gpu{gpu}.lock"), **cores}
+    spare = task.spare_gpu if task.planned_gpu_holds and task.spare_gpu not in (None, gpu) else None
+    lent = {timing.SPARE_GPU_ENV: json.dumps({"gpu": spare, "lock": _lock_path(task, spare),
+                                              "cores": task.gpu_cores.get(spare, "")})} if spare else {}
+    return {**task.env, "CUDA_VISIBLE_DEVICES": gpu, timing.DEVICE_LOCK_ENV: _lock_path(task, gpu), **cores, **lent}
+
+
+def _lock_path(task: NotebookTask, gpu: str) -> str:
+    """The measuring lock file of `gpu`."""
+    return str(Path(task.lock_dir) / f"gpu{gpu}.lock")
 
 
 def run_task(task: NotebookTask, stopping: Callable[[], bool] = lambda: False) -> Any:

@@ -19,6 +19,9 @@ Decisions:
   move there while they hold that GPU's lock (timing.device_lock), when the notebooks keep at least half of all
   cores. A GPU timing is host-bound too (launches, syncs, `nonzero`'s copy back): beside a cold batch's compiles on
   shared cores, rounds of one mask timing on an H200 ran 6-12x slower than the rounds around them.
+- Spare GPU: with 2+ GPUs, a notebook that declares a share of its measuring movable (catalog's spare_gpu_share)
+  also gets the least loaded of the other GPUs, and its expected measuring splits between the two (as its last run
+  split it, when it held another GPU's lock; else by the share): cuda_graphs alone on a GPU ended 2-GPU batches.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ class Placement:
     cpus: int
     expected_s: float | None = None
     expected_measure_s: float | None = None
+    spare_gpu: str | None = None  # a second GPU for part of its measuring (timing.SPARE_GPU_ENV)
+    expected_spare_s: float | None = None  # the measuring seconds the plan put on the spare GPU
 
 
 @dataclass
@@ -113,11 +118,11 @@ def split_gpu_cores(notebook_cores: list[int], gpus: list[str], all_cores: int) 
 
 def last_times(out: Path, device_type: str, names: list[str],
                exclude: Path | None = None) -> tuple[str | None, dict[str, dict[str, float]]]:
-    """Seconds and measuring seconds per notebook from the newest run of this device type under `out` that finished
-    every one of `names` (and its id); else each notebook's newest finished run of several notebooks, and for one
-    that never finished, the seconds its newest unfinished run had reached (a floor: a notebook stopped by a
-    deadline is often the longest) ((None, {}) when none): a notebook run alone had no neighbours, and was often
-    given other parameters."""
+    """Seconds and measuring seconds per notebook (`measure`; `spare_measure`: those on another GPU's lock than its
+    own, where it had some) from the newest run of this device type under `out` that finished every one of `names`
+    (and its id); else each notebook's newest finished run of several notebooks, and for one that never finished,
+    the seconds its newest unfinished run had reached (a floor: a notebook stopped by a deadline is often the
+    longest) ((None, {}) when none): a notebook run alone had no neighbours, and was often given other parameters."""
     merged: dict[str, dict[str, float]] = {}
     floors: dict[str, dict[str, float]] = {}
     for path in sorted(Path(out).glob("*/run.json"), reverse=True):
@@ -125,17 +130,23 @@ def last_times(out: Path, device_type: str, names: list[str],
         if path.parent == exclude or meta.get("environment", {}).get("device_type") != device_type:
             continue
         notebooks = meta.get("notebooks", [])
-        times = {n["name"]: {"seconds": float(n.get("seconds") or 0), "measure": _measure_s(n, device_type)}
-                 for n in notebooks if n.get("state") == "done"}
+        times = {n["name"]: _times_of(n, device_type) for n in notebooks if n.get("state") == "done"}
         if set(names) <= set(times):
             return meta.get("run_id"), {n: times[n] for n in names}
         for name in set(names) & set(times) if len(notebooks) > 1 else ():
             merged.setdefault(name, times[name])
         for n in notebooks if len(notebooks) > 1 else ():
             if n.get("name") in names and n.get("state") != "done" and float(n.get("seconds") or 0) > 0:
-                floors.setdefault(n["name"], {"seconds": float(n["seconds"]), "measure": _measure_s(n, device_type)})
+                floors.setdefault(n["name"], _times_of(n, device_type))
     merged.update({n: t for n, t in floors.items() if n not in merged})
     return (None, merged) if merged else (None, {})
+
+
+def _times_of(notebook: dict[str, Any], device_type: str) -> dict[str, float]:
+    """A run.json notebook entry's seconds, measuring seconds and (where it had some) its spare GPU's share of them."""
+    spare = _spare_measure_s(notebook, device_type)
+    return {"seconds": float(notebook.get("seconds") or 0), "measure": _measure_s(notebook, device_type),
+            **({"spare_measure": spare} if spare > 0 else {})}
 
 
 def _measure_s(notebook: dict[str, Any], device_type: str) -> float:
@@ -150,6 +161,16 @@ def _measure_s(notebook: dict[str, Any], device_type: str) -> float:
     return float((notebook.get("time_split") or {}).get("measure") or 0)
 
 
+def _spare_measure_s(notebook: dict[str, Any], device_type: str) -> float:
+    """Seconds a notebook held GPU locks other than its own GPU's (`gpu` of its entry): its measuring on a spare GPU;
+    0 off CUDA or where its GPU is unknown."""
+    own = notebook.get("gpu")
+    if device_type != "cuda" or own is None:
+        return 0.0
+    return float(sum(float(v.get("held_s") or 0) for k, v in (notebook.get("measuring") or {}).items()
+                     if k.startswith("gpu") and k != f"gpu{own}"))
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
         meta = json.loads(path.read_text())
@@ -159,9 +180,12 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def make_plan(names: list[str], gpus: list[str], jobs: int, cores: list[int], device_type: str,
-              times: dict[str, dict[str, float]] | None = None, from_run: str | None = None) -> Plan:
-    """Longest first, each notebook on the GPU with the least expected measuring so far (see the module's notes)."""
+              times: dict[str, dict[str, float]] | None = None, from_run: str | None = None,
+              spare_shares: dict[str, float] | None = None) -> Plan:
+    """Longest first, each notebook on the GPU with the least expected measuring so far, and a spare GPU for one
+    with a share in `spare_shares` (see the module's notes)."""
     times = times or {}
+    spare_shares = spare_shares or {}
     known = [times[n]["measure"] for n in names if n in times]
     typical = statistics.median(known) if known else 0.0
     # unknown first: one with no record may be the longest, and the longest started last ends the batch (seen: an
@@ -174,11 +198,27 @@ def make_plan(names: list[str], gpus: list[str], jobs: int, cores: list[int], de
     load = {g: 0.0 for g in gpus}
     count = {g: 0 for g in gpus}
     placements = []
+
+    def least(among: list[str]) -> str:
+        return min(among, key=lambda g: (load[g], count[g], gpus.index(g)))
+
     for name in order:
-        gpu = min(gpus, key=lambda g: (load[g], count[g], gpus.index(g))) if gpus else None
+        gpu = least(gpus) if gpus else None
+        spare = least([g for g in gpus if g != gpu]) if len(gpus) > 1 and spare_shares.get(name, 0) > 0 else None
+        measure = times.get(name, {}).get("measure", typical)
+        on_spare = _on_spare_s(times.get(name, {}), measure, spare_shares[name]) if spare is not None else 0.0
         if gpu is not None:
-            load[gpu] += times.get(name, {}).get("measure", typical)
+            load[gpu] += measure - on_spare
             count[gpu] += 1
+        if spare is not None:
+            load[spare] += on_spare
         placements.append(Placement(name, gpu, cpus, times.get(name, {}).get("seconds"),
-                                    times.get(name, {}).get("measure")))
+                                    times.get(name, {}).get("measure"), spare,
+                                    round(on_spare, 2) if spare is not None else None))
     return Plan(list(gpus), placements, measuring, notebook_cores, from_run, gpu_cores)
+
+
+def _on_spare_s(recorded: dict[str, float], measure: float, share: float) -> float:
+    """Expected measuring seconds on the spare GPU: as the last run split them, else `share` of `measure`."""
+    spare = recorded.get("spare_measure", 0.0)
+    return min(spare, measure) if spare > 0 else measure * min(max(share, 0.0), 1.0)

@@ -9,9 +9,10 @@ Decisions:
   default is one notebook at a time: on a 2-core machine a neighbour's compile would slow the measured code itself.
   Each notebook child gets TORCHINDUCTOR_COMPILE_THREADS = cores // jobs (at least 1) unless already set.
 - GPUs: a CUDA batch uses every visible GPU (`gpus` to choose): the plan (run/plan.py, in run.json) puts each
-  notebook on one, pinned with CUDA_VISIBLE_DEVICES, with one measuring lock per GPU. CPU timings take the
-  machine's CPU lock and, on a large machine, cores kept for them (timing.cpu_lock). Executors (run/executors.py):
-  `local` threads or Ray tasks, with the same run folder and run.json.
+  notebook on one, pinned with CUDA_VISIBLE_DEVICES, with one measuring lock per GPU (and a second, spare GPU for
+  part of the measuring of a notebook that declares a share of it movable). CPU timings take the machine's CPU
+  lock and, on a large machine, cores kept for them (timing.cpu_lock). Executors (run/executors.py): `local`
+  threads or Ray tasks, with the same run folder and run.json.
 - Accounts: every process of a notebook logs its phase intervals (timing.PHASE_LOG_ENV); each notebook's
   `accounts` (start-up as spawn, kernel start and imports; lock wait, compile, measure, crash forensics, step
   start-up, step-slot waits, other steps, rest: run/timeline.py) add up to its seconds, and each call records the
@@ -320,7 +321,8 @@ def make_plan(batch: Batch, names: list[str], jobs: int, placing: Placing) -> ba
         device_type = "cuda"  # GPUs given on a CPU machine (Ray's fake GPUs in tests) are placed all the same
     from_run, times = batch_plan.last_times(batch.run_dir.parent, device_type, names, exclude=batch.run_dir)
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-    return batch_plan.make_plan(names, gpus, jobs, cores, device_type, times, from_run)
+    shares = {n: catalog.get(n).spare_gpu_share for n in names}
+    return batch_plan.make_plan(names, gpus, jobs, cores, device_type, times, from_run, shares)
 
 
 def _drive(batch: Batch, names: list[str], t0: float, jobs: int, cache_path: str | Path | None, use_cache: bool,
@@ -428,7 +430,8 @@ def notebook_task(batch: Batch, placement: batch_plan.Placement, child: dict[str
         meta["run_id"], notebook_tag(meta["run_id"], placement.name), meta.get("timeout", DEFAULT_TIMEOUT),
         meta.get("log_output", False), progress, {**child, isolate.SLOT_RANK_ENV: str(planned.order.index(placement.name))},
         placement.gpu, placement.cpus, round(1 / per_gpu, 4),
-        lock_dir=str(lock_dir), gpu_cores={g: ",".join(map(str, c)) for g, c in planned.gpu_cores.items()})
+        lock_dir=str(lock_dir), gpu_cores={g: ",".join(map(str, c)) for g, c in planned.gpu_cores.items()},
+        spare_gpu=placement.spare_gpu)
 
 
 def _execute_all(batch: Batch, planned: batch_plan.Plan, engine: Any, child: dict[str, str], stop: _Stop,

@@ -372,7 +372,8 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
     in turn with the default compile of its variant this many times (rounds_against_default; 0: not at all).
     `toto`: on CUDA, these Toto cache variants also run at Toto's real size, per `toto_capture` setting
     (toto_measure.run_toto; `toto_run`: TotoRun's fields), each in its own child, started beside the matrix; their
-    rounds wait until the matrix is done.
+    rounds wait until the matrix is done, unless the plan lent the notebook a spare GPU (timing.spare_gpu_env): then
+    they run on that GPU and time at once, under its lock and on its cores.
     """
     cfg.check()
     on_cuda = torch.device(device).type == "cuda"
@@ -385,7 +386,8 @@ def run_matrix(variants: list[str], modes: list[str], capture_scalar_outputs: li
     kwargs = {"warmup": warmup, "min_run_time": min_run_time, "compile_cache": compile_cache, "light_cpu": light_cpu,
               "rounds": rounds}
     # Toto starts first, beside the matrix: its compiles (a cold one among them) overlap the matrix's cases, and its
-    # rounds wait for the matrix to be done (the gate file), so no compile of this notebook runs beside them
+    # rounds wait for the matrix to be done (the gate file), so no compile of this notebook runs beside them; on a
+    # spare GPU run_toto drops the gate (another GPU's lock and cores)
     gate = os.path.join(process_temp_dir("yolo26kit-cuda-graphs-"), "matrix-done")
     toto_cases = (toto or []) if on_cuda else []
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(groups) + probe) + bool(toto_cases))) as pool:

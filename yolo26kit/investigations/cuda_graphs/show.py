@@ -229,7 +229,8 @@ def _toto_mode(row: dict[str, Any], mode: str) -> dict[str, Any]:
             "graph launches/step": sub.get("graph_launches"), "kernel launches/step": sub.get("kernel_launches"),
             "scalar reads/step": sub.get("scalar_reads"), "cudagraph skips": sub.get("cudagraph_skips"),
             "graph breaks": sub.get("graph_breaks"), "peak MiB added": mib("mem_peak_added"),
-            "reserved MiB added": mib("mem_reserved_added"), "max |Δ| vs eager": sub.get("max_abs_vs_eager")}
+            "reserved MiB added": mib("mem_reserved_added"), "max |Δ| vs eager": sub.get("max_abs_vs_eager"),
+            "GPU": "spare" if row.get("on_spare_gpu") else "the notebook's"}
 
 
 def toto_table(res: Results) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import torch
 
-from ...bench import isolate
+from ...bench import isolate, timing
 from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call_at
 from .measures import SPEEDUP_BAND, compile_settings, first_call, max_abs_diff, memory_added, rounds_in_turn, spread
 from .toto import TOTO_VARIANTS, TotoRun, build_toto, model_bytes, parameter_count, toto_context, toto_forecast
@@ -134,19 +134,25 @@ def _eager_calls(model: Any, series: torch.Tensor, run: TotoRun, device: str, ca
 def run_toto(variants: list[str], run: TotoRun, device: str, captures: list[bool] | None = None,
              timeout: float = 600.0, **kwargs: Any) -> list[dict[str, Any]]:
     """Each (variant, capture_scalar_outputs) Toto case in a child process of its own (a crash or hang is its row),
-    side by side: their compiles overlap, their rounds take turns at the device lock."""
+    side by side: their compiles overlap, their rounds take turns at the device lock. Where the plan lent the notebook
+    a spare GPU (timing.spare_gpu_env) the children run there, their rounds not waiting for `rounds_after`; each row
+    says so (`on_spare_gpu`)."""
     for variant in variants:
         if variant not in TOTO_VARIANTS:
             raise ValueError(f"unknown Toto cache variant {variant!r} (known: {', '.join(TOTO_VARIANTS)})")
     cases = [(variant, capture) for variant in variants for capture in captures or [True]]
+    spare = timing.spare_gpu_env()
+    if spare:  # timed under the spare GPU's lock, on its cores: the notebook's compiles here are no load on them
+        kwargs = {**kwargs, "rounds_after": ""}
 
     def one(case: tuple[str, bool]) -> dict[str, Any]:
         variant, capture = case
         o = isolate.run_step(toto_case, variant, asdict(run), device, capture, **kwargs, timeout=timeout,
-                             step=f"Toto {variant} capture={'on' if capture else 'off'}", phase="compile")
-        return o.value if o.ok else {"variant": variant, "model": "Toto", "capture_scalar_outputs": capture,
-                                     "device": device, "status": o.status, "error": o.error,
-                                     "seconds": round(o.seconds, 2), "log_tail": o.log[-2000:]}
+                             step=f"Toto {variant} capture={'on' if capture else 'off'}", phase="compile", env=spare)
+        row = o.value if o.ok else {"variant": variant, "model": "Toto", "capture_scalar_outputs": capture,
+                                    "device": device, "status": o.status, "error": o.error,
+                                    "seconds": round(o.seconds, 2), "log_tail": o.log[-2000:]}
+        return {**row, "on_spare_gpu": bool(spare)}
 
     with ThreadPoolExecutor(max_workers=max(1, len(cases))) as pool:
         return list(pool.map(one, cases))

@@ -20,8 +20,9 @@ import torch
 from torch import nn
 
 from ...conclusion import clip
+from ...env import package_version
 from ... import findings, verdicts
-from ...bench import aoti_package as aoti, isolate, timing
+from ...bench import aoti_package as aoti, artifacts, isolate, timing
 from ...backends import aoti as aoti_backend
 from ...backends import executorch_cuda
 from .model import Spec, build_module, call_inputs
@@ -269,11 +270,24 @@ def _sidecar(package: str) -> Path | None:
     return folder.parent / NAME / f"{digest}.json"
 
 
-def device_program(spec: Spec, with_pass: bool) -> tuple[Any, dict[str, Any]]:
-    """The back-end's edge program moved to the spec's device, with or without the pass, decompositions applied."""
+def device_program(spec: Spec, with_pass: bool) -> artifacts.DeferredProgram:
+    """The back-end's edge program moved to the spec's device, with or without the pass, decompositions applied; made
+    only when its AOTI package is not in the compile cache (the export and edge lowering of YOLO26 cost ~20 s on a
+    laptop's CPU). Its facts: where the edge program came from and the decompositions applied."""
+    module, inputs = build_module(spec), call_inputs(spec, 0)
+
+    def key() -> str:
+        parts = [artifacts.module_key(module, inputs), NAME, "device_program", spec.device, with_pass,
+                 package_version("executorch") or ""]
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+    return artifacts.DeferredProgram(key, lambda: _make_device_program(module, inputs, spec, with_pass))
+
+
+def _make_device_program(module: nn.Module, inputs: tuple, spec: Spec, with_pass: bool) -> tuple[Any, dict[str, Any]]:
     from torch.export.passes import move_to_device_pass
 
-    program, source, _ = backend_edge_program(build_module(spec), call_inputs(spec, 0))
+    program, source, _ = backend_edge_program(module, inputs)
     if spec.device != "cpu":
         program = move_to_device_pass(program, spec.device)
     if with_pass:
@@ -304,7 +318,7 @@ def step_compile(spec: Spec, with_pass: bool) -> dict[str, Any]:
     from torch._inductor import config as inductor_config
     from torch._inductor import metrics
 
-    program, meta = device_program(spec, with_pass)
+    program = device_program(spec, with_pass)
     tag = f"{spec.model}-{'pass' if with_pass else 'nopass'}-{spec.device}"
     package = str(Path(spec.workdir) / f"{tag}.pt2")
     box: dict[str, Any] = {}
@@ -317,6 +331,7 @@ def step_compile(spec: Spec, with_pass: bool) -> dict[str, Any]:
                                post_grad_custom_post_pass=_custom_pass(box, "post"), fx_graph_cache=False):
         aoti_backend.prepare(program, (), spec.workdir, tag)
     compiled_now = bool(box)
+    meta = program.facts()
     facts = {"post_grad_before": box.get("pre"), "post_grad_after": box.get("post"),
              "kernel_count": metrics.generated_kernel_count if compiled_now else None,
              "bytes_accessed": metrics.num_bytes_accessed if compiled_now and metrics.num_bytes_accessed else None}
@@ -445,15 +460,17 @@ def investigate(models: list[str], compile_models: list[str], device: str, d_mod
     workdir = isolate.work_dir("view_copy")
     base = Spec(device=device, d_model=d_model, n_heads=n_heads, n_layers=n_layers, max_seq=max_seq, batch=batch,
                 decode_steps=decode_steps, imgsz=imgsz, seed=seed, workdir=workdir)
-    info = isolate.run_step(find_pass, timeout=120, step="find_pass")
     cases = [Case(replace(base, model=m), p) for m in compile_models for p in (True, False)]
     workers = workers or max(2, min(6, (os.cpu_count() or 2) // 2))
     with ThreadPoolExecutor(max_workers=workers) as pool, timing.sharing_cores(workers):
-        # compiles are the long poles: start them first, the graph steps fill the gaps
+        # compiles are the long poles: start them first, the graph steps fill the gaps (the compile steps find the
+        # pass themselves; find_pass only describes it for the table)
         futures = [pool.submit(_run_case, c, step_timeout, min_run_time) for c in cases]
         graphs = {m: pool.submit(isolate.run_step, step_graphs, replace(base, model=m), timeout=step_timeout,
                                  step=f"{m}:edge_graph", phase="compile") for m in models}
         probes = pool.submit(isolate.run_step, probe_pass, timeout=120, step="probe_pass")
+        found_pass = pool.submit(isolate.run_step, find_pass, timeout=120, step="find_pass")
+        info = found_pass.result()
         done = [f.result() for f in futures]
         graph_outcomes = {m: f.result() for m, f in graphs.items()}
         probe_outcome = probes.result()
