@@ -538,6 +538,26 @@ def test_speed_rounds_vary_with_what_is_timed(monkeypatch):
     assert len(straddle["rounds"]) == 15 and straddle["decision"] == "undecided"
 
 
+def test_a_round_timed_beside_another_process_is_timed_again(monkeypatch):
+    """A round whose device round trip took over twice its quietest is retaken (at most DISTURBED_RETRIES times):
+    its scattered ratio never reaches the rounds rule while quiet rounds follow."""
+    from yolo26kit.investigations.cdmaskformer_mask import measure
+
+    # (original ms, round trip ms): the third round is disturbed once, then quiet
+    script = iter([(0.16, 0.02), (0.16, 0.02), (1.2, 0.09), (0.16, 0.02)] + [(0.16, 0.02)] * 20)
+
+    def fake_round(*a, **k):
+        original, control = next(script)
+        return {mf.model.ORIGINAL: original, "masked_fill": 0.1, mf.measure.RESTORE: 0.01,
+                mf.measure.SYNC_CONTROL: control}
+
+    monkeypatch.setattr(measure, "_net_round", fake_round)
+    row = mf.measure.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
+    assert row["retaken"] == 1 and 12.0 not in row["rounds"] and row["decision"] == "refuted"
+    assert mf.measure.disturbed(0.05, [0.02]) and not mf.measure.disturbed(0.03, [0.02])
+    assert not mf.measure.disturbed(0.5, [])  # the first round trip is its own reference
+
+
 def test_speed_rounds_table_has_both_modes_of_each_claim(monkeypatch):
     from yolo26kit.investigations.cdmaskformer_mask import measure
 

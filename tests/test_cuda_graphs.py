@@ -691,6 +691,11 @@ def test_rounds_in_turn_stop_once_the_rounds_rule_decides(clock):
     assert alike["speed_verdict"] == "confirmed" and len(alike["speedups"]) == MIN_ROUNDS + 2
     assert measures.spread_decision(alike["per_call_ms"]) == (None, pytest.approx({"value": 1.0, "inside": 0.0,
                                                                                    "outside": 0.0, "edge": 1.0}))
+    # an undecided spread goes on past the speed-up's cap to its own, once that is more
+    longer = measures.rounds_in_turn({"graphs": clock.call([0.001, 0.002]), "default": clock.call([0.002, 0.004])},
+                                     "cpu", 1.0, 5.0, calls=4, max_rounds=MIN_ROUNDS + 2, decide_spread=True,
+                                     spread_max_rounds=MIN_ROUNDS + 4)
+    assert len(longer["speedups"]) == MIN_ROUNDS + 4
     # ...and stop at MIN_ROUNDS once it decides: graphs steady, default not
     steady = measures.rounds_in_turn({"graphs": clock.call([0.001]), "default": clock.call([0.002, 0.004])}, "cpu",
                                      1.0, 5.0, calls=4, max_rounds=MIN_ROUNDS + 2, decide_spread=True)

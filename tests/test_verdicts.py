@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yolo26kit import findings
+from yolo26kit import findings, verdicts
 from yolo26kit.verdicts import (MARGIN, Figure, Finding, Judgement, all_none_some, band, band_decision, combine,
                                 differing, pooled_decision, rounds_until_decided, settle, stability,
                                 unmet)
@@ -202,3 +204,16 @@ def test_an_open_band_decides_on_its_one_edge() -> None:
     assert band([2.0, 1.9, 2.1, 2.2, 2.0], 1.0, float("inf")) == "confirmed"
     assert band([0.5, 0.6, 0.55, 0.5, 0.6], 1.0, float("inf")) == "refuted"
     assert band([0.99, 1.01, 1.0, 1.02, 0.98], 1.0, float("inf")) == "inconclusive"
+
+
+def test_scattered_rounds_do_not_decide_where_their_median_happened_to_fall() -> None:
+    """Rounds a busy machine scattered across the band (the cold batch's 1.5-11.7x) stay undecided; the same median
+    with tight rounds decides, and rounds wide but all far from the edge still decide."""
+    scattered_rounds = [1.53, 11.74, 6.26, 1.85, 2.96, 4.77]
+    assert verdicts.scattered(scattered_rounds, 1.75, 7.0)
+    assert band_decision(scattered_rounds, 1.75, 7.0) is None
+    assert band_decision([2.9, 2.96, 3.0, 2.95, 3.1, 2.97], 1.75, 7.0) == "confirmed"
+    wide_far = [1.41, 2.94, 4.21, 1.44, 3.54]  # all above the direction band's edge at 1
+    assert not verdicts.scattered(wide_far, 1.0, math.inf) and band_decision(wide_far, 1.0, math.inf) == "confirmed"
+    assert not verdicts.scattered([1.0, 50.0, 3.0], 1.75, 7.0)  # fewer than MIN_ROUNDS: no spread of rounds to read
+    assert not verdicts.scattered([1.0, 2.0, 3.0, 4.0, 5.0], -math.inf, math.inf)

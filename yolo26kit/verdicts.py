@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
@@ -98,6 +99,11 @@ MAX_ROUNDS = 15
 MARGIN = 0.05
 STABLE_SHARE = 0.9
 RESAMPLES = 400
+# ...and only when the rounds agree with each other: from MIN_ROUNDS rounds on, rounds on both sides of an edge need
+# their median clear of the nearest edge by CLEARANCE_IQR of the rounds' interquartile range. Rounds a busy machine scattered (a ratio of
+# 1.5-11.7x beside a batch's compiles, 1.5-1.7x without) then keep being timed, and stay undecided, instead of
+# deciding on where the scatter happened to fall.
+CLEARANCE_IQR = 0.5
 
 
 def _side(value: float, lo: float, hi: float, margin: float = 0.0) -> str:
@@ -110,6 +116,25 @@ def _side(value: float, lo: float, hi: float, margin: float = 0.0) -> str:
     if value < lo_out or value > hi_out:
         return "outside"
     return "edge"
+
+
+def interquartile_range(rounds: Sequence[float]) -> float:
+    """Q3 - Q1 of the rounds (inclusive quartiles: a real span of what was measured)."""
+    q1, _, q3 = statistics.quantiles(sorted(rounds), n=4, method="inclusive")
+    return q3 - q1
+
+
+def scattered(rounds: Sequence[float], lo: float, hi: float) -> bool:
+    """True when MIN_ROUNDS or more rounds fall on both sides of the band's edge and spread so widely that their
+    median lies closer to the nearest edge than CLEARANCE_IQR of their interquartile range: where the median falls
+    is then the machine's noise. Rounds all on one side are never scattered, however wide."""
+    if len(rounds) < MIN_ROUNDS:
+        return False  # fewer rounds (a single figure, a p10/median/p90 triple) have no spread of rounds to read
+    edges = [edge for edge in (lo, hi) if math.isfinite(edge)]
+    mid = median_round(rounds)
+    if not edges or len({_side(v, lo, hi) for v in rounds} | {_side(mid, lo, hi)}) == 1:
+        return False
+    return min(abs(mid - edge) for edge in edges) < CLEARANCE_IQR * interquartile_range(rounds)
 
 
 def median_round(rounds: Iterable[float]) -> float:
@@ -139,8 +164,9 @@ def _resampled_sides(rounds: Sequence[T], statistic: Callable[[Sequence[T]], flo
 def band_decision(values: Iterable[float], lo: float, hi: float, *, min_rounds: int = 1) -> str | None:
     """The rounds rule against the seed's band [lo, hi]: `confirmed` when at least ROUNDS_SHARE of the rounds and
     their median lie inside the band, `refuted` when they lie outside it (either side), in both cases with the
-    median clear of the edge by MARGIN and STABLE_SHARE of bootstrap resamples agreeing; None when fewer than
-    `min_rounds` rounds were timed or the rounds do not decide (more rounds may decide)."""
+    median clear of the edge by MARGIN and STABLE_SHARE of bootstrap resamples agreeing, and the rounds not
+    `scattered`; None when fewer than `min_rounds` rounds were timed or the rounds do not decide (more rounds may
+    decide)."""
     rounds = sorted(float(v) for v in values)
     if len(rounds) < max(1, min_rounds):
         return None
@@ -149,7 +175,7 @@ def band_decision(values: Iterable[float], lo: float, hi: float, *, min_rounds: 
     if side == "edge":
         return None
     agree = sum(_side(v, lo, hi) == side for v in rounds)
-    if agree < ROUNDS_SHARE * n or stability(rounds, lo, hi)[side] < STABLE_SHARE:
+    if agree < ROUNDS_SHARE * n or stability(rounds, lo, hi)[side] < STABLE_SHARE or scattered(rounds, lo, hi):
         return None
     return "confirmed" if side == "inside" else "refuted"
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ... import findings, verdicts
 from ...verdicts import Judgement
-from .measure import Results
+from .measure import DISTURBED_FACTOR, Results
 from .model import ORIGINAL, Shape, parse_shape, shape_label
 
 
@@ -98,9 +98,12 @@ def _mode_text(row: pd.Series, lo: float, hi: float) -> str:
     timed = sorted(_timed_rounds(row))
     mid = verdicts.median_round(timed) if timed else float("nan")
     decided = verdicts.band_decision(timed, lo, hi, min_rounds=verdicts.MIN_ROUNDS) or "undecided"
+    retaken = int(row.get("retaken") or 0)
+    shared = (f"; {retaken} more timed again, their device round trip over {DISTURBED_FACTOR:g}× its quietest "
+              "(another process on the device)") if retaken else ""
     return (f"{mode}: {ORIGINAL}/masked_fill median {mid:.2f}× over {len(row['rounds'])} rounds "
-            f"({', '.join(f'{float(r):.2f}' for r in row['rounds'])}×; {len(row['rounds']) - len(timed)} not timed) "
-            f"→ {decided}")
+            f"({', '.join(f'{float(r):.2f}' for r in row['rounds'])}×; {len(row['rounds']) - len(timed)} not timed"
+            f"{shared}) → {decided}")
 
 
 def combine_modes(decisions: dict[bool, str | None], leanings: dict[bool, str] | None = None) -> str:
@@ -135,7 +138,8 @@ def _judge_speed_rounds(res: Results, claim_id: str, seed_txt: str, data: dict[s
     verdict = combine_modes(decisions, _mode_leanings(cuda, lo, hi))
     data["modes"] = {("on" if k else "off"): v or "undecided" for k, v in decisions.items()}
     rule = (f"rounds rule: at least {verdicts.ROUNDS_SHARE:.0%} of a mode's rounds and their median on one side of "
-            f"{lo:g}–{hi:g}×, {verdicts.MIN_ROUNDS} to {verdicts.MAX_ROUNDS} rounds timed until it decides; both modes "
+            f"{lo:g}–{hi:g}×, the median clear of its edge by {verdicts.CLEARANCE_IQR:g}× the rounds' interquartile "
+            f"range, {verdicts.MIN_ROUNDS} to {verdicts.MAX_ROUNDS} rounds timed until it decides; both modes "
             "alike → that verdict, one in and one out → partly, one undecided → the other's verdict where its median "
             "lies on that side")
     text = (f"cuda {shape}, {res.full_percent}% of (image, query) rows all True — "

@@ -19,7 +19,7 @@ from ...errors import BadParameter
 from ...paths import process_temp_dir
 from .measure_evidence import (MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call, profile_call_at,
                                trace_one_call)
-from .measures import SPEEDUP_BAND, compile_settings, max_abs_diff, spread
+from .measures import SPEEDUP_BAND, SPREAD_MAX_ROUNDS, compile_settings, max_abs_diff, spread
 from .measures import rounds_in_turn
 from .model import NAME, VARIANTS, CacheOverflow, Config, Forecaster, fresh_copy, build, example_context, forecast
 
@@ -183,7 +183,8 @@ def rounds_against_default(model: Forecaster, step: Callable, cfg: Config, varia
     for _ in range(warmup):
         fns["default"]()
     got = rounds_in_turn(fns, device, *SPEEDUP_BAND, calls=SPREAD_CALLS, min_rounds=rounds,
-                        max_rounds=max(rounds, MAX_ROUNDS), decide_spread=True)
+                        max_rounds=max(rounds, MAX_ROUNDS), decide_spread=True,
+                         spread_max_rounds=SPREAD_MAX_ROUNDS)
     per_round = {name: [spread(calls) for calls in got["per_call_ms"][name]] for name in fns}
     return {"rounds": {name: {"median_ms": [s["median_ms"] for s in spreads],
                               "iqr_ms": [s["iqr_ms"] for s in spreads],

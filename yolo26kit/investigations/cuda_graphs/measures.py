@@ -140,6 +140,7 @@ def memory_added(fn: Callable[[], Any], device: str) -> tuple[Any, dict[str, int
 
 
 SPEEDUP_BAND = (2.0, 5.0)  # the ledger's band of cuda_graphs.speedup_2_5x; rounds stop once they decide it
+SPREAD_MAX_ROUNDS = 25  # an undecided spread ratio gets this many rounds (the speed-up stops at MAX_ROUNDS)
 SPREAD_BAND = (1.0, math.inf)  # cuda_graphs.consistent_latency: default's relative spread over graphs', at least 1
 
 
@@ -165,10 +166,11 @@ def spread_decision(per_call_ms: dict[str, list[list[float]]],
 
 def rounds_in_turn(fns: dict[str, Callable[[], Any]], device: str, lo: float, hi: float, calls: int = 20,
                    min_rounds: int = 5, max_rounds: int = 15,
-                   decide_spread: bool = False) -> dict[str, Any]:
+                   decide_spread: bool = False, spread_max_rounds: int = 0) -> dict[str, Any]:
     """Time `graphs` and `default` call by call in turn, `calls` calls each per round, until the speed-up rounds
     (median default / median graphs) decide the band [lo, hi] by the rounds rule — and, with `decide_spread`, the pooled
-    spread ratio decides SPREAD_BAND too (spread_decision) — or `max_rounds` is reached.
+    spread ratio decides SPREAD_BAND too (spread_decision) — or `max_rounds` is reached; an undecided spread goes on
+    to `spread_max_rounds` when that is more (a spread of 20 calls per round moves more than a median).
 
     Per round also the spread ratio (default's relative spread / graphs'), shown beside the pooled one.
     """
@@ -176,12 +178,14 @@ def rounds_in_turn(fns: dict[str, Callable[[], Any]], device: str, lo: float, hi
     speedups: list[float] = []
     spreads: list[float] = []
 
-    def decided() -> bool:
-        if band_decision(speedups, lo, hi, min_rounds=min_rounds) is None:
+    def more() -> bool:
+        speed_done = band_decision(speedups, lo, hi, min_rounds=min_rounds) is not None
+        spread_done = not decide_spread or spread_decision(per_call, min_rounds)[0] is not None
+        if speed_done and spread_done:
             return False
-        return not decide_spread or spread_decision(per_call, min_rounds)[0] is not None
+        return len(speedups) < (max_rounds if spread_done else max(max_rounds, spread_max_rounds))
 
-    while len(speedups) < max_rounds and not decided():
+    while more():
         got: dict[str, list[float]] = {name: [] for name in fns}
         with timing.device_lock():
             for _ in range(calls):

@@ -15,7 +15,8 @@ import torch
 
 from ...bench import isolate, timing
 from .measure_evidence import MESSAGE_CHARS, LogCapture, counter_snapshot, profile_call_at
-from .measures import SPEEDUP_BAND, compile_settings, first_call, max_abs_diff, memory_added, rounds_in_turn, spread
+from .measures import (SPEEDUP_BAND, SPREAD_MAX_ROUNDS, compile_settings, first_call, max_abs_diff, memory_added,
+                       rounds_in_turn, spread)
 from .toto import TOTO_VARIANTS, TotoRun, build_toto, model_bytes, parameter_count, toto_context, toto_forecast
 
 # A case whose rounds wait for the notebook's other cases goes on after this long all the same (a gate never set).
@@ -117,7 +118,7 @@ def toto_case(variant: str, run: dict[str, Any], device: str, capture: bool = Tr
             with compile_settings(capture, None):
                 row["rounds"] = rounds_in_turn({"graphs": graphs_fc, "default": default_fc}, device, *SPEEDUP_BAND,
                                                calls=calls, min_rounds=min_rounds, max_rounds=max_rounds,
-                                               decide_spread=True)
+                                               decide_spread=True, spread_max_rounds=SPREAD_MAX_ROUNDS)
         except Exception as exc:
             row["rounds_error"] = _error(exc)
     row.update({"status": "ok", "error": "", "seconds": round(time.perf_counter() - t0, 2)})
