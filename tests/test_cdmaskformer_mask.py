@@ -539,8 +539,8 @@ def test_speed_rounds_vary_with_what_is_timed(monkeypatch):
 
 
 def test_a_round_timed_beside_another_process_is_timed_again(monkeypatch):
-    """A round whose device round trip took over twice its quietest is retaken (at most DISTURBED_RETRIES times):
-    its scattered ratio never reaches the rounds rule while quiet rounds follow."""
+    """A round whose device round trip took over twice its quietest is retaken (at most DISTURBED_RETRIES times a
+    row): its scattered ratio never reaches the rounds rule while quiet rounds follow."""
     from yolo26kit.investigations.cdmaskformer_mask import measure
 
     # (original ms, round trip ms): the third round is disturbed once, then quiet
@@ -552,8 +552,13 @@ def test_a_round_timed_beside_another_process_is_timed_again(monkeypatch):
                 mf.measure.SYNC_CONTROL: control}
 
     monkeypatch.setattr(measure, "_net_round", fake_round)
+    monkeypatch.setattr(measure, "DISTURBED_PAUSE_S", 0.0)
     row = mf.measure.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
     assert row["retaken"] == 1 and 12.0 not in row["rounds"] and row["decision"] == "refuted"
+    # a device busy throughout: the row's retakes run out and its rounds are kept as timed
+    script = iter([(0.16, 0.02)] + [(1.2, 0.09)] * 40)
+    busy = mf.measure.speed_until_decided("cpu", (2, 2, 7), 1.75, 7.0, False)
+    assert busy["retaken"] == mf.measure.DISTURBED_RETRIES and 12.0 in busy["rounds"]
     assert mf.measure.disturbed(0.05, [0.02]) and not mf.measure.disturbed(0.03, [0.02])
     assert not mf.measure.disturbed(0.5, [])  # the first round trip is its own reference
 

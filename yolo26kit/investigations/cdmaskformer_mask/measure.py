@@ -18,6 +18,7 @@ The roofline fraction divides it by the device's copy bandwidth measured in the 
 from __future__ import annotations
 
 import math
+import time
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -278,10 +279,12 @@ UNTIMED_RETRIES = 3  # a round whose net time is not positive (a busy machine) i
 # Each round also times a device round trip (a one-element add read back with .item()): the original's nonzero
 # waits on the same round trip, so another process's kernels on the GPU (a batch's compiles and autotuning) slow it
 # far more than masked_fill (its ratio read 1.5-11.7x beside them, 1.5-1.7x without). A round whose round trip took
-# over DISTURBED_FACTOR x the quietest one seen is timed again, at most DISTURBED_RETRIES times.
+# over DISTURBED_FACTOR x the quietest one seen is timed again after a pause (the neighbour's burst may pass), at
+# most DISTURBED_RETRIES times per row, so a machine busy throughout costs seconds, not minutes.
 SYNC_CONTROL = "device round trip (control)"
 DISTURBED_FACTOR = 2.0
-DISTURBED_RETRIES = 3
+DISTURBED_RETRIES = 6
+DISTURBED_PAUSE_S = 1.0
 
 
 def speed_claims() -> dict[str, tuple[Shape, float, float]]:
@@ -338,14 +341,15 @@ def speed_until_decided(dev: str, shape: Shape, lo: float, hi: float, det: bool,
 
     def one_round() -> float:
         nonlocal retaken
-        for attempt in range(DISTURBED_RETRIES + 1):
-            nets = _net_round(dev, src, buf, det, min_run_time, warmup if not kept and not attempt else 0)
+        while True:
+            nets = _net_round(dev, src, buf, det, min_run_time, warmup if not kept and not controls else 0)
             control = nets.get(SYNC_CONTROL)
             shared = disturbed(control, controls)
             controls.extend([control] if control is not None else [])
-            if not shared or attempt == DISTURBED_RETRIES:
+            if not shared or retaken >= DISTURBED_RETRIES:
                 break
             retaken += 1
+            time.sleep(DISTURBED_PAUSE_S)
         kept.append(nets)
         o, f = nets[ORIGINAL], nets["masked_fill"]
         return o / f if o > 0 and f > 0 else math.nan
