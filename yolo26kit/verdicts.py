@@ -175,7 +175,7 @@ def band_decision(values: Iterable[float], lo: float, hi: float, *, min_rounds: 
     if side == "edge":
         return None
     agree = sum(_side(v, lo, hi) == side for v in rounds)
-    if agree < ROUNDS_SHARE * n or stability(rounds, lo, hi)[side] < STABLE_SHARE or scattered(rounds, lo, hi):
+    if agree < ROUNDS_SHARE * n or scattered(rounds, lo, hi) or stability(rounds, lo, hi)[side] < STABLE_SHARE:
         return None
     return "confirmed" if side == "inside" else "refuted"
 

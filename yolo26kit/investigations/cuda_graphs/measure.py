@@ -184,7 +184,7 @@ def rounds_against_default(model: Forecaster, step: Callable, cfg: Config, varia
         fns["default"]()
     got = rounds_in_turn(fns, device, *SPEEDUP_BAND, calls=SPREAD_CALLS, min_rounds=rounds,
                         max_rounds=max(rounds, MAX_ROUNDS), decide_spread=True,
-                         spread_max_rounds=SPREAD_MAX_ROUNDS)
+                        spread_max_rounds=SPREAD_MAX_ROUNDS)
     per_round = {name: [spread(calls) for calls in got["per_call_ms"][name]] for name in fns}
     return {"rounds": {name: {"median_ms": [s["median_ms"] for s in spreads],
                               "iqr_ms": [s["iqr_ms"] for s in spreads],
