@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from yolo26kit.bench import isolate
+from yolo26kit.bench import isolate, step_server
 
 
 def segfault() -> None:
@@ -379,6 +379,27 @@ def test_a_step_server_started_ahead_serves_the_next_step():
     assert forkserver._forkserver._forkserver_pid == server  # the same server, not a second one
 
 
+def env_of(*names: str) -> dict:
+    return {n: os.environ.get(n) for n in names}
+
+
+def test_steps_of_a_server_started_ahead_see_the_environment_as_it_was_at_the_first_step(monkeypatch):
+    monkeypatch.setenv("KIT_TEST_GONE", "set before the server")
+    monkeypatch.delenv("KIT_TEST_SET", raising=False)
+    isolate.stop_server()
+    try:
+        isolate.start_server_soon().join(120)
+        monkeypatch.setenv("KIT_TEST_SET", "set after the server, before the first step")
+        monkeypatch.delenv("KIT_TEST_GONE")
+        first = isolate.run_step(env_of, "KIT_TEST_SET", "KIT_TEST_GONE", timeout=60, step="first")
+        monkeypatch.setenv("KIT_TEST_SET", "set after the first step")
+        later = isolate.run_step(env_of, "KIT_TEST_SET", "KIT_TEST_GONE", timeout=60, step="later")
+    finally:
+        isolate.stop_server()  # the next test's steps start from their own environment
+    assert first.value == {"KIT_TEST_SET": "set after the server, before the first step", "KIT_TEST_GONE": None}
+    assert later.value == first.value  # later changes stay the caller's, as with a server the first step started
+
+
 def torch_threads() -> int:
     import torch
 
@@ -429,3 +450,22 @@ def test_the_spare_gpu_env_is_empty_when_none_was_lent_or_it_does_not_read(monke
                 '{"gpu": "1", "lock": "/l", "cores": "x"}', '{"gpu": "1", "lock": "/l", "cores": 5}'):
         monkeypatch.setenv(timing.SPARE_GPU_ENV, bad)
         assert timing.spare_gpu_env() == {}, bad
+
+
+def test_the_kernel_startup_starts_the_step_server_with_the_notebooks_preloads_and_leaves_no_name():
+    from yolo26kit.catalog import Investigation
+    from yolo26kit.run import notebook
+
+    env = notebook.kernel_startup_env(Investigation("probe", "t", (), preload=("json", "csv")))
+    assert env[step_server.PRELOAD_ENV] == "json,csv"
+    check = ("import runpy, sys, threading\n"
+             "names = runpy.run_path(sys.argv[1])\n"
+             "[t.join(120) for t in threading.enumerate() if t.name == 'step-server-start']\n"
+             "from multiprocessing import forkserver\n"
+             "from yolo26kit.bench import step_server\n"
+             "print(sorted(n for n in names if not n.startswith('__')), step_server._PRELOAD[-2:],\n"
+             "      forkserver._forkserver._forkserver_pid is not None)\n")
+    out = subprocess.run([sys.executable, "-c", check, env["PYTHONSTARTUP"]], capture_output=True, text=True,
+                         timeout=180, env={**os.environ, **env})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "['json',", "'csv']", "True"]

@@ -46,6 +46,9 @@ class Investigation:
     # The share of its GPU measuring seconds it can move onto a second GPU when the batch has one (0: none): the
     # plan then gives it a spare GPU (run/plan.py) and its steps may time there (timing.spare_gpu_env).
     spare_gpu_share: float = 0.0
+    # Modules its isolated steps import: a run's notebook kernel starts its step server with them before the first
+    # cell (run/kernel_startup.py), so the imports overlap the notebook's own instead of delaying its first step.
+    preload: tuple[str, ...] = ()
 
     @property
     def notebook(self) -> Path:

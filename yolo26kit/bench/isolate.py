@@ -12,7 +12,6 @@ import fcntl
 import faulthandler
 import hashlib
 import json
-import multiprocessing as mp
 import os
 import pickle
 import re
@@ -27,6 +26,9 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator
 
 from ..paths import process_temp_dir
+from . import step_server
+# the step server's calls, under the names every caller knows
+from .step_server import preload, start_soon as start_server_soon, stop as stop_server  # noqa: F401
 
 STATUSES = ("ok", "error", "crash", "timeout", "oom", "skipped")
 LOG_TAIL = 20_000  # characters of the child's stdout/stderr kept with the outcome
@@ -112,9 +114,12 @@ def _watch_lifeline(lifeline: Connection) -> None:
 
 
 def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kwargs: dict, log_path: str | None,
-           env: dict, preload_global: list[str], spawned_at: float = 0.0, step: str = "") -> None:
+           env: dict, preload_global: list[str], spawned_at: float = 0.0, step: str = "",
+           unset: tuple[str, ...] = ()) -> None:
     os.setsid()  # own process group: a timeout kills the step and every worker it started
     threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True).start()
+    for name in unset:
+        os.environ.pop(name, None)
     os.environ.pop(SLOTS_ENV, None)
     os.environ.pop(JOURNAL_ENV, None)  # a step started inside a step is part of it: only the outer one is kept
     os.environ.update(env)
@@ -179,44 +184,6 @@ def _record_cache_counts() -> None:
         pass
 
 
-_CONTEXT: mp.context.BaseContext | None = None
-_PRELOAD = ["torch", "yolo26kit.bench.warmup"]
-
-
-def preload(*modules: str) -> None:
-    """Import these modules in the fork server too, so each step starts without re-importing them.
-
-    Takes effect only before the first run_step of this process (the server starts then).
-    """
-    _PRELOAD.extend(m for m in modules if m not in _PRELOAD)
-
-
-def start_server_soon() -> threading.Thread:
-    """Start this process's step server on a thread of its own, so that its imports (torch and every preload) overlap
-    what the caller does meanwhile instead of delaying the first step. Every preload must be declared before."""
-    def start() -> None:
-        from multiprocessing import forkserver
-
-        _context()
-        with contextlib.suppress(Exception), _main_file_hidden():  # else the first step starts it, and says why not
-            forkserver.ensure_running()
-
-    thread = threading.Thread(target=start, name="step-server-start", daemon=True)
-    thread.start()
-    return thread
-
-
-def _context() -> mp.context.BaseContext:
-    """A forkserver context: children fork from a server that imported torch (and any preloads) but holds no CUDA state."""
-    global _CONTEXT
-    if _CONTEXT is None:
-        # torch.cuda.is_available() in a preloaded module must not create a CUDA context in the server.
-        os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-        _CONTEXT = mp.get_context("forkserver")
-        _CONTEXT.set_forkserver_preload(list(_PRELOAD))
-    return _CONTEXT
-
-
 def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
     try:
         os.killpg(pid, sig)
@@ -265,22 +232,6 @@ def stop_all(grace: float = 3.0) -> list[int]:
     while the batch stopped, e.g. waiting for the step server) until allow_steps()."""
     _STOPPED.set()
     return terminate_all(grace)
-
-
-def stop_server() -> None:
-    """End this process's step server at once (SIGKILL). Left to itself it exits only after this process does, and
-    then spends seconds in interpreter shutdown (torch and papermill loaded): a finished `run` leaves no process."""
-    from multiprocessing import forkserver
-
-    server = forkserver._forkserver
-    pid = getattr(server, "_forkserver_pid", None)
-    if pid is None:
-        return
-    try:
-        os.kill(pid, signal.SIGKILL)
-        server._stop_unlocked()  # reaps it and forgets it: a later step starts a new server
-    except (OSError, AttributeError):
-        pass
 
 
 def allow_steps() -> None:
@@ -402,7 +353,7 @@ def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: 
     Under JOURNAL_ENV, a call that finished in an earlier call of the run is read back, not run (details["reused"]).
     """
     step = step or getattr(fn, "__name__", "step")
-    if getattr(fn, "__module__", "") == "__main__" and not _main_file():
+    if getattr(fn, "__module__", "") == "__main__" and not step_server.main_file():
         return Outcome(step, "error", error=f"{getattr(fn, '__qualname__', fn)!r} is defined in __main__ without a "
                        "file (a notebook, or code read from stdin): the step's process cannot import it; define it "
                        "in a module")
@@ -541,32 +492,6 @@ def remake_artifacts(journal: str, args: tuple, kwargs: dict) -> list[str]:
     return remade
 
 
-_MAIN_LOCK = threading.Lock()
-
-
-def _main_file() -> str | None:
-    """__main__'s file when it is one on disk; None for a notebook, `python -` (`<stdin>`) or `python -c`."""
-    path = getattr(sys.modules.get("__main__"), "__file__", None)
-    return path if path and os.path.isfile(path) else None
-
-
-@contextlib.contextmanager
-def _main_file_hidden() -> Iterator[None]:
-    """multiprocessing re-runs __main__'s file in every child: a `__file__` that is no file (`<stdin>`) would make
-    each child fail before the step, so it is hidden while a child starts."""
-    main = sys.modules.get("__main__")
-    if main is None or _main_file():
-        yield
-        return
-    with _MAIN_LOCK:  # threads starting steps at once: one hides and restores while the others wait
-        path = main.__dict__.pop("__file__", None)
-        try:
-            yield
-        finally:
-            if path is not None:
-                main.__file__ = path
-
-
 def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str, capture: bool,
               env: dict[str, str] | None, phase: str, preload_global: list[str] | tuple) -> Outcome:
     from . import timing
@@ -577,16 +502,18 @@ def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str
     if capture:
         fd, log_path = tempfile.mkstemp(prefix="yolo26kit-step-", suffix=".log")
         os.close(fd)
-    ctx = _context()
+    ctx = step_server.context()
     parent_end, child_end = ctx.Pipe(duplex=False)
     lifeline_child, lifeline_parent = ctx.Pipe(duplex=False)  # we never write: EOF there means we died
     t0, started = time.perf_counter(), time.time()
+    changed, unset = step_server.env_since_start()
     # The phase log as this process has it now: the step server may have started before it was set.
     logged = {timing.PHASE_LOG_ENV: os.environ[timing.PHASE_LOG_ENV]} if os.environ.get(timing.PHASE_LOG_ENV) else {}
     proc = ctx.Process(target=_child, args=(child_end, lifeline_child, fn, args, kwargs, log_path,
-                                            {**logged, **(env or {})}, list(preload_global), started, step),
+                                            {**changed, **logged, **(env or {})}, list(preload_global), started, step,
+                                            tuple(unset)),
                        daemon=False)
-    with _main_file_hidden():
+    with step_server.main_file_hidden():
         proc.start()
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc

@@ -71,14 +71,16 @@ class NotebookTask:
     lock_dir: str = ""  # where the per-GPU measuring locks live
     gpu_cores: dict[str, str] = field(default_factory=dict)  # per GPU, the cores its timings move to ("26,27")
     spare_gpu: str | None = None  # a second GPU the plan lends it for part of its measuring (plan.Placement)
+    preload: tuple[str, ...] = ()  # catalog.Investigation.preload
 
 
 @dataclass(frozen=True)
 class Source:
-    """The part of an Investigation that notebook.execute reads: its name and notebook."""
+    """The part of an Investigation that notebook.execute reads: its name, notebook and step preloads."""
 
     name: str
     notebook: Path
+    preload: tuple[str, ...] = ()
 
 
 def gpu_env(task: NotebookTask, gpu: str | None) -> dict[str, str]:
@@ -103,9 +105,9 @@ def _lock_path(task: NotebookTask, gpu: str) -> str:
 
 def run_task(task: NotebookTask, stopping: Callable[[], bool] = lambda: False) -> Any:
     """Execute one notebook here (notebook.execute), pinned to its planned GPU; its NotebookRun with `gpu` set."""
-    result = notebook.execute(Source(task.name, Path(task.notebook)), task.parameters, Path(task.run_dir), task.run_id,
-                            task.timeout, task.log_output, env=gpu_env(task, task.gpu), progress=task.progress,
-                            stopping=stopping, tag=task.tag)
+    result = notebook.execute(Source(task.name, Path(task.notebook), tuple(task.preload)), task.parameters,
+                              Path(task.run_dir), task.run_id, task.timeout, task.log_output,
+                              env=gpu_env(task, task.gpu), progress=task.progress, stopping=stopping, tag=task.tag)
     result.gpu = task.gpu
     return result
 

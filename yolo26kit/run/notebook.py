@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from .. import findings
 from ..paths import NOTEBOOK_TAG_ENV
-from ..bench import isolate
+from ..bench import isolate, step_server
 from ..catalog import Investigation
 from . import timeline
 
@@ -114,6 +114,12 @@ def notebook_tag(run_id: str, name: str) -> str:
     return f"{run_id}/{name}/{os.getpid()}"
 
 
+def kernel_startup_env(inv: Investigation) -> dict[str, str]:
+    """The environment that has a notebook's kernel start its step server before the first cell (kernel_startup.py)."""
+    return {"PYTHONSTARTUP": str(Path(__file__).with_name("kernel_startup.py")),
+            step_server.PRELOAD_ENV: ",".join(inv.preload)}
+
+
 def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_id: str,
             timeout: float = DEFAULT_TIMEOUT, log_output: bool = False, *, env: dict[str, str] | None = None,
             progress: bool = True, stopping: Callable[[], bool] = lambda: False, tag: str = "") -> NotebookRun:
@@ -131,7 +137,8 @@ def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_i
     phase_log.unlink(missing_ok=True)
     started_at = time.time()
     result = _execute(inv, parameters, run_dir, run_id, timeout, log_output, progress, stopping,
-                      {**(env or {}), timing.PHASE_LOG_ENV: str(phase_log)}, tag or notebook_tag(run_id, inv.name))
+                      {**(env or {}), timing.PHASE_LOG_ENV: str(phase_log), **kernel_startup_env(inv)},
+                      tag or notebook_tag(run_id, inv.name))
     result.started_at, result.ended_at = started_at, time.time()
     rows = timeline.read_intervals(phase_log)
     phase_log.unlink(missing_ok=True)  # the folder stays until the batch ends: another notebook may not have written yet

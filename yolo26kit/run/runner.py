@@ -431,7 +431,7 @@ def notebook_task(batch: Batch, placement: batch_plan.Placement, child: dict[str
         meta.get("log_output", False), progress, {**child, isolate.SLOT_RANK_ENV: str(planned.order.index(placement.name))},
         placement.gpu, placement.cpus, round(1 / per_gpu, 4),
         lock_dir=str(lock_dir), gpu_cores={g: ",".join(map(str, c)) for g, c in planned.gpu_cores.items()},
-        spare_gpu=placement.spare_gpu)
+        spare_gpu=placement.spare_gpu, preload=catalog.get(placement.name).preload)
 
 
 def _execute_all(batch: Batch, planned: batch_plan.Plan, engine: Any, child: dict[str, str], stop: _Stop,

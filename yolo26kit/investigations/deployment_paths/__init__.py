@@ -25,7 +25,7 @@ from typing import Any
 from ... import catalog
 from ...bench import yolo
 from .judge import JUDGES, judge
-from .measure import BACKENDS, DTYPES, NAME, SEEDS, TASKS
+from .measure import PRELOAD, BACKENDS, DTYPES, NAME, SEEDS, TASKS
 from .measure_driver import investigate
 from .show import (TABLES, dynamic_frame, fastest_frame, latency_frame, plot_latency, seed_frame, side_by_side_frame,
                    tasks_frame)
@@ -65,4 +65,5 @@ catalog.register(catalog.Investigation(
         "workers": lambda v: None if v >= 0 else "must be 0 (automatic) or more",
     },
     judges=JUDGES,
+    preload=PRELOAD,
 ))

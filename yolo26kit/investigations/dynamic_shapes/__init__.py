@@ -11,7 +11,7 @@ from __future__ import annotations
 from ... import catalog
 from ...bench.dynamic_export import SPECS, STRIDE
 from .judge import JUDGES, judge
-from .measure import NAME, PATHS, Results, start_backends
+from .measure import PRELOAD, NAME, PATHS, Results, start_backends
 from .measure_export import residue_scan, run_sweep, try_specs
 from .show import TABLES, explorer, fix_source, non_multiples, plot_latency, record_tables, residue_table
 
@@ -44,4 +44,5 @@ catalog.register(catalog.Investigation(
         "aoti_specs": catalog.one_of(*SPECS),
     },
     judges=JUDGES,
+    preload=PRELOAD,
 ))

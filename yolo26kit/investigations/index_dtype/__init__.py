@@ -28,7 +28,7 @@ from __future__ import annotations
 from ... import catalog
 from ...bench import yolo
 from .judge import JUDGES, judge
-from .measure import PATHS, PROBES, autotune_note, equivalence, investigate
+from .measure import PATHS, PRELOAD, PROBES, autotune_note, equivalence, investigate
 from .measure_root import root_cause
 from .model import VARIANTS
 from .show import (TABLES, diagnosis, equivalence_summary, explorer, matrix_frame, probe_frame, scan_frame,
@@ -74,4 +74,5 @@ catalog.register(catalog.Investigation(
         "probes": catalog.one_of(*PROBES),
     },
     judges=JUDGES,
+    preload=PRELOAD,
 ))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ... import catalog
 from .judge import JUDGES, judge
-from .measure import NAME, SEED, investigate
+from .measure import PRELOAD, NAME, SEED, investigate
 from .model import MODELS
 from .show import TABLES, record_tables
 
@@ -43,4 +43,5 @@ catalog.register(catalog.Investigation(
         "workers": lambda v: None if v >= 0 else "must be 0 (automatic) or more",
     },
     judges=JUDGES,
+    preload=PRELOAD,
 ))
