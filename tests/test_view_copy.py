@@ -276,35 +276,36 @@ def test_a_warm_compile_step_keys_its_package_without_exporting_again(tmp_path, 
 
 
 def test_each_package_runs_only_after_every_compile_has_ended(monkeypatch):
-    """A CPU package's OpenMP threads beside a compile step wait on a preempted peer at every kernel: the load+run
-    steps start once no compile runs, one at a time."""
+    """On CPU a package's OpenMP threads beside a compile step wait on a preempted peer at every kernel: the
+    load+run steps start once no compile runs, one at a time. On CUDA each runs once its own compile is done."""
     import threading
 
     from yolo26kit.investigations.view_copy import measure
 
-    events: list[tuple[str, str]] = []
-    running = {"compiles": 0, "runs": 0}
+    running = {measure.step_compile: 0, measure.step_run: 0}
+    beside: list[int] = []  # at each load+run's start: the compile and load+run steps running
     lock = threading.Lock()
 
     def fake_step(fn, *args, step="", **kwargs):
-        kind = "runs" if fn is measure.step_run else "compiles" if fn is measure.step_compile else ""
         with lock:
-            events.append(("start", kind))
-            if kind:
-                running[kind] += 1
-                assert running["runs"] == 0 or (running["compiles"] == 0 and running["runs"] == 1)
-        time.sleep(0.05)
+            if fn is measure.step_run:
+                beside.append(running[measure.step_compile] + running[measure.step_run])
+            if fn in running:
+                running[fn] += 1
+        time.sleep(0.5 if fn is measure.step_compile and step.startswith("yolo26n") else 0.05)  # the long pole
         with lock:
-            if kind:
-                running[kind] -= 1
-        value = {"package": f"{step}.pt2"} if kind == "compiles" else {}
-        return [isolate.Outcome(step, "ok", value=value)] if kind == "runs" else isolate.Outcome(step, "ok", value=value)
+            if fn in running:
+                running[fn] -= 1
+        if fn is measure.step_run:
+            return [isolate.Outcome(step, "ok", value={})]
+        return isolate.Outcome(step, "ok", value={"package": f"{step}.pt2"} if fn is measure.step_compile else {})
 
     monkeypatch.setattr(measure.isolate, "run_step", fake_step)
     monkeypatch.setattr(measure.aoti, "run_step", fake_step)
     monkeypatch.setattr(measure, "pass_changed", lambda graph: False)  # no rounds: the order of the steps is the test
-    res = measure.investigate(["kv_decode", "yolo26n"], ["kv_decode", "yolo26n"], "cpu", 16, 2, 1, 16, 1, 2, 64,
-                              0, 60, 0.01, workers=4)
-    kinds = [k for _, k in events if k]
-    assert kinds.count("runs") == 4 and kinds.index("runs") == kinds.count("compiles") == 4
-    assert all(c.run is not None for c in res.cases)
+    args = (["kv_decode", "yolo26n"], ["kv_decode", "yolo26n"])
+    res = measure.investigate(*args, "cpu", 16, 2, 1, 16, 1, 2, 64, 0, 60, 0.01, workers=4)
+    assert beside == [0, 0, 0, 0] and all(c.run is not None for c in res.cases)
+    beside.clear()
+    res = measure.investigate(*args, "cuda", 16, 2, 1, 16, 1, 2, 64, 0, 60, 0.01, workers=4)
+    assert len(beside) == 4 and max(beside) > 0 and all(c.run is not None for c in res.cases)

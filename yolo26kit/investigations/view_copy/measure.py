@@ -445,10 +445,12 @@ def _case_tag(case: Case) -> str:
     return f"{case.spec.model}:{'pass' if case.with_pass else 'nopass'}"
 
 
-def _compile_case(case: Case, timeout: float) -> Case:
-    """Compile one case in its own process."""
+def _compile_case(case: Case, timeout: float, then_run: float | None = None) -> Case:
+    """Compile one case in its own process; with `then_run` (a min_run_time), load+run it right after."""
     case.compile = isolate.run_step(step_compile, case.spec, case.with_pass, timeout=timeout,
                                     step=f"{_case_tag(case)}:aoti_compile", phase="compile")
+    if then_run is not None:
+        _run_case(case, timeout, then_run)
     return case
 
 
@@ -472,8 +474,12 @@ def investigate(models: list[str], compile_models: list[str], device: str, d_mod
     workers = workers or max(2, min(6, (os.cpu_count() or 2) // 2))
     with ThreadPoolExecutor(max_workers=workers) as pool, timing.sharing_cores(workers):
         # compiles are the long poles: start them first, the graph steps fill the gaps (the compile steps find the
-        # pass themselves; find_pass only describes it for the table)
-        futures = [pool.submit(_compile_case, c, step_timeout) for c in cases]
+        # pass themselves; find_pass only describes it for the table). On CPU each package runs alone, after every
+        # compile: beside a compile step a CPU package's OpenMP threads wait on a preempted peer at every kernel
+        # (YOLO26's first calls took 1.5 s each, against 16 ms alone). On CUDA its timing holds the GPU's lock on
+        # cores kept for it, so it runs as soon as its compile is done.
+        run_now = torch.device(device).type == "cuda"
+        futures = [pool.submit(_compile_case, c, step_timeout, min_run_time if run_now else None) for c in cases]
         graphs = {m: pool.submit(isolate.run_step, step_graphs, replace(base, model=m), timeout=step_timeout,
                                  step=f"{m}:edge_graph", phase="compile") for m in models}
         probes = pool.submit(isolate.run_step, probe_pass, timeout=120, step="probe_pass")
@@ -482,9 +488,7 @@ def investigate(models: list[str], compile_models: list[str], device: str, d_mod
         done = [f.result() for f in futures]
         graph_outcomes = {m: f.result() for m, f in graphs.items()}
         probe_outcome = probes.result()
-    # Each package runs alone, after every compile: beside a compile step, a CPU package's OpenMP threads wait on
-    # a preempted peer at every kernel (YOLO26's first calls took 1.5 s each, against 16 ms alone).
-    done = [_run_case(c, step_timeout, min_run_time) for c in done]
+    done = done if run_now else [_run_case(c, step_timeout, min_run_time) for c in done]
     timings = {}
     for model in compile_models:  # the rounds time nothing else but the two packages
         pair = {c.variant: c.code["package"] for c in done if c.spec.model == model and c.code is not None}
