@@ -86,6 +86,18 @@ def test_last_times_prefer_the_newest_run_with_every_notebook(tmp_path):
     assert plan.last_times(tmp_path, "cuda", ["z"]) == (None, {})
 
 
+def test_last_times_prefer_a_warm_run_to_a_newer_cold_one(tmp_path):
+    write_run(tmp_path, "20261101T000000Z-a-cuda", "cuda", {"x": (100, 10), "y": (50, 5)})
+    write_run(tmp_path, "20261102T000000Z-a-cuda", "cuda", {"x": (300, 70), "y": (200, 40)})
+    newest = tmp_path / "20261102T000000Z-a-cuda" / "run.json"
+    newest.write_text(json.dumps({**json.loads(newest.read_text()), "compile_cache": "cold"}))
+    assert plan.last_times(tmp_path, "cuda", ["x", "y"])[0] == "20261101T000000Z-a-cuda"
+    (tmp_path / "20261101T000000Z-a-cuda" / "run.json").unlink()  # only the cold one: better than nothing
+    assert plan.last_times(tmp_path, "cuda", ["x", "y"]) == ("20261102T000000Z-a-cuda",
+                                                            {"x": {"seconds": 300, "measure": 70},
+                                                             "y": {"seconds": 200, "measure": 40}})
+
+
 def test_a_notebook_that_never_finished_counts_its_seconds_as_a_floor(tmp_path):
     write_run(tmp_path, "20261101T000000Z-a-cuda", "cuda", {"x": (100, 10), "y": (50, 5)})
     meta = {"run_id": "20261102T000000Z-a-cuda", "environment": {"device_type": "cuda"},

@@ -120,11 +120,15 @@ def last_times(out: Path, device_type: str, names: list[str],
                exclude: Path | None = None) -> tuple[str | None, dict[str, dict[str, float]]]:
     """Seconds and measuring seconds per notebook (`measure`; `spare_measure`: those on another GPU's lock than its
     own, where it had some) from the newest run of this device type under `out` that finished every one of `names`
-    (and its id); else each notebook's newest finished run of several notebooks, and for one that never finished,
-    the seconds its newest unfinished run had reached (a floor: a notebook stopped by a deadline is often the
-    longest) ((None, {}) when none): a notebook run alone had no neighbours, and was often given other parameters."""
+    on a warm compile cache, else the newest that finished them on any (and its id); else each notebook's newest
+    finished run of several notebooks, and for one that never finished, the seconds its newest unfinished run had
+    reached (a floor: a notebook stopped by a deadline is often the longest) ((None, {}) when none): a notebook run
+    alone had no neighbours, and was often given other parameters. A cold run's seconds are no guide to a warm
+    batch: the plan of one made from a cold run put all seven notebooks on one of two GPUs (its compiles had
+    doubled two notebooks' lock holds)."""
     merged: dict[str, dict[str, float]] = {}
     floors: dict[str, dict[str, float]] = {}
+    complete: tuple[str | None, dict[str, dict[str, float]]] | None = None
     for path in sorted(Path(out).glob("*/run.json"), reverse=True):
         meta = _read(path)
         if path.parent == exclude or meta.get("environment", {}).get("device_type") != device_type:
@@ -132,12 +136,20 @@ def last_times(out: Path, device_type: str, names: list[str],
         notebooks = meta.get("notebooks", [])
         times = {n["name"]: _times_of(n, device_type) for n in notebooks if n.get("state") == "done"}
         if set(names) <= set(times):
-            return meta.get("run_id"), {n: times[n] for n in names}
+            found = meta.get("run_id"), {n: times[n] for n in names}
+            if meta.get("compile_cache") != "cold":
+                return found
+            complete = complete or found
+            continue
+        if complete:
+            continue
         for name in set(names) & set(times) if len(notebooks) > 1 else ():
             merged.setdefault(name, times[name])
         for n in notebooks if len(notebooks) > 1 else ():
             if n.get("name") in names and n.get("state") != "done" and float(n.get("seconds") or 0) > 0:
                 floors.setdefault(n["name"], _times_of(n, device_type))
+    if complete:
+        return complete
     merged.update({n: t for n, t in floors.items() if n not in merged})
     return (None, merged) if merged else (None, {})
 
