@@ -133,6 +133,16 @@ def test_run_matrix_skips_reduce_overhead_without_cuda(monkeypatch):
     assert [r["variant"] for r in eager] == ["item", "python"] and eager[0]["outputs"] == eager[1]["outputs"]
 
 
+@pytest.mark.parametrize("toto, decides_spread", [(["seed_int"], False), ([], True)])
+def test_forecaster_rounds_decide_the_spread_only_where_toto_does_not(monkeypatch, toto, decides_spread):
+    """Where Toto is timed it decides the spread claim: the forecaster's rounds then stop once the speed-up decides."""
+    seen = []
+    monkeypatch.setattr(cg.measure, "run_group", lambda group, cfg, device, timeout, **kw: seen.append(kw) or {})
+    monkeypatch.setattr(cg.measure, "_toto_rows", lambda *args: [])
+    cg.run_matrix(["tensor"], ["reduce-overhead"], [True], [True], TINY, device="cuda", probe=False, toto=toto)
+    assert seen and all(kw["decide_spread"] is decides_spread for kw in seen)
+
+
 def test_groups_of_puts_each_variant_in_one_child_reduce_overhead_first():
     cases = cg.measure.plan(["item", "tensor"], list(cg.measure.MODES), [False, True], [True])
     groups = cg.measure.groups_of(cases, "auto", on_cuda=True)
@@ -510,11 +520,14 @@ def test_rounds_against_default_times_both_compiles_round_by_round(monkeypatch):
     model = cg.model.build(cfg, "tensor")
     got = cg.measure.rounds_against_default(model, model, cfg, "tensor", cg.model.example_context(cfg), "cpu", rounds=3, warmup=0)
     assert compiled == [None]
-    assert set(got["rounds"]) == {"graphs", "default"}
-    for timings in got["rounds"].values():
+    for name in ("graphs", "default"):
+        timings = got["rounds"][name]
         assert len(timings["median_ms"]) == len(timings["iqr_ms"]) >= 3 and min(timings["median_ms"]) > 0
     row = {"variant": "tensor", "mode": "reduce-overhead", "capture_scalar_outputs": True, "graph_partition": True,
            "status": "ok", **got}
+    # the spread judge reads the single calls where the rows keep them: one list of calls per round
+    calls = cg_judge._rounds(row)["per_call_ms"]
+    assert len(calls["graphs"]) == len(calls["default"]) == len(got["rounds"]["graphs"]["median_ms"])
     table = cg.rounds_table(cg.measure.Results([row], cfg, "cpu", {}, 1e-4))
     assert list(table["round"])[:3] == [1, 2, 3] and (table["default / reduce-overhead"] > 0).all()
 
@@ -700,6 +713,16 @@ def test_rounds_in_turn_stop_once_the_rounds_rule_decides(clock):
     steady = measures.rounds_in_turn({"graphs": clock.call([0.001]), "default": clock.call([0.002, 0.004])}, "cpu",
                                      1.0, 5.0, calls=4, max_rounds=MIN_ROUNDS + 2, decide_spread=True)
     assert len(steady["speedups"]) == MIN_ROUNDS and measures.spread_decision(steady["per_call_ms"])[0] == "confirmed"
+
+
+@pytest.mark.parametrize("ratio, decided", [(0.9, "refuted"), (0.97, "refuted"), (1.0, None), (1.07, None),
+                                             (1.2, "confirmed")])
+def test_more_consistent_means_steadier_by_the_margin(ratio, decided):
+    """A spread ratio a little under 1 answers "not more consistent"; only one clear of 1.05 (5 % steadier) confirms."""
+    graphs = [[10.0] * 2 + [9.0, 11.0] * 8 + [10.0] * 2 for _ in range(5)]  # (p90 - p10) / median 0.2
+    default = [[10.0] * 2 + [10 - ratio, 10 + ratio] * 8 + [10.0] * 2 for _ in range(5)]
+    assert measures.pooled_spread_ratio(list(zip(graphs, default))) == pytest.approx(ratio)
+    assert measures.spread_decision({"graphs": graphs, "default": default})[0] == decided
 
 
 def test_pooled_spread_ratio_follows_the_jitter_of_either_side():

@@ -479,8 +479,8 @@ def judge_memory(res: Results) -> Judgement:
 
 def judge_consistent_latency(res: Results) -> Judgement:
     """Relative spread (p90 − p10) / median of single forecasts, each timed alone, default compile's over full CUDA
-    graphs', all calls of a case's rounds (timed in turn) pooled, against [1, ∞), with resamples of whole rounds
-    (measures.spread_decision); per timed case, then combined. On Toto where this run has it (judge_toto)."""
+    graphs', all calls of a case's rounds (timed in turn) pooled, against measures.SPREAD_BAND, with resamples of
+    whole rounds (measures.spread_decision); per timed case, then combined. On Toto where this run has it (judge_toto)."""
     toto = judge_toto.seed_row(res)
     if toto is not None and judge_toto.graphed_route(res)[0] is not None:
         return judge_toto.judged_on_route(res, None, judge_toto.judge_consistent_latency)
