@@ -114,3 +114,42 @@ class ExecutedNotebooks:
 def executed_notebook(tmp_path_factory) -> ExecutedNotebooks:
     """Session-wide: each notebook runs once per parameter set (see ExecutedNotebooks); a drop-in for run_notebook."""
     return ExecutedNotebooks(tmp_path_factory.mktemp("executed"))
+
+
+def _worker_failure(worker_error: Exception) -> tuple[str, str]:
+    """The error line and traceback a step records when Inductor's autotuning block fails in a compile worker, made
+    with the installed torch's own SubprocException (its message carries the worker's traceback)."""
+    import traceback
+
+    from torch._inductor.compile_worker.subproc_pool import SubprocException
+
+    try:
+        raise worker_error
+    except Exception:
+        details = traceback.format_exc()
+    try:
+        try:
+            raise SubprocException(details, name="triton_poi_fused_gather_0")
+        except Exception as e:
+            raise RuntimeError(f"Failed to run autotuning code block: {e}") from e
+    except RuntimeError as e:
+        return f"InductorError: RuntimeError: {str(e).splitlines()[0]}", traceback.format_exc()
+
+
+@pytest.fixture
+def worker_failure():
+    """worker_failure(exc) -> (error, traceback): a step's record of `exc` raised in an Inductor compile worker."""
+    return _worker_failure
+
+
+@pytest.fixture
+def triton_float_offset_error() -> Exception:
+    """Triton's own CompilationError for a float32 index used as a pointer offset, as a compile worker raises it."""
+    import ast
+
+    from triton.compiler.errors import CompilationError
+
+    src = "def kernel(in_ptr1, tmp13):\n    tmp15 = tl.load(in_ptr1 + (tl.broadcast_to(tmp13, [XBLOCK])))\n"
+    node = ast.parse(src).body[0].body[0].value.args[0]
+    return CompilationError(src, node, "IncompatibleTypeErrorImpl('invalid operands of type pointer<int64> and "
+                                       "triton.language.float32')")

@@ -86,6 +86,9 @@ def check_placement(run_dir: Path, meta: dict) -> None:
     assert [p["name"] for p in meta["plan"]["notebooks"]] == NAMES and meta["plan"]["gpus"] == ["0", "1"]
     assert meta["critical_path"]["notebook"] in NAMES
     assert meta["lower_bound_s"] >= 2 * 0.5 and set(meta["measuring_locks"]) == {"gpu0", "gpu1", "cpu"}
+    spans = meta["measuring_lock_spans"]
+    assert set(spans) == set(meta["measuring_locks"])
+    assert all(0 <= s["first_s"] < s["last_s"] <= meta["wall_seconds"] and s["free_s"] >= 0 for s in spans.values())
 
 
 @pytest.mark.notebook

@@ -427,28 +427,16 @@ def test_an_unreproduced_no_choices_failure_says_what_a_subprocess_sees():
         assert ("ran a matmul on the GPU (sum 262144.0)" in judged.evidence) == said
 
 
-def _worker_failure_traceback(worker_error: Exception) -> tuple[str, str]:
-    """The error line and traceback a step records when Inductor's autotuning block fails in a compile worker, made
-    with the installed torch's own SubprocException (its message carries the worker's traceback)."""
-    import traceback
-
-    from torch._inductor.compile_worker.subproc_pool import SubprocException
-
-    try:
-        raise worker_error
-    except Exception:
-        details = traceback.format_exc()
-    try:
-        try:
-            raise SubprocException(details, name="triton_poi_fused_gather_0")
-        except Exception as e:
-            raise RuntimeError(f"Failed to run autotuning code block: {e}") from e
-    except RuntimeError as e:
-        return f"InductorError: RuntimeError: {str(e).splitlines()[0]}", traceback.format_exc()
+def test_a_triton_compile_error_in_a_worker_is_named_with_its_cause(worker_failure, triton_float_offset_error):
+    """CompilationError's own line says only where ("at 2:20:"); its cause follows the quoted kernel source."""
+    error, trace = worker_failure(triton_float_offset_error)
+    assert executorch_cuda.subprocess_error(trace) == (
+        "triton.compiler.errors.CompilationError: at 2:20: IncompatibleTypeErrorImpl('invalid operands of type "
+        "pointer<int64> and triton.language.float32')")
 
 
-def test_a_failure_in_a_compile_worker_names_the_worker_s_error():
-    error, trace = _worker_failure_traceback(ValueError("invalid operands of type pointer<int64> and "
+def test_a_failure_in_a_compile_worker_names_the_worker_s_error(worker_failure):
+    error, trace = worker_failure(ValueError("invalid operands of type pointer<int64> and "
                                                         "triton.language.float32"))
     assert executorch_cuda.SUBPROCESS_FAILURE in error and "ValueError" not in error
     assert executorch_cuda.subprocess_error(trace) == ("ValueError: invalid operands of type pointer<int64> and "
@@ -462,7 +450,7 @@ def test_a_failure_in_a_compile_worker_names_the_worker_s_error():
     assert judged.verdict == "partly"
     assert "(the worker raised ValueError: invalid operands" in judged.evidence
     assert "the float32 index reaches a Triton kernel as a pointer offset" in judged.evidence
-    error, trace = _worker_failure_traceback(RuntimeError("No valid triton configs. OutOfResources: shared memory"))
+    error, trace = worker_failure(RuntimeError("No valid triton configs. OutOfResources: shared memory"))
     cell.outcomes[0] = isolate.Outcome("f:lower", "error", 1.0, error=error, traceback=trace)
     judged = inv_judge.judge_et_cuda_full_model(res)
     assert "(the worker raised RuntimeError: No valid triton configs" in judged.evidence

@@ -221,6 +221,10 @@ def test_measuring_per_lock_and_the_batch_lower_bound():
                                      "cpu": {"holds": 1, "held_s": 2, "wait_s": 0, "cores": [6, 7],
                                              "others_busy_cores_max": 0.3}}
     assert timeline.lock_seconds({"a": a, "b": b}) == {"cpu": 2, "gpu0": 26, "gpu1": 5}
+    # gpu0 first taken 4 s after the call began, let go at 30 s, never free between (4-10, then 10-30)
+    assert timeline.lock_spans({"a": a, "b": b}, 0.0)["gpu0"] == {"first_s": 4, "last_s": 30, "free_s": 0}
+    late = [row("measure", 12, 14, lock="gpu1"), row("measure", 20, 21, lock="gpu1")]
+    assert timeline.lock_spans({"b": b, "late": late}, -2.0)["gpu1"] == {"first_s": 2, "last_s": 23, "free_s": 13}
 
 
 def test_the_critical_path_is_the_notebook_that_ended_last():

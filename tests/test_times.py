@@ -60,6 +60,13 @@ def test_a_planned_run_names_its_gpus_lower_bound_critical_path_and_accounts(tmp
     assert lines[2] == "| `alpha` | 90 s; 3/1, 2/0; GPU 1 |"
     assert lines[4] == "| whole call, wall | **150 s** (lower bound 70 s; ended by `alpha` in measure) |"
     assert "| `alpha` | 1 | 90 | 20 | 5 | 40 | 20 | 5 |" in lines
+    # a run that recorded when its locks were taken and let go says so for the one that bounds it
+    meta["measuring_lock_spans"] = {"gpu0": {"first_s": 14.2, "last_s": 130.0, "free_s": 45.8},
+                                    "gpu1": {"first_s": 20.0, "last_s": 60.0, "free_s": 20.0}}
+    (folder / "run.json").write_text(json.dumps(meta))
+    assert accounts.table([folder]).splitlines()[4] == (
+        "| whole call, wall | **150 s** (lower bound 70 s, gpu0: first taken at 14 s, free 46 s between, let go at "
+        "130 s; ended by `alpha` in measure) |")
 
 
 def test_a_run_with_the_split_accounts_shows_their_columns_and_an_old_run_keeps_its_own(tmp_path):

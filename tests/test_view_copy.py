@@ -257,6 +257,22 @@ def test_a_model_the_pass_left_alone_needs_no_package_comparison():
     assert inv_judge.judge_equivalent(res).verdict == "inconclusive"
 
 
+def test_a_compile_that_failed_in_a_worker_names_the_worker_s_error(worker_failure, triton_float_offset_error):
+    """Inductor's own error says only that a subprocess failed; the table and the evidence name what the worker raised
+    (here Triton's, on a float32 index used as a pointer offset)."""
+    res = _results("cuda")
+    error, trace = worker_failure(triton_float_offset_error)
+    failed = isolate.Outcome("compile", "error", error=error, traceback=trace)
+    res.graphs["yolo26n"] = isolate.Outcome("g", "ok", value={"exported": {}, "before": {"aten.view_copy": 3},
+                                                              "after": {"aten.view_copy": 3}, "equal": True,
+                                                              "max_abs": 0.0, "edge_source": "test", "nodes": []})
+    res.cases += [inv.measure.Case(inv.model.Spec(model="yolo26n"), p, failed) for p in (True, False)]
+    worker = "IncompatibleTypeErrorImpl('invalid operands of type pointer<int64> and triton.language.float32')"
+    assert worker in inv_judge.judge_equivalent(res).evidence
+    table = inv.TABLES["generated_code"](res)
+    assert table[table["model"] == "yolo26n"]["error"].str.contains(worker, regex=False).all()
+
+
 def test_a_warm_compile_step_keys_its_package_without_exporting_again(tmp_path, monkeypatch):
     from yolo26kit.bench import artifacts
     from yolo26kit.investigations.view_copy import measure

@@ -59,15 +59,26 @@ SUBPROCESS_FAILURE = "An exception occurred in a subprocess"
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)\b(?::.*)?$")
 
 
+# Triton's CompilationError names only where it failed ("at 24:20:"); its cause is the last line of its message
+TRITON_LOCATION = re.compile(r"CompilationError: at \d+:\d+:$")
+
+
 def subprocess_error(text: str) -> str:
     """The last exception line of the worker traceback an Inductor SubprocException carries ("" when none): what a
-    lowering that failed 'in a subprocess' actually ran into."""
+    lowering that failed 'in a subprocess' actually ran into; for Triton's CompilationError, with its cause (the
+    line after the quoted kernel source, e.g. `IncompatibleTypeErrorImpl('invalid operands ...')`)."""
     start = text.find(SUBPROCESS_FAILURE)
     if start < 0:
         return ""
-    details = text[start:].split("The above exception was the direct cause", 1)[0]
-    lines = [ln.strip() for ln in details.splitlines()[1:] if EXCEPTION_LINE.match(ln.strip())]
-    return lines[-1] if lines else ""
+    details = [ln.rstrip() for ln in text[start:].split("The above exception was the direct cause", 1)[0].splitlines()]
+    found = [i for i, ln in enumerate(details) if i and EXCEPTION_LINE.match(ln.strip())]
+    if not found:
+        return ""
+    line = details[found[-1]].strip()
+    if TRITON_LOCATION.search(line):
+        cause = [ln for ln in details[found[-1] + 1:] if ln and not ln[0].isspace()]
+        line += f" {cause[-1]}" if cause else ""
+    return line
 
 
 def kit_overrides(autotune: bool = True, conv_backends: str = "") -> dict[str, Any]:

@@ -42,11 +42,23 @@ def column_name(meta: dict[str, Any]) -> str:
         f", {executor}" if executor != "local" else "")
 
 
+def lock_span(meta: dict[str, Any], lock: str) -> str:
+    """`: first taken at A s, free B s between, let go at C s` for a measuring lock of run.json ("" for runs
+    recorded before timeline.lock_spans)."""
+    span = (meta.get("measuring_lock_spans") or {}).get(lock)
+    return (f": first taken at {span['first_s']:.0f} s, free {span['free_s']:.0f} s between, let go at "
+            f"{span['last_s']:.0f} s" if span else "")
+
+
 def wall_cell(meta: dict[str, Any]) -> str:
-    """A run's wall time, its lower bound (the longest-held measuring lock) and the notebook that ended it."""
+    """A run's wall time, its lower bound (the longest-held measuring lock, and when that lock was taken, free and
+    let go) and the notebook that ended it."""
     said = f"**{meta.get('wall_seconds', 0):.0f} s**"
     if meta.get("measuring_locks"):
-        said += f" (lower bound {meta.get('lower_bound_s', 0):.0f} s"
+        held = meta["measuring_locks"]
+        longest = max(held, key=held.get)
+        said += f" (lower bound {meta.get('lower_bound_s', 0):.0f} s" + (
+            f", {longest}{lock_span(meta, longest)}" if lock_span(meta, longest) else "")
         path = meta.get("critical_path")
         said += f"; ended by `{path['notebook']}` in {path['last_phase']})" if path else ")"
     return said + (f", {len(meta['retries'])} kernel retries" if meta.get("retries") else "")

@@ -44,7 +44,7 @@ from typing import Any, Callable
 
 from ..bench import isolate, vec_isa
 from .. import catalog, env, findings
-from . import executors, plan as batch_plan, timeline
+from . import accounts, executors, plan as batch_plan, timeline
 from .notebook import (DEFAULT_TIMEOUT, FINISHED, PHASE_LOGS, NotebookRun, cache_report, mark_stopping, notebook_tag,
                        sweep, time_split)
 from ..catalog import Investigation
@@ -377,7 +377,8 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
     reason = "" if state == "complete" else stop.reason or "kernel_not_started"  # else: a kernel never started, twice
 
     invocation.update(batch_times(batch, runs, started_at))
-    meta.update({k: invocation[k] for k in ("critical_path", "measuring_locks", "lower_bound_s")})
+    meta.update({k: invocation[k] for k in ("critical_path", "measuring_locks", "lower_bound_s",
+                                            "measuring_lock_spans")})
 
     def finish() -> None:
         invocation.update(state=state, wall_seconds=round(time.perf_counter() - t0, 2))
@@ -410,14 +411,16 @@ _RENDER_LOCK = threading.Lock()  # nbconvert renders one notebook at a time
 
 
 def batch_times(batch: Batch, runs: list[NotebookRun], started_at: float) -> dict[str, Any]:
-    """A call's critical path (the notebook that ended it), the seconds each measuring lock was held and the lower
-    bound they give (the longest of them: no plan ends the batch sooner)."""
+    """A call's critical path (the notebook that ended it), the seconds each measuring lock was held, the lower
+    bound they give (the longest of them: no plan ends the batch sooner) and when each lock was first taken, last
+    let go and free in between (timeline.lock_spans)."""
     mine = {r.name for r in runs}
     spans = {r.name: [{"phase": "measure", "lock": lock, "t0": a, "t1": b} for lock, a, b in r.lock_spans] for r in runs}
     held = timeline.lock_seconds(spans)
     return {"critical_path": timeline.critical_path([n for n in batch.meta["notebooks"] if n["name"] in mine],
                                                     started_at),
-            "measuring_locks": held, "lower_bound_s": max(held.values(), default=0.0)}
+            "measuring_locks": held, "lower_bound_s": max(held.values(), default=0.0),
+            "measuring_lock_spans": timeline.lock_spans(spans, started_at)}
 
 
 def notebook_task(batch: Batch, placement: batch_plan.Placement, child: dict[str, str], lock_dir: Path,
@@ -610,7 +613,7 @@ def wall_and_bound(meta: dict[str, Any]) -> str:
     held = meta.get("measuring_locks") or {}
     if held:
         longest = max(held, key=held.get)
-        said += f", lower bound {meta.get('lower_bound_s', 0):.0f} s (measuring on {longest})"
+        said += f", lower bound {meta.get('lower_bound_s', 0):.0f} s (measuring on {longest}{accounts.lock_span(meta, longest)})"
     path = meta.get("critical_path")
     if path:
         said += f", ended by {path['notebook']} ({path['last_phase']})"

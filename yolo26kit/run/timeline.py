@@ -154,15 +154,32 @@ def measuring(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def lock_seconds(rows_by_notebook: dict[str, list[dict[str, Any]]]) -> dict[str, float]:
-    """Seconds each measuring lock was held over the whole batch (union): the batch cannot end sooner than the
-    longest of them."""
+def _holds(rows_by_notebook: dict[str, list[dict[str, Any]]]) -> dict[str, list[tuple[float, float]]]:
+    """Every hold of each measuring lock over the whole batch, as (t0, t1)."""
     spans: dict[str, list[tuple[float, float]]] = {}
     for rows in rows_by_notebook.values():
         for row in rows:
             if row["phase"] == "measure" and row.get("lock"):
                 spans.setdefault(row["lock"], []).append((row["t0"], row["t1"]))
-    return {lock: round(covered(s), 2) for lock, s in sorted(spans.items())}
+    return spans
+
+
+def lock_seconds(rows_by_notebook: dict[str, list[dict[str, Any]]]) -> dict[str, float]:
+    """Seconds each measuring lock was held over the whole batch (union): the batch cannot end sooner than the
+    longest of them."""
+    return {lock: round(covered(s), 2) for lock, s in sorted(_holds(rows_by_notebook).items())}
+
+
+def lock_spans(rows_by_notebook: dict[str, list[dict[str, Any]]], run_start: float) -> dict[str, dict[str, float]]:
+    """Per measuring lock: when the batch first took it and last let it go (seconds after `run_start`) and the
+    seconds it stood free in between. Beside the seconds held they say where a batch bound by that lock lost the
+    rest: before its first timing, between timings, or after its last."""
+    out = {}
+    for lock, s in sorted(_holds(rows_by_notebook).items()):
+        first, last = min(t0 for t0, _ in s), max(t1 for _, t1 in s)
+        out[lock] = {"first_s": round(first - run_start, 2), "last_s": round(last - run_start, 2),
+                     "free_s": round(last - first - covered(s), 2)}
+    return out
 
 
 def last_phase(acc_rows: list[dict[str, Any]], end: float) -> str:

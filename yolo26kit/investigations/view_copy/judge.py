@@ -9,6 +9,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ... import verdicts
+from ...backends.executorch_cuda_releases import failure_text
 from ...bench import timing
 from ...verdicts import Judgement, band, combine, count_figure
 from .measure import (COMPILE_BACKEND, NAMED_SOURCE, PASS_LOCATIONS, VIEW_COPY_OPS, VIEW_OPS, Case, Results, base_op,
@@ -379,8 +380,9 @@ def _nothing_replaced(res: Results, model: str) -> str:
 
 
 def _compile_note(res: Results, model: str) -> str:
-    """` (its AOTI compile failed alike with and without the pass: <error>)` when both failed the same way."""
-    errors = [c.compile.error for c in res.cases if c.spec.model == model and c.compile is not None
+    """` (its AOTI compile failed alike with and without the pass: <error>)` when both failed the same way; the
+    error names what a compile worker raised where the step's own error only says a subprocess failed."""
+    errors = [failure_text(c.compile, 300) for c in res.cases if c.spec.model == model and c.compile is not None
               and not c.compile.ok]
     return (f" (its AOTI compile failed alike with and without the pass: {errors[0]})"
             if len(errors) == 2 and len(set(errors)) == 1 else "")

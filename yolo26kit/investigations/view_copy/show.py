@@ -9,6 +9,7 @@ import pandas as pd
 
 from ...bench import aoti_package as aoti, timing
 from ... import findings
+from ...backends.executorch_cuda_releases import failure_text
 from .measure import VIEW_COPY_OPS, VIEW_OPS, Results, base_op, equivalence_rows
 
 
@@ -59,7 +60,7 @@ def code_table(res: Results) -> pd.DataFrame:
         row: dict[str, Any] = {"model": c.spec.model, "variant": c.variant, "device": c.spec.device}
         if c.code is None:
             rows.append({**row, "status": c.compile.status if c.compile else "not run",
-                         "error": c.compile.error if c.compile else ""})
+                         "error": failure_text(c.compile, 400) if c.compile else ""})
             continue
         code = c.code["code"]
         rows.append({**row, "status": "ok", "compile_s": round(c.compile.seconds, 1), "from_cache": c.code["from_cache"],
