@@ -430,9 +430,14 @@ def test_an_unreproduced_no_choices_failure_says_what_a_subprocess_sees():
 def test_a_triton_compile_error_in_a_worker_is_named_with_its_cause(worker_failure, triton_float_offset_error):
     """CompilationError's own line says only where ("at 2:20:"); its cause follows the quoted kernel source."""
     error, trace = worker_failure(triton_float_offset_error)
-    assert executorch_cuda.subprocess_error(trace) == (
-        "triton.compiler.errors.CompilationError: at 2:20: IncompatibleTypeErrorImpl('invalid operands of type "
-        "pointer<int64> and triton.language.float32')")
+    named = ("triton.compiler.errors.CompilationError: at 2:20: IncompatibleTypeErrorImpl('invalid operands of type "
+             "pointer<int64> and triton.language.float32')")
+    # the step's text goes on with its log: other workers' warnings are no cause (seen on an H200)
+    log = "W1128 22:55:21.672000 1046 torch/_inductor/ir.py:8256] aten.split_copy.Tensor is missing a c-shim"
+    assert executorch_cuda.subprocess_error(trace) == executorch_cuda.subprocess_error(f"{trace}\n{log}") == named
+    # a CompilationError whose message lost its quoted source and caret keeps its own line alone
+    bare = f"{error}\n{executorch_cuda.SUBPROCESS_FAILURE}:\n\ntriton.compiler.errors.CompilationError: at 24:20:\n{log}"
+    assert executorch_cuda.subprocess_error(bare) == "triton.compiler.errors.CompilationError: at 24:20:"
 
 
 def test_a_failure_in_a_compile_worker_names_the_worker_s_error(worker_failure):

@@ -59,14 +59,16 @@ SUBPROCESS_FAILURE = "An exception occurred in a subprocess"
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)\b(?::.*)?$")
 
 
-# Triton's CompilationError names only where it failed ("at 24:20:"); its cause is the last line of its message
+# Triton's CompilationError names only where it failed ("at 24:20:"); its message then quotes the kernel's source,
+# marks the column with a caret line and ends with the cause
 TRITON_LOCATION = re.compile(r"CompilationError: at \d+:\d+:$")
 
 
 def subprocess_error(text: str) -> str:
     """The last exception line of the worker traceback an Inductor SubprocException carries ("" when none): what a
     lowering that failed 'in a subprocess' actually ran into; for Triton's CompilationError, with its cause (the
-    line after the quoted kernel source, e.g. `IncompatibleTypeErrorImpl('invalid operands ...')`)."""
+    line after the caret under the quoted kernel source, e.g. `IncompatibleTypeErrorImpl('invalid operands ...')`;
+    none where no caret line follows: the log lines after a traceback are no cause)."""
     start = text.find(SUBPROCESS_FAILURE)
     if start < 0:
         return ""
@@ -76,8 +78,10 @@ def subprocess_error(text: str) -> str:
         return ""
     line = details[found[-1]].strip()
     if TRITON_LOCATION.search(line):
-        cause = [ln for ln in details[found[-1] + 1:] if ln and not ln[0].isspace()]
-        line += f" {cause[-1]}" if cause else ""
+        after = details[found[-1] + 1:]
+        caret = next((i for i, ln in enumerate(after) if ln.strip() == "^"), None)
+        cause = [ln.strip() for ln in after[caret + 1:] if ln.strip()][:1] if caret is not None else []
+        line += f" {cause[0]}" if cause else ""
     return line
 
 
