@@ -57,8 +57,8 @@ def wall_cell(meta: dict[str, Any]) -> str:
     if meta.get("measuring_locks"):
         held = meta["measuring_locks"]
         longest = max(held, key=held.get)
-        said += f" (lower bound {meta.get('lower_bound_s', 0):.0f} s" + (
-            f", {longest}{lock_span(meta, longest)}" if lock_span(meta, longest) else "")
+        span = lock_span(meta, longest)
+        said += f" (lower bound {meta.get('lower_bound_s', 0):.0f} s" + (f", {longest}{span}" if span else "")
         path = meta.get("critical_path")
         said += f"; ended by `{path['notebook']}` in {path['last_phase']})" if path else ")"
     return said + (f", {len(meta['retries'])} kernel retries" if meta.get("retries") else "")

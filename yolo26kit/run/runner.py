@@ -613,7 +613,8 @@ def wall_and_bound(meta: dict[str, Any]) -> str:
     held = meta.get("measuring_locks") or {}
     if held:
         longest = max(held, key=held.get)
-        said += f", lower bound {meta.get('lower_bound_s', 0):.0f} s (measuring on {longest}{accounts.lock_span(meta, longest)})"
+        span = accounts.lock_span(meta, longest)
+        said += f", lower bound {meta.get('lower_bound_s', 0):.0f} s (measuring on {longest}{span})"
     path = meta.get("critical_path")
     if path:
         said += f", ended by {path['notebook']} ({path['last_phase']})"
