@@ -42,6 +42,12 @@ def column_name(meta: dict[str, Any]) -> str:
         f", {executor}" if executor != "local" else "")
 
 
+def bounding_lock(meta: dict[str, Any]) -> str | None:
+    """The measuring lock held longest in a run (the one its lower bound is), None where run.json has none."""
+    held = meta.get("measuring_locks") or {}
+    return max(held, key=held.get) if held else None
+
+
 def lock_span(meta: dict[str, Any], lock: str) -> str:
     """`: first taken at A s, free B s between, let go at C s` for a measuring lock of run.json ("" for runs
     recorded before timeline.lock_spans)."""
@@ -54,9 +60,8 @@ def wall_cell(meta: dict[str, Any]) -> str:
     """A run's wall time, its lower bound (the longest-held measuring lock, and when that lock was taken, free and
     let go) and the notebook that ended it."""
     said = f"**{meta.get('wall_seconds', 0):.0f} s**"
-    if meta.get("measuring_locks"):
-        held = meta["measuring_locks"]
-        longest = max(held, key=held.get)
+    longest = bounding_lock(meta)
+    if longest:
         span = lock_span(meta, longest)
         said += f" (lower bound {meta.get('lower_bound_s', 0):.0f} s" + (f", {longest}{span}" if span else "")
         path = meta.get("critical_path")

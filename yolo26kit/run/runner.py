@@ -610,9 +610,8 @@ def summary(result: RunResult) -> str:
 def wall_and_bound(meta: dict[str, Any]) -> str:
     """`wall N s, lower bound M s (measuring on LOCK), ended by NOTEBOOK in PHASE` from run.json."""
     said = f"wall {meta.get('wall_seconds', 0):.0f} s"
-    held = meta.get("measuring_locks") or {}
-    if held:
-        longest = max(held, key=held.get)
+    longest = accounts.bounding_lock(meta)
+    if longest:
         span = accounts.lock_span(meta, longest)
         said += f", lower bound {meta.get('lower_bound_s', 0):.0f} s (measuring on {longest}{span})"
     path = meta.get("critical_path")
