@@ -191,8 +191,7 @@ def rounds_against_default(model: Forecaster, step: Callable, cfg: Config, varia
     return {"rounds": {**{name: {"median_ms": [s["median_ms"] for s in spreads],
                                  "iqr_ms": [s["iqr_ms"] for s in spreads],
                                  "rel_spread": [s["rel_spread"] for s in spreads]} for name, spreads in per_round.items()},
-                       "per_call_ms": got["per_call_ms"], "calls_per_round": SPREAD_CALLS,
-                       "spread_decided": decide_spread},
+                       "per_call_ms": got["per_call_ms"], "calls_per_round": SPREAD_CALLS},
             "twin_first_ms": first_ms}
 
 
