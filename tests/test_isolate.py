@@ -208,6 +208,34 @@ def test_a_later_run_reuses_the_diagnosis_kept_in_the_compile_cache(tmp_path, mo
     assert second.details["trace_file"].startswith(str(tmp_path / "run2"))
 
 
+def test_only_a_debugger_re_run_takes_a_step_slot(tmp_path, monkeypatch):
+    """A crash at a site another step is diagnosing waits for that diagnosis without holding one of the run's step
+    slots (eight crashes of one cold GPU batch held seven slots while one debugger ran)."""
+    import contextlib
+
+    from yolo26kit.bench import forensics
+
+    monkeypatch.setenv(isolate.FORENSICS_DIR_ENV, str(tmp_path))
+    slots, reruns = [], []
+    real_slot = isolate.step_slot
+
+    @contextlib.contextmanager
+    def counted_slot(rank=None):
+        slots.append(rank)
+        with real_slot(rank) as waited:
+            yield waited
+
+    gdb_text = "Program received signal SIGSEGV, Segmentation fault.\n#0  0x00007f01 in crash () from /lib/x.so\n"
+    monkeypatch.setattr(isolate, "step_slot", counted_slot)
+    monkeypatch.setattr(forensics, "native_backtrace",
+                        lambda path, timeout: reruns.append(path) or forensics.parse_gdb(gdb_text))
+    first = isolate.run_step(segfault, timeout=60, step="first")
+    second = isolate.run_step(segfault, timeout=60, step="second")
+    assert first.details["native"] == "gdb: SIGSEGV, 1 frames" and "same crash site as" in second.details["native"]
+    assert len(reruns) == 1
+    assert len(slots) == 3  # the two steps and the one re-run under the debugger
+
+
 def test_crash_site_ignores_thread_ids_but_not_lines():
     a = 'Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f01 (most recent call first):\n  File "x.py", line 3 in f\n'
     b = a.replace("0x00007f01", "0x00007f99")

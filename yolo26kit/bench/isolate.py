@@ -378,9 +378,8 @@ def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: 
         write_journal(journal, key, out, (fn, args, kwargs, step, env, list(preload_global), timeout, phase))
     if out.status in ("crash", "timeout"):
         began = time.time()
-        with step_slot():  # a debugger re-run is as heavy as the step
-            _investigate(out, (fn, args, kwargs, dict(env or {}), list(preload_global)),
-                         forensics and out.status == "crash")
+        _investigate(out, (fn, args, kwargs, dict(env or {}), list(preload_global)),
+                     forensics and out.status == "crash")
         _log_phase("forensics", began, step)
     return out
 
@@ -679,7 +678,8 @@ def _diagnose(out: Outcome, call: tuple, native: bool, folder: str, site: str, s
             except Exception as exc:  # an argument that cannot be pickled: no re-run
                 out.details["native"] = f"no native backtrace: the step could not be saved for a re-run ({exc})"
         if "native" not in out.details:
-            trace = fx.native_backtrace(f.name, float(os.environ.get(FORENSICS_TIMEOUT_ENV, fx.DEFAULT_TIMEOUT)))
+            with step_slot():  # a debugger re-run is as heavy as the step; waiting for a site's diagnosis is not
+                trace = fx.native_backtrace(f.name, float(os.environ.get(FORENSICS_TIMEOUT_ENV, fx.DEFAULT_TIMEOUT)))
             if isinstance(trace, str):
                 out.details["native"] = trace
             else:
