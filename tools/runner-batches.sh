@@ -16,7 +16,7 @@ site=/tmp/yolo26kit-site
 cache=/tmp/yolo26kit-cache
 mkdir -p "$dest" reports
 if [ ! -d "$site/yolo26kit_site_ready" ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
+    python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade --target "$site" \
         wheelhouse/*.whl || exit 1
     mkdir -p "$site/yolo26kit_site_ready"
 fi
