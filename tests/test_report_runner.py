@@ -201,6 +201,10 @@ def test_a_crash_leaves_its_trace_file_and_no_crash_site_notes(tmp_path, fake_in
     assert result.state == "complete" and result.exit_code == 0, runner.summary(result)
     assert [p.name for p in result.run_dir.glob("reads_address_0.*.crash.txt")]
     assert not (result.run_dir / isolate.CRASH_SITES).exists()
+    entry = json.loads((result.run_dir / "run.json").read_text())["notebooks"][0]
+    logged = [(s["step"], s["phase"]) for s in entry["steps"]]  # what held step slots, as run.json keeps it
+    assert ("reads address 0", "other") in logged and ("reads address 0", "forensics") in logged
+    assert all(0 <= s["start_s"] <= entry["seconds"] and s["seconds"] >= 0 for s in entry["steps"])
 
 
 def test_a_local_run_writes_only_ignored_files(tmp_path, fake_investigations):

@@ -64,6 +64,7 @@ class NotebookRun:
     measuring: dict[str, dict[str, Any]] = field(default_factory=dict)  # timeline.measuring
     lock_spans: list[tuple[str, float, float]] = field(default_factory=list)  # (lock, t0, t1) of each hold
     last_phase: str = ""
+    steps: list[dict[str, Any]] = field(default_factory=list)  # timeline.steps
     gpu: str | None = None
     node: str = ""
 
@@ -148,6 +149,7 @@ def execute(inv: Investigation, parameters: dict[str, Any], run_dir: Path, run_i
         result.measuring = timeline.measuring(rows)
         result.lock_spans = [(r["lock"], r["t0"], r["t1"]) for r in rows if r["phase"] == "measure" and r.get("lock")]
         result.last_phase = timeline.last_phase(rows, result.ended_at)
+        result.steps = timeline.steps(rows, started_at)
     return result
 
 

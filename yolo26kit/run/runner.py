@@ -480,7 +480,7 @@ def _execute_all(batch: Batch, planned: batch_plan.Plan, engine: Any, child: dic
                      time_split=time_split(result.results), cache=cache_report(batch.run_dir, name, result.results,
                                                                                cache_state),
                      accounts=result.accounts, measuring=result.measuring, last_phase=result.last_phase,
-                     ended_at=round(result.ended_at, 3))
+                     steps=result.steps, ended_at=round(result.ended_at, 3))
         done_count[0] += 1
         said = "ok" if result.ok else f"FAILED ({result.error})"
         print(f"[{done_count[0]}/{total}] {name}: {said} in {result.seconds:.1f} s", file=sys.stderr, flush=True)

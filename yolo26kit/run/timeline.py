@@ -154,6 +154,14 @@ def measuring(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def steps(rows: list[dict[str, Any]], start: float) -> list[dict[str, Any]]:
+    """A notebook's isolated steps as logged, in start order: each interval's step, phase, start (seconds after
+    `start`) and length. They show what held a batch's step slots, which the accounts, one per second, cannot."""
+    logged = sorted((r for r in rows if r.get("step") and not r.get("lock")), key=lambda r: r["t0"])
+    return [{"step": r["step"], "phase": r["phase"], "start_s": round(r["t0"] - start, 1),
+             "seconds": round(r["t1"] - r["t0"], 1)} for r in logged]
+
+
 def _holds(rows_by_notebook: dict[str, list[dict[str, Any]]]) -> dict[str, list[tuple[float, float]]]:
     """Every hold of each measuring lock over the whole batch, as (t0, t1)."""
     spans: dict[str, list[tuple[float, float]]] = {}
