@@ -35,7 +35,7 @@ for gpus in "${gpu_sets[@]}"; do
     if [ -n "${DEADLINE:-}" ]; then
         left=$(( DEADLINE - SECONDS ))
         if [ "$left" -lt 60 ]; then echo "no time left for a batch on GPUs ${gpus:-all} ($left s)"; break; fi
-        limit=(--stop-after "$(( left - 20 ))")
+        limit=(--stop-after "$(( left - 12 ))")
     fi
     before=$(ls reports)
     python3 -m yolo26kit run --all --device cuda --out reports --cache "$cache" ${gpus:+--gpus "$gpus"} \
