@@ -579,17 +579,6 @@ def test_speed_rounds_table_has_both_modes_of_each_claim(monkeypatch):
     assert modes.count(True) == modes.count(False) == 10 and (table["error"] == "").all()
 
 
-def test_speed_rounds_go_to_the_cpu_before_cuda(monkeypatch):
-    """The CPU's rounds first, whatever order the run's devices come in: they wait on no GPU lock."""
-    from yolo26kit.investigations.cdmaskformer_mask import measure
-
-    timed = []
-    monkeypatch.setattr(measure.env, "cuda_available", lambda: True)
-    monkeypatch.setattr(measure, "speed_until_decided", lambda dev, *a: timed.append(dev) or {"device": dev})
-    table = mf.speed_rounds_table(["cuda", "cpu"])
-    assert timed == ["cpu"] * 4 + ["cuda"] * 4 and list(table["device"]) == timed
-
-
 def test_run_attempts_reruns_after_a_broken_context_and_a_dead_child(monkeypatch):
     """A child that stops early gets a fresh child for the rest; a dead child's attempts rerun one per child."""
     items = [mf.measure_assert.Attempt(f, (8, 2, 7), 100, 2, True, "cuda") for f in ("where_index_put", "masked_fill", "row_value")]

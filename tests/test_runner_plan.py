@@ -98,51 +98,6 @@ def test_last_times_prefer_a_warm_run_to_a_newer_cold_one(tmp_path):
                                                              "y": {"seconds": 200, "measure": 40}})
 
 
-def test_a_cold_batch_is_ordered_by_the_last_cold_runs_chains_and_placed_by_the_warm_run(tmp_path):
-    """Cold batch 20261129T002431Z (one H200): deployment_paths, last for the slots in the warm order, ended it at
-    246 s after 119 s of waiting for slots; its chain without the wait was still the longest."""
-    cold = {"deployment_paths": (246, 119), "dynamic_shapes": (154, 37), "cdmaskformer_mask": (120, 5),
-            "cuda_graphs": (134, 17)}
-    write_run(tmp_path, "20261129T002431Z-a-cuda", "cuda", {n: (s, 0) for n, (s, _) in cold.items()})
-    meta = json.loads((tmp_path / "20261129T002431Z-a-cuda" / "run.json").read_text())
-    meta["compile_cache"] = "cold"
-    for entry in meta["notebooks"]:
-        entry["accounts"] = {"step_wait": cold[entry["name"]][1]}
-    (tmp_path / "20261129T002431Z-a-cuda" / "run.json").write_text(json.dumps(meta))
-    write_run(tmp_path, "20261129T002845Z-a-cuda", "cuda", {"deployment_paths": (124, 8), "dynamic_shapes": (67, 4),
-                                                            "cdmaskformer_mask": (133, 32), "cuda_graphs": (114, 41)})
-    names = sorted(cold)
-    run_id, chains = plan.cold_chains(tmp_path, "cuda", names)
-    assert run_id == "20261129T002431Z-a-cuda" and chains["deployment_paths"] == 127 and chains["cuda_graphs"] == 117
-    assert plan.cold_chains(tmp_path, "cpu", names) == (None, {})
-    from_run, times = plan.last_times(tmp_path, "cuda", names)
-    warm_order = plan.make_plan(names, ["0", "1"], 0, list(range(32)), "cuda", times, from_run)
-    cold_order = plan.make_plan(names, ["0", "1"], 0, list(range(32)), "cuda", times, from_run,
-                                cold_order=(run_id, chains))
-    assert warm_order.order[0] == "cdmaskformer_mask" and warm_order.to_json().get("order_from") is None
-    # dynamic_shapes and cuda_graphs tie at 117 s: the warm order decides between them
-    assert cold_order.order == ["deployment_paths", "cuda_graphs", "dynamic_shapes", "cdmaskformer_mask"]
-    assert cold_order.to_json()["order_from"] == run_id and cold_order.from_run == from_run == "20261129T002845Z-a-cuda"
-    placed = {p.name: p.gpu for p in cold_order.placements}
-    assert placed["cdmaskformer_mask"] != placed["cuda_graphs"]  # placement still balances the warm run's measuring
-
-
-def test_the_runner_orders_by_the_cold_run_only_on_a_cold_cache(tmp_path):
-    from types import SimpleNamespace
-
-    from yolo26kit.run import runner
-
-    write_run(tmp_path, "20261101T000000Z-a-cuda", "cuda", {"aoti_load": (100, 10), "view_copy": (50, 5)})
-    write_run(tmp_path, "20261102T000000Z-a-cuda", "cuda", {"aoti_load": (120, 10), "view_copy": (300, 5)})
-    cold = tmp_path / "20261102T000000Z-a-cuda" / "run.json"
-    cold.write_text(json.dumps({**json.loads(cold.read_text()), "compile_cache": "cold"}))
-    batch = SimpleNamespace(meta={"environment": {"device_type": "cuda"}}, run_dir=tmp_path / "new")
-    placing = runner.Placing(gpus=["0"])
-    assert runner.make_plan(batch, ["aoti_load", "view_copy"], 2, placing).order == ["aoti_load", "view_copy"]  # the warm run's seconds
-    on_cold = runner.make_plan(batch, ["aoti_load", "view_copy"], 2, placing, cold=True)
-    assert on_cold.order == ["view_copy", "aoti_load"] and on_cold.order_from == "20261102T000000Z-a-cuda"
-
-
 def test_a_notebook_that_never_finished_counts_its_seconds_as_a_floor(tmp_path):
     write_run(tmp_path, "20261101T000000Z-a-cuda", "cuda", {"x": (100, 10), "y": (50, 5)})
     meta = {"run_id": "20261102T000000Z-a-cuda", "environment": {"device_type": "cuda"},

@@ -6,10 +6,6 @@ Decisions:
 - Longest first: notebooks start in the order of their seconds in the last run of the same device type (unknown
   ones before them, in the catalog's order), so the one that ends the batch starts first. The order is also each
   notebook's priority for the run's step slots (isolate.step_slot): the longest waits least.
-- Cold compile cache: then the order comes from the newest cold run beside it (each notebook's seconds less its
-  wait for step slots, the chain it would take with slots free): compiles dominate a cold batch, and a warm run's
-  order had put deployment_paths, the longest cold chain, last for the slots (it ended a cold H200 batch at 246 s,
-  119 s of them waiting for slots, while the other six had ended by 155 s). GPU placement stays with the warm run.
 - GPU by measuring: the batch is bound by each GPU's serialised measuring (one lock per GPU), so a notebook goes
   to the GPU with the fewest expected measuring seconds so far (ties: the fewest notebooks), longest first
   (LPT scheduling); unknown notebooks count as the median of the known. Expected measuring is the seconds the
@@ -64,7 +60,6 @@ class Plan:
     notebook_cores: list[int] = field(default_factory=list)
     from_run: str | None = None
     gpu_cores: dict[str, list[int]] = field(default_factory=dict)  # per GPU, the cores its timings move to
-    order_from: str | None = None  # the cold run a cold batch's order came from (None: from_run's seconds)
 
     @property
     def order(self) -> list[str]:
@@ -79,9 +74,7 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         return {"gpus": self.gpus, "measuring_cores": self.measuring_cores, "gpu_cores": self.gpu_cores,
-                "notebook_cores": self.notebook_cores, "from_run": self.from_run,
-                **({"order_from": self.order_from} if self.order_from else {}),
-                "notebooks": [asdict(p) for p in self.placements]}
+                "notebook_cores": self.notebook_cores, "from_run": self.from_run, "notebooks": [asdict(p) for p in self.placements]}
 
 
 def parse_gpus(text: str | None) -> list[str]:
@@ -161,23 +154,6 @@ def last_times(out: Path, device_type: str, names: list[str],
     return (None, merged) if merged else (None, {})
 
 
-def cold_chains(out: Path, device_type: str, names: list[str],
-                exclude: Path | None = None) -> tuple[str | None, dict[str, float]]:
-    """Each of `names`' seconds less its wait for step slots (accounts' `step_wait`) in the newest run of this device
-    type under `out` made on a cold compile cache that finished them all, and its id; (None, {}) when none. The
-    chain each would take with slots free: a notebook's own wait says more about its rank than its length."""
-    for path in sorted(Path(out).glob("*/run.json"), reverse=True):
-        meta = _read(path)
-        if (path.parent == exclude or meta.get("compile_cache") != "cold"
-                or meta.get("environment", {}).get("device_type") != device_type):
-            continue
-        done = {n["name"]: n for n in meta.get("notebooks", []) if n.get("state") == "done"}
-        if set(names) <= set(done):
-            return meta.get("run_id"), {n: float(done[n].get("seconds") or 0)
-                                        - float((done[n].get("accounts") or {}).get("step_wait") or 0) for n in names}
-    return None, {}
-
-
 def _times_of(notebook: dict[str, Any], device_type: str) -> dict[str, float]:
     """A run.json notebook entry's seconds, measuring seconds and (where it had some) its spare GPU's share of them."""
     spare = _spare_measure_s(notebook, device_type)
@@ -217,10 +193,9 @@ def _read(path: Path) -> dict[str, Any]:
 
 def make_plan(names: list[str], gpus: list[str], jobs: int, cores: list[int], device_type: str,
               times: dict[str, dict[str, float]] | None = None, from_run: str | None = None,
-              spare_shares: dict[str, float] | None = None, cold_order: tuple[str | None, dict[str, float]] = (None, {})
-              ) -> Plan:
+              spare_shares: dict[str, float] | None = None) -> Plan:
     """Longest first, each notebook on the GPU with the least expected measuring so far, and a spare GPU for one
-    with a share in `spare_shares` (see the module's notes); `cold_order` (cold_chains) orders a cold batch."""
+    with a share in `spare_shares` (see the module's notes)."""
     times = times or {}
     spare_shares = spare_shares or {}
     known = [times[n]["measure"] for n in names if n in times]
@@ -228,9 +203,6 @@ def make_plan(names: list[str], gpus: list[str], jobs: int, cores: list[int], de
     # unknown first: one with no record may be the longest, and the longest started last ends the batch (seen: an
     # unrecorded cuda_graphs started last ended a warm H100 batch, 268 s of its 277)
     order = sorted(names, key=lambda n: (n in times, -times.get(n, {}).get("seconds", 0.0), names.index(n)))
-    order_from, chains = cold_order
-    if chains and set(names) <= set(chains):
-        order = sorted(order, key=lambda n: -chains[n])
     measuring, notebook_cores = split_cores(cores, device_type)
     gpu_cores, notebook_cores = (split_gpu_cores(notebook_cores, list(gpus), len(cores)) if device_type == "cuda"
                                  else ({}, notebook_cores))
@@ -255,8 +227,7 @@ def make_plan(names: list[str], gpus: list[str], jobs: int, cores: list[int], de
         placements.append(Placement(name, gpu, cpus, times.get(name, {}).get("seconds"),
                                     times.get(name, {}).get("measure"), spare,
                                     round(on_spare, 2) if spare is not None else None))
-    return Plan(list(gpus), placements, measuring, notebook_cores, from_run, gpu_cores,
-                order_from if chains and set(names) <= set(chains) else None)
+    return Plan(list(gpus), placements, measuring, notebook_cores, from_run, gpu_cores)
 
 
 def _on_spare_s(recorded: dict[str, float], measure: float, share: float) -> float:

@@ -313,9 +313,8 @@ class Placing:
     executor: str = "local"
 
 
-def make_plan(batch: Batch, names: list[str], jobs: int, placing: Placing, cold: bool = False) -> batch_plan.Plan:
-    """This call's plan: GPUs (on CUDA, or given), longest first from the last run of this device type beside it
-    (on a `cold` compile cache, the order from the last cold one)."""
+def make_plan(batch: Batch, names: list[str], jobs: int, placing: Placing) -> batch_plan.Plan:
+    """This call's plan: GPUs (on CUDA, or given), longest first from the last run of this device type beside it."""
     device_type = batch.meta["environment"].get("device_type", "cpu")
     gpus = placing.gpus if placing.gpus is not None else (batch_plan.visible_gpus() if device_type == "cuda" else [])
     if gpus:
@@ -323,9 +322,7 @@ def make_plan(batch: Batch, names: list[str], jobs: int, placing: Placing, cold:
     from_run, times = batch_plan.last_times(batch.run_dir.parent, device_type, names, exclude=batch.run_dir)
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
     shares = {n: catalog.get(n).spare_gpu_share for n in names}
-    cold_order = batch_plan.cold_chains(batch.run_dir.parent, device_type, names, exclude=batch.run_dir) if cold \
-        else (None, {})
-    return batch_plan.make_plan(names, gpus, jobs, cores, device_type, times, from_run, shares, cold_order)
+    return batch_plan.make_plan(names, gpus, jobs, cores, device_type, times, from_run, shares)
 
 
 def _drive(batch: Batch, names: list[str], t0: float, jobs: int, cache_path: str | Path | None, use_cache: bool,
@@ -347,9 +344,9 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
     if stop.stop_after:  # on perf_counter's clock, like t0
         deadline = t0 + stop.stop_after - stop_margin(stop.stop_after)
     jobs = jobs or default_jobs(meta["environment"].get("device_type", "cpu"), len(names))
-    cache = open_cache(cache_path, use_cache)
-    planned = make_plan(batch, names, jobs, placing, cold=cache.state == "cold")
+    planned = make_plan(batch, names, jobs, placing)
     engine = executors.make(placing.executor, jobs, planned.gpus, log=lambda s: print(s, file=sys.stderr, flush=True))
+    cache = open_cache(cache_path, use_cache)
     started_at = time.time()
     invocation: dict[str, Any] = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                                   "notebooks": names, "jobs": jobs, "compile_cache": cache.state,

@@ -368,9 +368,7 @@ def speed_rounds_table(device: str | list[str] = "cpu", full_percent: int = 25, 
     """One row per speed claim × device × deterministic algorithms off/on: the seed's pair at the seed's shape,
     timed in rounds until decided (`speed_until_decided`)."""
     rows: list[dict[str, Any]] = []
-    # CPU first: its rounds hold the CPU's measuring lock, not the GPU's, so on a GPU runner they run while other
-    # notebooks hold the GPU's lock; after the CUDA rounds they ended a warm batch 13 s past its last GPU timing.
-    for dev in sorted(devices(device), key=lambda d: d != "cpu"):
+    for dev in devices(device):
         if dev == "cuda" and not env.cuda_available():
             continue
         with cpu_threads(threads if dev == "cpu" else 0):
