@@ -596,8 +596,8 @@ def install_command(wheelhouse: str = "wheelhouse", target: str = "/tmp/yolo26ki
     installs as a console script there (without it, lowering fails with "No such file: 'flatc'").
     `target`/share/jupyter goes on JUPYTER_PATH: nbconvert's HTML templates are data files there
     (without it: "No template sub-directory with name 'lab' found").
-    pip byte-compiles the wheels as it installs them: without .pyc files every process of a batch's first run
-    compiles the modules it imports (a cold GPU batch's notebooks started 24 s late, against 6 s warm).
+    pip byte-compiles the wheels as it installs them: without .pyc files every process of a machine's first batch
+    compiles the modules it imports.
     """
     return (
         f"python3 -m pip install -q --no-index --no-deps --no-cache-dir --upgrade "

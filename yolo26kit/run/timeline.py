@@ -156,7 +156,7 @@ def measuring(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def steps(rows: list[dict[str, Any]], start: float) -> list[dict[str, Any]]:
     """A notebook's isolated steps as logged, in start order: each interval's step, phase, start (seconds after
-    `start`) and length. They show what held a batch's step slots, which the accounts, one per second, cannot."""
+    `start`) and length. They show what held a batch's step slots: the accounts count each second once per notebook."""
     logged = sorted((r for r in rows if r.get("step") and not r.get("lock")), key=lambda r: r["t0"])
     return [{"step": r["step"], "phase": r["phase"], "start_s": round(r["t0"] - start, 1),
              "seconds": round(r["t1"] - r["t0"], 1)} for r in logged]
