@@ -72,7 +72,8 @@ def verdicts(run_dir: Path) -> dict[str, str]:
 
 def check_placement(run_dir: Path, meta: dict) -> None:
     """Every notebook ran pinned to the GPU run.json names, under that GPU's lock; both GPUs were used; the
-    accounts add up to each notebook's seconds; the call has a plan, a critical path and a lower bound."""
+    accounts add up to each notebook's seconds; the call has a plan, a critical path, a lower bound and its cores'
+    load."""
     for entry in meta["notebooks"]:
         saw = json.loads((run_dir / f"{entry['name']}.results.json").read_text())
         assert saw["gpu"] == entry["gpu"] and saw["lock"].endswith(f"gpu{entry['gpu']}.lock"), (saw, entry)
@@ -89,6 +90,9 @@ def check_placement(run_dir: Path, meta: dict) -> None:
     spans = meta["measuring_lock_spans"]
     assert set(spans) == set(meta["measuring_locks"])
     assert all(0 <= s["first_s"] < s["last_s"] <= meta["wall_seconds"] and s["free_s"] >= 0 for s in spans.values())
+    busy = meta["cores_busy"]  # sampled while the notebooks ran: the last sample ends before the call does
+    assert busy["cores"] == os.cpu_count() and 0 <= busy["mean"] <= busy["cores"] + 0.5, busy
+    assert busy["samples"] and 0 < busy["samples"][-1][0] <= meta["wall_seconds"], busy
 
 
 @pytest.mark.notebook

@@ -80,8 +80,8 @@ def subprocess_error(text: str) -> str:
     if TRITON_LOCATION.search(line):
         after = details[found[-1] + 1:]
         caret = next((i for i, ln in enumerate(after) if ln.strip() == "^"), None)
-        cause = [ln.strip() for ln in after[caret + 1:] if ln.strip()][:1] if caret is not None else []
-        line += f" {cause[0]}" if cause else ""
+        cause = next((ln.strip() for ln in after[caret + 1:] if ln.strip()), "") if caret is not None else ""
+        line += f" {cause}" if cause else ""
     return line
 
 

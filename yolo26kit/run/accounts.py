@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadParameter
-from . import timeline
+from . import core_load, timeline
 
 
 def read_run(run_dir: Path) -> dict[str, Any]:
@@ -58,7 +58,7 @@ def lock_span(meta: dict[str, Any], lock: str) -> str:
 
 def wall_cell(meta: dict[str, Any]) -> str:
     """A run's wall time, its lower bound (the longest-held measuring lock, and when that lock was taken, free and
-    let go) and the notebook that ended it."""
+    let go), the notebook that ended it and how busy the cores were."""
     said = f"**{meta.get('wall_seconds', 0):.0f} s**"
     longest = bounding_lock(meta)
     if longest:
@@ -66,6 +66,8 @@ def wall_cell(meta: dict[str, Any]) -> str:
         said += f" (lower bound {meta.get('lower_bound_s', 0):.0f} s" + (f", {longest}{span}" if span else "")
         path = meta.get("critical_path")
         said += f"; ended by `{path['notebook']}` in {path['last_phase']})" if path else ")"
+    busy = core_load.phrase(meta.get("cores_busy") or {})
+    said += f"; {busy}" if busy else ""
     return said + (f", {len(meta['retries'])} kernel retries" if meta.get("retries") else "")
 
 

@@ -16,7 +16,8 @@ Decisions:
 - Accounts: every process of a notebook logs its phase intervals (timing.PHASE_LOG_ENV); each notebook's
   `accounts` (start-up as spawn, kernel start and imports; lock wait, compile, measure, crash forensics, step
   start-up, step-slot waits, other steps, rest: run/timeline.py) add up to its seconds, and each call records the
-  critical path (the notebook that ended it) and the lower bound (the longest time one measuring lock was held).
+  critical path (the notebook that ended it), the lower bound (the longest time one measuring lock was held) and
+  how busy the cores were (run/core_load.py: slot-bound or core-bound).
 - The compile cache (Inductor's FX-graph/AOTAutograd caches, Triton's, and the kit's AOTI packages under
   `$YOLO26KIT_CACHE/aoti`) lives outside the repository, by default `$XDG_CACHE_HOME/yolo26kit` or
   `~/.cache/yolo26kit`. `run.json` says whether it was `cold` (empty at the start), `warm` or `off`
@@ -44,7 +45,7 @@ from typing import Any, Callable
 
 from ..bench import isolate, vec_isa
 from .. import catalog, env, findings
-from . import accounts, executors, plan as batch_plan, timeline
+from . import accounts, core_load, executors, plan as batch_plan, timeline
 from .notebook import (DEFAULT_TIMEOUT, FINISHED, PHASE_LOGS, NotebookRun, cache_report, mark_stopping, notebook_tag,
                        sweep, time_split)
 from ..catalog import Investigation
@@ -361,9 +362,11 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
     meta["plan"] = planned.to_json()
     batch.update(state="running")
     cores = (planned.measuring_cores, planned.notebook_cores) if planned.measuring_cores else None
+    sampler = core_load.CoreSampler()
     try:
-        runs = _execute_all(batch, planned, engine, child_env(cache, batch.run_dir, jobs, cores), stop, deadline,
-                            cache.root)
+        with sampler:
+            runs = _execute_all(batch, planned, engine, child_env(cache, batch.run_dir, jobs, cores), stop, deadline,
+                                cache.root)
     finally:
         engine.close()
         cache.close()
@@ -376,9 +379,9 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
     state = "complete" if not signum and not batch.unfinished() else "interrupted"
     reason = "" if state == "complete" else stop.reason or "kernel_not_started"  # else: a kernel never started, twice
 
-    invocation.update(batch_times(batch, runs, started_at))
+    invocation.update(batch_times(batch, runs, started_at, sampler.samples))
     meta.update({k: invocation[k] for k in ("critical_path", "measuring_locks", "lower_bound_s",
-                                            "measuring_lock_spans")})
+                                            "measuring_lock_spans", "cores_busy")})
 
     def finish() -> None:
         invocation.update(state=state, wall_seconds=round(time.perf_counter() - t0, 2))
@@ -410,17 +413,25 @@ def _restore(previous: dict[int, Any]) -> None:
 _RENDER_LOCK = threading.Lock()  # nbconvert renders one notebook at a time
 
 
-def batch_times(batch: Batch, runs: list[NotebookRun], started_at: float) -> dict[str, Any]:
+def batch_times(batch: Batch, runs: list[NotebookRun], started_at: float,
+                core_samples: list[tuple[float, float, float]] | None = None) -> dict[str, Any]:
     """A call's critical path (the notebook that ended it), the seconds each measuring lock was held, the lower
-    bound they give (the longest of them: no plan ends the batch sooner) and when each lock was first taken, last
-    let go and free in between (timeline.lock_spans)."""
+    bound they give (the longest of them: no plan ends the batch sooner), when each lock was first taken, last
+    let go and free in between (timeline.lock_spans), and how busy the cores were (core_load.summary)."""
     mine = {r.name for r in runs}
     spans = {r.name: [{"phase": "measure", "lock": lock, "t0": a, "t1": b} for lock, a, b in r.lock_spans] for r in runs}
     held = timeline.lock_seconds(spans)
     return {"critical_path": timeline.critical_path([n for n in batch.meta["notebooks"] if n["name"] in mine],
                                                     started_at),
             "measuring_locks": held, "lower_bound_s": max(held.values(), default=0.0),
-            "measuring_lock_spans": timeline.lock_spans(spans, started_at)}
+            "measuring_lock_spans": timeline.lock_spans(spans, started_at),
+            "cores_busy": core_load.summary(core_samples or [], slot_waits(runs), started_at)}
+
+
+def slot_waits(runs: list[NotebookRun]) -> list[tuple[float, float]]:
+    """Every (t0, t1) a step of these notebooks waited for a step slot, on time.time()'s clock."""
+    return [(r.started_at + s["start_s"], r.started_at + s["start_s"] + s["seconds"])
+            for r in runs for s in r.steps if s.get("phase") == "step_wait"]
 
 
 def notebook_task(batch: Batch, placement: batch_plan.Placement, child: dict[str, str], lock_dir: Path,
@@ -617,4 +628,5 @@ def wall_and_bound(meta: dict[str, Any]) -> str:
     path = meta.get("critical_path")
     if path:
         said += f", ended by {path['notebook']} ({path['last_phase']})"
-    return said
+    busy = core_load.phrase(meta.get("cores_busy") or {})
+    return said + (f"; {busy}" if busy else "")
