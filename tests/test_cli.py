@@ -68,6 +68,7 @@ def test_build_plan_resolves_device_and_lists():
 
 @pytest.mark.parametrize("argv, message", [
     (["run", "index_dtype", "--jobs", "0"], "--jobs"),
+    (["run", "index_dtype", "--step-slots", "0"], "--step-slots"),
     (["run", "index_dtype", "--cache", "x", "--no-cache"], "exclude each other"),
     (["run", "index_dtype", "--timeout", "0"], "--timeout"),
     (["run", "--resume", "somewhere", "index_dtype"], "drop NAME"),

@@ -128,6 +128,8 @@ def test_child_env_points_every_cache_and_the_lock(tmp_path, monkeypatch):
     assert values[timing.DEVICE_LOCK_ENV] == str(tmp_path / "device.lock")
     assert values["TRITON_CACHE_DIR"] == str(tmp_path / "triton") and values["YOLO26KIT_CACHE"] == str(tmp_path)
     assert int(values["TORCHINDUCTOR_COMPILE_THREADS"]) == runner.compile_threads(2)
+    assert values[isolate.SLOTS_ENV] == f"{tmp_path / 'slots'}:{runner.step_slots()}"
+    assert runner.child_env(runner.CompileCache(tmp_path, "cold"), tmp_path, 2, slots=5)[isolate.SLOTS_ENV].endswith(":5")
     monkeypatch.setenv("TORCHINDUCTOR_COMPILE_THREADS", "3")  # the user's own setting wins
     assert "TORCHINDUCTOR_COMPILE_THREADS" not in runner.child_env(runner.CompileCache(tmp_path, "cold"), tmp_path, 2)
 

@@ -168,6 +168,8 @@ def _run_or_resume(args: argparse.Namespace, t0: float) -> Any:
 
     if args.jobs is not None and args.jobs < 1:
         raise BadParameter("--jobs must be at least 1")
+    if args.step_slots is not None and args.step_slots < 1:
+        raise BadParameter("--step-slots must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise BadParameter("--timeout must be positive")
     if args.stop_after is not None and args.stop_after <= 0:
@@ -175,7 +177,7 @@ def _run_or_resume(args: argparse.Namespace, t0: float) -> Any:
     if args.cache and args.no_cache:
         raise BadParameter("--cache and --no-cache exclude each other")
     options = {"jobs": args.jobs or 0, "cache": args.cache or None, "use_cache": not args.no_cache, "t0": t0,
-               "stop_after": args.stop_after, "executor": args.executor,
+               "stop_after": args.stop_after, "executor": args.executor, "step_slots": args.step_slots or 0,
                "gpus": _gpus(args.gpus, not (args.executor == "ray" and os.environ.get("RAY_ADDRESS")))}
     if args.resume:
         given = [flag for flag, used in (("NAME", args.names), ("--all", args.all), ("-p", args.param),
@@ -361,6 +363,9 @@ def parser() -> argparse.ArgumentParser:
                      help="local (threads of this process) or ray (a Ray task per notebook: a local Ray, or RAY_ADDRESS)")
     run.add_argument("--jobs", type=int, default=None, metavar="N",
                      help="notebooks at once (default: all of them on CUDA, 1 on CPU)")
+    run.add_argument("--step-slots", type=int, default=None, metavar="N",
+                     help="isolated steps (compiles, lowerings, timed children) at once across notebooks run side by "
+                          "side (default: half the cores)")
     run.add_argument("--cache", default="", metavar="DIR",
                      help="compile cache folder (default $XDG_CACHE_HOME/yolo26kit or ~/.cache/yolo26kit)")
     run.add_argument("--no-cache", action="store_true", help="a fresh temporary compile cache, deleted at the end")

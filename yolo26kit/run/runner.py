@@ -113,9 +113,10 @@ def compile_threads(jobs: int, cores: int | None = None) -> int:
 
 
 def child_env(cache: CompileCache, run_dir: Path, jobs: int,
-              cores: tuple[list[int], list[int]] | None = None) -> dict[str, str]:
+              cores: tuple[list[int], list[int]] | None = None, slots: int = 0) -> dict[str, str]:
     """The environment every notebook child of a run gets: caches, the measuring locks, compile threads, traces;
-    with `cores` (measuring, notebook), CPU timings on the first and the notebooks on the second."""
+    with `cores` (measuring, notebook), CPU timings on the first and the notebooks on the second; `slots` steps at
+    once across the run's notebooks (0: step_slots())."""
     from ..bench import timing  # lazy: imports torch
 
     values = {**cache.child_env(), timing.DEVICE_LOCK_ENV: str(cache.root / "device.lock"),
@@ -126,7 +127,7 @@ def child_env(cache: CompileCache, run_dir: Path, jobs: int,
     if "TORCHINDUCTOR_COMPILE_THREADS" not in os.environ:
         values["TORCHINDUCTOR_COMPILE_THREADS"] = str(compile_threads(jobs))
     if jobs > 1:  # notebooks side by side: bound the isolated steps of the whole run, and their threads
-        slots = step_slots()
+        slots = slots or step_slots()
         values[isolate.SLOTS_ENV] = f"{cache.root / 'slots'}:{slots}"
         values.setdefault("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS") or str(compile_threads(slots)))
     return values
@@ -235,11 +236,12 @@ def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OU
         timeout: float = DEFAULT_TIMEOUT, log_output: bool = False, *, jobs: int = 0,
         cache: str | Path | None = None, use_cache: bool = True, render: bool = True,
         t0: float | None = None, stop_after: float | None = None, gpus: list[str] | None = None,
-        executor: str = "local") -> RunResult:
+        executor: str = "local", step_slots: int = 0) -> RunResult:
     """Execute a validated plan into a new run directory (`jobs` 0: default_jobs); SIGINT/SIGTERM stop it cleanly.
 
     `gpus`: the GPU ids a CUDA batch spreads its notebooks over (None: every visible one; given on a CPU machine,
-    they are placed as if they were GPUs). `executor`: local or ray (run/executors.py).
+    they are placed as if they were GPUs). `executor`: local or ray (run/executors.py). `step_slots`: isolated
+    steps at once across the batch's notebooks (0: runner.step_slots).
 
     `t0` (a time.perf_counter() value) is when the call began, for wall_seconds and `stop_after`; default: now.
     `stop_after` (seconds): the call ends by then (see stop_margin); what did not finish is left for resume().
@@ -253,7 +255,7 @@ def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OU
             "compile_cache": "", "timeout": timeout, "log_output": log_output,
             "notebooks": [_entry(inv, params) for inv, params in plan], "seconds": 0.0, "invocations": []}
     return _drive(Batch(run_dir, meta), [inv.name for inv, _ in plan], t0, jobs, cache, use_cache, render, stop_after,
-                  Placing(gpus, executor))
+                  Placing(gpus, executor, step_slots))
 
 
 def load(run_dir: str | Path) -> Batch:
@@ -278,7 +280,7 @@ def environment_differences(recorded: dict[str, Any], current: dict[str, Any]) -
 
 def resume(run_dir: str | Path, *, jobs: int = 0, cache: str | Path | None = None, use_cache: bool = True,
            render: bool = True, t0: float | None = None, stop_after: float | None = None,
-           gpus: list[str] | None = None, executor: str = "local") -> RunResult:
+           gpus: list[str] | None = None, executor: str = "local", step_slots: int = 0) -> RunResult:
     """Run, into the same folder, only the notebooks of a run that did not finish, with their recorded parameters.
 
     Refused (ResumeRefused) when the run is complete, lacks recorded parameters, or this environment's
@@ -297,7 +299,7 @@ def resume(run_dir: str | Path, *, jobs: int = 0, cache: str | Path | None = Non
         raise ResumeRefused(f"{batch.run_dir.name}: run.json has no recorded parameters; start a new run instead")
     for name in names:
         catalog.get(name)  # an investigation that no longer exists is bad input, before anything is written
-    return _drive(batch, names, t0, jobs, cache, use_cache, render, stop_after, Placing(gpus, executor))
+    return _drive(batch, names, t0, jobs, cache, use_cache, render, stop_after, Placing(gpus, executor, step_slots))
 
 
 def stop_margin(stop_after: float) -> float:
@@ -308,10 +310,12 @@ def stop_margin(stop_after: float) -> float:
 
 @dataclass
 class Placing:
-    """Where a call's notebooks run: the GPUs asked for (None: every visible one on CUDA) and the executor."""
+    """Where a call's notebooks run: the GPUs asked for (None: every visible one on CUDA), the executor and the
+    isolated steps that may run at once (0: step_slots())."""
 
     gpus: list[str] | None = None
     executor: str = "local"
+    step_slots: int = 0
 
 
 def make_plan(batch: Batch, names: list[str], jobs: int, placing: Placing) -> batch_plan.Plan:
@@ -353,6 +357,7 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
                                   "notebooks": names, "jobs": jobs, "compile_cache": cache.state,
                                   "executor": engine.describe(), "plan": planned.to_json(),
                                   "pid": os.getpid(), "state": "running",
+                                  "step_slots": placing.step_slots or step_slots() if jobs > 1 else None,
                                   **({"stop_after": stop.stop_after} if stop.stop_after else {})}
     meta["invocations"].append(invocation)
     meta["compile_cache"] = meta.get("compile_cache") or cache.state  # a resume keeps the first call's state
@@ -365,8 +370,8 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
     sampler = core_load.CoreSampler()
     try:
         with sampler:
-            runs = _execute_all(batch, planned, engine, child_env(cache, batch.run_dir, jobs, cores), stop, deadline,
-                                cache.root)
+            runs = _execute_all(batch, planned, engine, child_env(cache, batch.run_dir, jobs, cores, placing.step_slots),
+                                stop, deadline, cache.root)
     finally:
         engine.close()
         cache.close()
