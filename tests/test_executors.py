@@ -91,7 +91,8 @@ def check_placement(run_dir: Path, meta: dict) -> None:
     assert set(spans) == set(meta["measuring_locks"])
     assert all(0 <= s["first_s"] < s["last_s"] <= meta["wall_seconds"] and s["free_s"] >= 0 for s in spans.values())
     busy = meta["cores_busy"]  # sampled while the notebooks ran: the last sample ends before the call does
-    assert busy["cores"] == os.cpu_count() and 0 <= busy["mean"] <= busy["cores"] + 0.5, busy
+    assert busy["cores"] == os.cpu_count() and busy["which"] == "all", busy  # too few cores to keep any for timings
+    assert 0 <= busy["mean"] <= busy["cores"] + 0.5, busy
     assert busy["samples"] and 0 < busy["samples"][-1][0] <= meta["wall_seconds"], busy
 
 

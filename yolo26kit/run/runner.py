@@ -367,7 +367,8 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
     meta["plan"] = planned.to_json()
     batch.update(state="running")
     cores = (planned.measuring_cores, planned.notebook_cores) if planned.measuring_cores else None
-    sampler = core_load.CoreSampler()
+    sampled = planned.notebook_cores if planned.measuring_cores else None  # the cores the steps may use
+    sampler = core_load.CoreSampler(core_load.busy_seconds_of(sampled))
     try:
         with sampler:
             runs = _execute_all(batch, planned, engine, child_env(cache, batch.run_dir, jobs, cores, placing.step_slots),
@@ -384,7 +385,7 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
     state = "complete" if not signum and not batch.unfinished() else "interrupted"
     reason = "" if state == "complete" else stop.reason or "kernel_not_started"  # else: a kernel never started, twice
 
-    invocation.update(batch_times(batch, runs, started_at, sampler.samples))
+    invocation.update(batch_times(batch, runs, started_at, sampler.samples, sampled))
     meta.update({k: invocation[k] for k in ("critical_path", "measuring_locks", "lower_bound_s",
                                             "measuring_lock_spans", "cores_busy")})
 
@@ -419,7 +420,8 @@ _RENDER_LOCK = threading.Lock()  # nbconvert renders one notebook at a time
 
 
 def batch_times(batch: Batch, runs: list[NotebookRun], started_at: float,
-                core_samples: list[tuple[float, float, float]] | None = None) -> dict[str, Any]:
+                core_samples: list[tuple[float, float, float]] | None = None,
+                sampled_cores: list[int] | None = None) -> dict[str, Any]:
     """A call's critical path (the notebook that ended it), the seconds each measuring lock was held, the lower
     bound they give (the longest of them: no plan ends the batch sooner), when each lock was first taken, last
     let go and free in between (timeline.lock_spans), and how busy the cores were (core_load.summary)."""
@@ -430,7 +432,9 @@ def batch_times(batch: Batch, runs: list[NotebookRun], started_at: float,
                                                     started_at),
             "measuring_locks": held, "lower_bound_s": max(held.values(), default=0.0),
             "measuring_lock_spans": timeline.lock_spans(spans, started_at),
-            "cores_busy": core_load.summary(core_samples or [], slot_waits(runs), started_at)}
+            "cores_busy": core_load.summary(core_samples or [], slot_waits(runs), started_at,
+                                            len(sampled_cores) if sampled_cores else os.cpu_count() or 0,
+                                            "notebook" if sampled_cores else "all")}
 
 
 def slot_waits(runs: list[NotebookRun]) -> list[tuple[float, float]]:
