@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Any, Callable
 
+from . import timeline
+
 SAMPLE_S = 2.0  # seconds between two reads: a step's compile lasts 4-60 s
 
 
@@ -56,18 +58,8 @@ class CoreSampler:
 
 
 def _overlap(a0: float, a1: float, spans: list[tuple[float, float]]) -> float:
-    """Seconds of [a0, a1] inside the union of `spans` (merged, sorted)."""
-    return sum(max(0.0, min(a1, b1) - max(a0, b0)) for b0, b1 in spans)
-
-
-def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    out: list[tuple[float, float]] = []
-    for t0, t1 in sorted(spans):
-        if out and t0 <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], t1))
-        else:
-            out.append((t0, t1))
-    return out
+    """Seconds of [a0, a1] inside the union of `spans`."""
+    return timeline.covered([(max(a0, b0), min(a1, b1)) for b0, b1 in spans if b1 > a0 and b0 < a1])
 
 
 def summary(samples: list[tuple[float, float, float]], slot_waits: list[tuple[float, float]], start: float,
@@ -78,8 +70,7 @@ def summary(samples: list[tuple[float, float, float]], slot_waits: list[tuple[fl
     as [seconds after `start`, busy cores]. {} without samples."""
     if not samples:
         return {}
-    waits = _merged(slot_waits)
-    weights = [(_overlap(t0, t1, waits), busy) for t0, t1, busy in samples]
+    weights = [(_overlap(t0, t1, slot_waits), busy) for t0, t1, busy in samples]
     waited = sum(w for w, _ in weights)
     span = sum(t1 - t0 for t0, t1, _ in samples)
     return {"cores": cores, "which": which,
