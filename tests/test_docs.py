@@ -44,3 +44,23 @@ def test_the_docs_build_offline_with_strict(tmp_path: Path) -> None:
     times = (tmp_path / "site" / "times.html").read_text()
     assert times.count("<table") >= 2  # the run-time tables, made from run.json at build time
     assert "yolo26kit.findings.Findings" in (tmp_path / "site" / "api.html").read_text()
+
+
+RUN_FOLDER = re.compile(r"reports/((?:bisect|matrix)-[\w.-]+|\d{8}T\d{6}Z-[\w-]+)")
+
+
+@pytest.mark.parametrize("page", ["README.md", *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").rglob("*.md"))])
+def test_every_run_folder_a_page_names_is_committed_or_said_to_be_retired(page: str) -> None:
+    """A run, bisect or matrix folder a page names exists under reports/, or the page says within a line or two that
+    it was retired (and how to get it back): a reader never follows a path to nothing."""
+    lines = (REPO / page).read_text().splitlines()
+    dangling = [f"{n + 1}: reports/{name}" for n, line in enumerate(lines) for name in RUN_FOLDER.findall(line)
+                if not (REPO / "reports" / name).exists()
+                and "retired" not in " ".join(lines[max(0, n - 1):n + 3])]
+    assert not dangling, f"{page}: {dangling}"
+
+
+def test_every_committed_bisect_is_described_in_the_matrix_page() -> None:
+    described = (REPO / "docs" / "matrix.md").read_text()
+    missing = [p.name for p in sorted((REPO / "reports").glob("bisect-*")) if f"reports/{p.name}" not in described]
+    assert not missing, f"docs/matrix.md, *Committed bisects*, lacks {missing}"
