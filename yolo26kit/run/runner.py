@@ -352,12 +352,13 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
     planned = make_plan(batch, names, jobs, placing)
     engine = executors.make(placing.executor, jobs, planned.gpus, log=lambda s: print(s, file=sys.stderr, flush=True))
     cache = open_cache(cache_path, use_cache)
+    slots = placing.step_slots or step_slots()  # resolved once: recorded, and passed to every child
     started_at = time.time()
     invocation: dict[str, Any] = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                                   "notebooks": names, "jobs": jobs, "compile_cache": cache.state,
                                   "executor": engine.describe(), "plan": planned.to_json(),
                                   "pid": os.getpid(), "state": "running",
-                                  "step_slots": placing.step_slots or step_slots() if jobs > 1 else None,
+                                  "step_slots": slots if jobs > 1 else None,
                                   **({"stop_after": stop.stop_after} if stop.stop_after else {})}
     meta["invocations"].append(invocation)
     meta["compile_cache"] = meta.get("compile_cache") or cache.state  # a resume keeps the first call's state
@@ -371,7 +372,7 @@ def _drive_caught(batch: Batch, names: list[str], t0: float, jobs: int, cache_pa
     sampler = core_load.CoreSampler(core_load.busy_seconds_of(sampled))
     try:
         with sampler:
-            runs = _execute_all(batch, planned, engine, child_env(cache, batch.run_dir, jobs, cores, placing.step_slots),
+            runs = _execute_all(batch, planned, engine, child_env(cache, batch.run_dir, jobs, cores, slots),
                                 stop, deadline, cache.root)
     finally:
         engine.close()
