@@ -5,6 +5,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -181,6 +182,10 @@ def test_tagged_finds_a_process_by_its_environment(tmp_path):
     tag = f"test/{tmp_path.name}"
     proc = subprocess.Popen(["sleep", "30"], env={**os.environ, notebook_run.TAG_ENV: tag})
     try:
+        # Popen may return (vfork) before the kernel has published the new program's environment: give it a moment
+        deadline = time.monotonic() + 5
+        while notebook_run.tagged(tag) != [proc.pid] and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert notebook_run.tagged(tag) == [proc.pid] and notebook_run.tagged(tag + "x") == []
         assert notebook_run.sweep(tag) == [proc.pid]
         assert proc.wait(10) == -signal.SIGKILL
