@@ -58,13 +58,38 @@ def test_op_probes_export_the_operator_they_name(op, target):
     assert spec.tag == f"op_{op}"
 
 
-def test_probe_plan_needs_cuda_except_the_cast_export():
+def test_probe_plan_needs_cuda_except_the_cast_export_and_the_workaround():
     base = inv.model.Spec("legacy", device="cpu")
-    assert [(s.variant, p) for s, p in inv.measure.probe_plan(base, list(inv.measure.PROBES), "gather")] == [("legacy_cast", ["export"])]
+    assert [(s.variant, p) for s, p in inv.measure.probe_plan(base, list(inv.measure.PROBES), "gather")] == [
+        ("legacy_cast", ["export"]), ("gather_floatdiv", ["aoti", "et_xnnpack"])]
     cuda = inv.measure.probe_plan(inv.model.Spec("legacy", device="cuda"), list(inv.measure.PROBES), "gather")
     tags = [s.tag for s, _ in cuda]
     assert "backbone-gather" in tags and "backbone-gather-conv_aten+triton" in tags and "full-gather-conv_aten+triton" in tags
     assert len(set(tags)) == len(tags) and all(p[-1] == "et_cuda" for _, p in cuda)
+
+
+def test_workaround_variant_matches_gather_and_leaves_no_integer_division():
+    """The root cause's workaround gives the gather top-k's detections with no floor division in its graph."""
+    preds = inv.model.random_preds(2, 336, 80, seed=3)
+    outs = {v: inv.model.PostprocessOnly(v, 80)(preds) for v in ("gather", "gather_floatdiv")}
+    assert torch.equal(outs["gather"], outs["gather_floatdiv"])
+    program = torch.export.export(inv.model.PostprocessOnly("gather_floatdiv", 80).eval(), (preds,))
+    targets = {str(n.target) for n in program.graph.nodes if n.op == "call_function"}
+    assert not any("floor_divide" in t or "Tensor_mode" in t for t in targets), targets
+
+
+def test_division_variants_show_what_they_return():
+    """The division variants' reading: eager's dtype and values, a float quotient, other values, a failure."""
+    row = {"ok": True, "eager dtype": "int64", "aoti dtype": "int64", "equal": True}
+    assert inv.division.verdict_of(row) == "right"
+    assert inv.division.verdict_of({**row, "aoti dtype": "float32", "equal": False}) == "float"
+    assert inv.division.verdict_of({**row, "equal": False}) == "wrong"
+    assert inv.division.verdict_of({**row, "ok": False}) == "fails"
+    x, src = inv.division.inputs("cpu")
+    assert (x < 0).any() and (x >= 0).any()  # a truncating floor shows only on negative dividends
+    eager = {v: inv.division.Division(v)(x, src) for v in inv.division.VARIANTS}
+    assert torch.equal(eager["scalar"], eager["tensor"]) and eager["tensor"].dtype == torch.int64
+    assert torch.equal(eager["gather"], eager["workaround"])
 
 
 def test_longest_cells_are_expected_first():

@@ -168,7 +168,7 @@ def removes_refuted_graph_on_cpu():
 
 
 def removes_moved():
-    """Past the aten.index assertion, but the same float32 index fails gather's kernel: moved, not fixed."""
+    """Past the aten.index assertion (the claim's two halves hold); the float32 index then fails gather's kernel."""
     return _res(_gather(_failed(FLOAT_POINTER)))
 
 
@@ -432,6 +432,93 @@ def xnnpack_partly():
     return _xnn(_o("run", value={"output": None}), {"exact": False, "match_rate": 0.3, "score_max_abs": 0.2})
 
 
+# --- the division variants (division.py): floordiv_float_path, aoti_gather_type_inference, index_dtype_resolved ---
+
+def _division_row(variant: str, shows: str, device: str = "cpu") -> dict[str, Any]:
+    """A division variant's row as division.variant_row writes it, showing `shows` (right, float, wrong, fails)."""
+    eager = "int64"
+    row = {"variant": variant, "change": "", "device": device, "stage": "done", "ok": shows != "fails",
+           "eager dtype": eager, "aoti dtype": {"float": "float32"}.get(shows, eager),
+           "equal": shows == "right", "error": ""}
+    if shows == "fails":
+        row.update(stage="compile", **{"aoti dtype": ""}, error="InductorError: " + INDEX_ERROR.splitlines()[0])
+    return row
+
+
+def _divided(tensor: str, gather: str = "right", index: str = "right", workaround: str = "right",
+             device: str = "cpu", probes=()) -> inv.measure.Results:
+    rows = [_division_row("scalar", "right", device), _division_row("tensor", tensor, device),
+            _division_row("gather", gather, device), _division_row("index", index, device),
+            _division_row("workaround", workaround, device)]
+    base = CPU if device == "cpu" else CUDA
+    res = _res(probes=probes, base=base)
+    res.run.division = {device: _o("division", value=rows)}
+    return res
+
+
+def floordiv_confirmed_float():
+    """torch 2.11: the tensor-divisor quotient is float32; advanced indexing fails with the seed's message."""
+    return _divided("float", index="fails")
+
+
+def floordiv_confirmed_truncated():
+    """torch 2.12-2.13: the quotient is int64 but truncates negative values."""
+    return _divided("wrong")
+
+
+def floordiv_not_reproduced():
+    return _divided("right")
+
+
+def floordiv_not_run():
+    res = _res(base=CPU)
+    res.run.division = {"cpu": _o("division", "crash", error="SIGSEGV")}
+    return res
+
+
+def type_inference_refuted():
+    return _divided("float", index="fails")
+
+
+def type_inference_not_reproduced():
+    return _divided("right")
+
+
+def resolved_refuted():
+    """CUDA, torch 2.11: the gather variant fails on the float32 quotient in its Triton kernel."""
+    return _divided("float", gather="fails", index="fails", device="cuda")
+
+
+def resolved_partly():
+    """CPU, torch 2.11: gather runs (its C++ kernel takes the float index), but the quotient is still float32."""
+    return _divided("float", index="fails")
+
+
+def resolved_confirmed():
+    return _divided("right")
+
+
+def _workaround(*outcomes_by_path: tuple[str, isolate.Outcome, dict], division: str = "right") -> inv.measure.Results:
+    spec = replace(CPU, variant="gather_floatdiv")
+    cells = [_cell(spec, path, outcome, group="probe", delta=delta) for path, outcome, delta in outcomes_by_path]
+    return _divided("float", workaround=division, probes=cells)
+
+
+SAME = {"exact": True, "match_rate": 1.0, "score_max_abs": 0.0, "max_abs": 0.0}
+
+
+def workaround_confirmed():
+    return _workaround(("aoti", _o("run", value={"output": None}), SAME), ("et_xnnpack", _o("run"), SAME))
+
+
+def workaround_refuted():
+    return _workaround(("aoti", _failed(INDEX_ERROR), {}), ("et_xnnpack", _failed("XNNPACK failed"), {}))
+
+
+def workaround_partly():
+    return _workaround(("aoti", _o("run"), SAME), ("et_xnnpack", _failed("XNNPACK failed"), {}))
+
+
 P = "index_dtype."
 CASES = {
     P + "fx_int64": {"confirmed": fx_confirmed, "refuted": fx_refuted},
@@ -441,7 +528,8 @@ CASES = {
                              "inconclusive": aoti_cpu},
     P + "explicit_cast_insufficient": {"confirmed": cast_confirmed, "refuted": cast_refuted, "inconclusive": cast_kit},
     P + "gather_removes_index": {"confirmed": removes_confirmed, "refuted": removes_refuted_lowering,
-                                 "refuted (moved, not fixed)": removes_moved, "inconclusive": removes_timeout},
+                                 "confirmed (past it, then the float pointer)": removes_moved,
+                                 "inconclusive": removes_timeout},
     P + "gather_int64_ops": {"confirmed": int64_confirmed, "refuted": int64_refuted, "partly": int64_partly},
     P + "gather_equivalent": {"confirmed": equivalent_confirmed, "refuted": equivalent_refuted},
     P + "gather_upstreamed": {"confirmed": upstreamed_confirmed, "not_reproduced": upstreamed_not_reproduced},
@@ -456,6 +544,15 @@ CASES = {
     P + "backbone_static_cuda": {"confirmed": backbone_confirmed, "refuted": backbone_refuted,
                                  "partly": backbone_partly, "inconclusive": backbone_kit_320},
     P + "xnnpack_full_model": {"confirmed": xnnpack_confirmed, "refuted": xnnpack_refuted, "partly": xnnpack_partly},
+    P + "floordiv_float_path": {"confirmed": floordiv_confirmed_float,
+                                "confirmed (truncated quotients)": floordiv_confirmed_truncated,
+                                "not_reproduced": floordiv_not_reproduced, "inconclusive": floordiv_not_run},
+    P + "aoti_gather_type_inference": {"refuted": type_inference_refuted,
+                                       "not_reproduced": type_inference_not_reproduced},
+    P + "index_dtype_resolved": {"confirmed": resolved_confirmed, "refuted": resolved_refuted,
+                                 "partly": resolved_partly},
+    P + "floordiv_workaround": {"confirmed": workaround_confirmed, "refuted": workaround_refuted,
+                                "partly": workaround_partly},
 }
 
 # More cases than one per verdict: the test drives each {verdict: factory}; these extra ones are checked in

@@ -81,8 +81,8 @@ ET = "https://github.com/pytorch/executorch"
 
 findings.register(Finding(
     id="cuda_graphs.toto_compile_max_nameerror",
-    title="torch.compile of Toto with capture_scalar_outputs: NameError: name 'Max' is not defined in Inductor's "
-          "wrapper code",
+    title="Inductor's Python wrapper prints sympy `Max` of an unbacked symbol (torch.compile, "
+          "capture_scalar_outputs): NameError: name 'Max' is not defined",
     template="toto_compile_max_nameerror.py",
     happens="With `torch._dynamo.config.capture_scalar_outputs = True`, the first call of `torch.compile(model)` "
             "(default mode, also `reduce-overhead`) on Toto's backbone (toto-ts 0.2.0) fails at run time of the "
@@ -93,20 +93,16 @@ findings.register(Finding(
     upstream=PT,
     claims=("cuda_graphs.speedup_2_5x", "cuda_graphs.first_inference_60s", "cuda_graphs.memory_slightly_more"),
     evidence_mark="NameError: name 'Max' is not defined",
-    related=(
-        Related(f"{PT}/issues/119414", "the same class of bug: an unbacked symbol (`u0`) printed into the wrapper "
-                "and undefined at run time (closed)"),
-        Related(f"{PT}/issues/131561", "capture_scalar_outputs on CPU: a generated name undefined in the "
-                "compiled code"),
-        Related(f"{PT}/issues/160800", "capture_scalar_outputs breaking a compile that works without it"),
-    ),
+    related=(),
     shrink="aot",
-    workaround="Leave capture_scalar_outputs off (Toto then graph-breaks at `.item()` and compiles).",
+    workaround="torch 2.12 or newer; or leave capture_scalar_outputs off (Toto then graph-breaks at `.item()` and "
+               "compiles).",
 ))
 
 findings.register(Finding(
     id="dynamic_shapes.aoti_answers_outside_range",
-    title="AOTInductor package with dynamic shapes runs inputs outside its exported range without an error",
+    title="AOT Inductor's input checks are off by default: a package with dynamic shapes runs inputs outside its "
+          "exported range without an error",
     template="aoti_answers_outside_range.py",
     happens="A model exported with a derived dynamic size (`32 * Dim('k', min=5, max=10)`) and compiled with "
             "`aoti_compile_and_package` answers a 352 px input (above the maximum) and a 264 px one (not a "
@@ -116,21 +112,15 @@ findings.register(Finding(
     upstream=PT,
     claims=("dynamic_shapes.aoti_cuda_dynamic",),
     evidence_mark="above the exported max",
-    related=(
-        Related(f"{PT}/issues/141115", "AOT compiled models do not consistently check input shapes (open)"),
-        Related(f"{PT}/pull/186898", "always-on input rank checks (fixes a rank mismatch only; sizes stay behind "
-                "AOTI_RUNTIME_CHECK_INPUTS)"),
-        Related(f"{PT}/issues/151925", "feature request: input checks for the guards made during compilation"),
-        Related(f"{PT}/pull/148005", "the input checks are generated but run only with AOTI_RUNTIME_CHECK_INPUTS"),
-        Related(f"{PT}/pull/196131", "check_upperbound: the upper-bound half of those checks"),
-    ),
+    related=(),
     workaround="Set `AOTI_RUNTIME_CHECK_INPUTS=1` where the package is loaded: it then refuses both sizes "
                "(`dim value is too large at 2, expected to be <= 320`).",
 ))
 
 findings.register(Finding(
     id="index_dtype.et_cuda_split_copy_refused",
-    title="ExecuTorch CUDA back-end refuses `chunk` / `split`: missing fallback kernel aten::split_copy.Tensor",
+    title="ExecuTorch AOTI view pass leaves `aten.split_copy.Tensor` a copy, and the CUDA back-end has no fallback "
+          "kernel for it: `chunk` / `split` do not lower before executorch 1.5.0",
     template="et_cuda_split_copy_refused.py",
     happens="Lowering a model that calls `x.chunk(2, 1)` (YOLO26's C2f/C3k2 blocks) with `CudaPartitioner` on "
             "executorch 1.2.0 fails: `Method forward missing fallback kernels (1 total) (missing: "
@@ -141,45 +131,51 @@ findings.register(Finding(
     upstream=ET,
     claims=("index_dtype.backbone_static_cuda", "index_dtype.et_cuda_full_model", "index_dtype.no_aten_fallback"),
     evidence_mark="split_copy.Tensor",
-    related=(
-        Related(f"{ET}/issues/19907", "split_copy has no fallback kernel in the CUDA back-end"),
-        Related(f"{ET}/pull/19924", "the view pass maps split_copy.Tensor to a view (in executorch 1.5.0)"),
-    ),
+    related=(),
     workaround="executorch 1.5.0 or newer (its view pass maps split_copy.Tensor).",
 ))
 
 findings.register(Finding(
     id="aoti_load.static_libstdcxx_crash",
-    title="AOTInductor package crashes (SIGSEGV) on load: wrapper .so linked with -static-libstdc++ beside the "
-          "system libstdc++",
+    title="AOT Inductor package crashes (SIGSEGV) on load in the wrapper's std::regex code where the process maps "
+          "another libstdc++ first",
     template="aoti_static_libstdcxx_crash.py",
-    happens="Loading an AOTInductor package compiled on the same host crashes the process with SIGSEGV in "
-            "libstdc++'s locale code (`std::codecvt<char16_t,...>::do_unshift`): the wrapper .so carries its own "
-            "static libstdc++, the process has already mapped the system libstdc++.so.6, and the two locale "
-            "states mix.",
+    happens="Loading an AOT Inductor package compiled on the same host crashes the process with SIGSEGV in "
+            "libstdc++'s locale code (`std::codecvt<char16_t,...>::do_unshift`, under "
+            "`torch::aot_inductor::parse_device_str`'s std::regex). The wrapper .so holds std::regex code compiled "
+            "from the host compiler's headers; it is not linked with -static-libstdc++ on Linux (torch's "
+            "cpp_builder adds that flag only when cross-compiling for Windows), so the earlier reading of this "
+            "finding was wrong: the crash needs a process whose first-bound libstdc++ is not the one those "
+            "headers match. Loading the system libstdc++ globally first makes the same packages load and run.",
     expected="The package loads and runs as it does in a process that loaded the system libstdc++ first.",
     upstream=PT,
     claims=("aoti.load_crash_cause",),
-    evidence_mark="static-libstdc++",
+    evidence_mark="libstdc++",
     related=(),
     workaround="Load the system libstdc++ with RTLD_GLOBAL before torch (`LD_PRELOAD`, or "
                "`ctypes.CDLL('libstdc++.so.6', mode=ctypes.RTLD_GLOBAL)` first).",
 ))
 
 findings.register(Finding(
-    id="index_dtype.gather_float_index_moved",
-    title="ExecuTorch CUDA back-end: a float32 gather index reaches the Triton kernel as a pointer offset",
-    template="gather_float_index_moved.py",
-    happens="On executorch 1.2.0 with CudaPartitioner, YOLO26's top-k with `torch.gather` (the replacement for "
-            "advanced indexing) fails in autotuning: `invalid operands of type pointer<int64> and "
-            "triton.language.float32`: a float32 index computed in the graph reaches gather's own Triton kernel.",
-    expected="Either a dtype error at export (as eager raises for a float index) or a lowering that casts it.",
-    upstream=ET,
-    claims=("index_dtype.gather_removes_index",),
-    evidence_mark="pointer<int64> and triton.language.float32",
-    related=(),
+    id="index_dtype.aoti_floordiv_tensor_divisor",
+    title="Inductor (AOT Inductor) lowers int64 floor division by a 0-d tensor through the floating path: a float32 "
+          "index for YOLO26's top-k on torch 2.11, truncated quotients on 2.12 and 2.13",
+    template="aoti_floordiv_tensor_divisor.py",
+    happens="`torch.floor_divide(x, torch.tensor(80))` on an int64 `x`, exported and compiled with "
+            "`aoti_compile_and_package`, returns float32 on torch 2.11 (eager: int64) and truncated int64 quotients "
+            "on 2.12 and 2.13; with a Python-int divisor it is right. ExecuTorch's `to_edge` turns YOLO26's "
+            "`index // nc` into exactly that division (`aten.div.Tensor_mode` with a lifted 0-d int64 constant), so "
+            "the top-k's anchor index reaches its lookup as float32: advanced indexing fails with the seed's "
+            "`indices must be int64, byte or bool. Got [torch.int64, torch.float32]` (CPU and CUDA), and the "
+            "`torch.gather` rewrite with `invalid operands of type pointer<int64> and triton.language.float32` in "
+            "its Triton kernel (CUDA; the CPU kernel casts the float index silently).",
+    expected="The package returns eager's int64 floor quotient, as it does for a Python-int divisor.",
+    upstream=PT,
+    claims=("index_dtype.floordiv_float_path",),
+    evidence_mark="tensor divisor",
+    workaround="torch 2.14 or newer; or executorch 1.4.0 or newer for the CUDA back-end (its "
+               "ReplaceInt64FloorDivWithFloatPass); or compute the quotient as `(index.double() / nc).floor().long()`.",
 ))
-
 
 def template_text(finding: Finding) -> str:
     """The repro template of a finding, as shipped in the package."""

@@ -5,6 +5,8 @@ Variants of the Detect head's end-to-end top-k:
              with the postprocess of that ultralytics release (boxes gathered with `idx.repeat(1, 1, 4)`);
   legacy_cast — legacy with the explicit `.to(torch.int64)` the seed says is not enough;
   gather   — the seed's fix, `torch.gather(ori_index, 1, (index // nc).unsqueeze(-1))`;
+  gather_floatdiv — gather with the anchor index as `(index.double() / nc).floor().long()` (the root cause's
+             workaround: no integer floor division for AOT Inductor to lower; the `workaround` probe);
   upstream — whatever the installed ultralytics ships (its pattern is read from the exported graph).
 
 Paths, each step in an isolated child (isolate.run_step): eager, torch.export, AOTI, torch.compile,
@@ -19,8 +21,13 @@ Ties in top-k: legacy and gather share every top-k call and differ only in how t
 indices are picked from `ori_index`, which is a pure lookup; so they must agree bit for bit whatever
 order top-k breaks ties in, and the kit compares them with `torch.equal`, not allclose.
 
+Root cause: division (the top-k's `index // nc` through plain AOT Inductor, one change at a time: the divisor a
+Python int or a 0-d tensor as to_edge makes it, the quotient alone or feeding gather / advanced indexing, on the
+run's device and the CPU); judge_root judges from it.
+
 Stages: model (modules under test, Spec), measure (steps, status matrix, probes, equivalence, Results),
-measure_root (the index dtype through the CUDA back-end's passes), judge (JUDGES), show (tables, widget).
+measure_root (the index dtype through the CUDA back-end's passes), division, judge and judge_root (JUDGES),
+show (tables, widget).
 """
 
 from __future__ import annotations
@@ -31,14 +38,16 @@ from .judge import JUDGES, judge
 from .measure import PATHS, PRELOAD, PROBES, autotune_note, equivalence, investigate
 from .measure_root import root_cause
 from .model import VARIANTS
-from .show import (TABLES, diagnosis, equivalence_summary, explorer, matrix_frame, probe_frame, scan_frame,
-                   upstream_pattern)
+from .show import (TABLES, diagnosis, division_frame, equivalence_summary, explorer, matrix_frame, probe_frame,
+                   scan_frame, upstream_pattern)
 
-__all__ = ["JUDGES", "TABLES", "autotune_note", "diagnosis", "equivalence", "equivalence_summary", "explorer",
+__all__ = ["JUDGES", "TABLES", "autotune_note", "diagnosis", "division_frame", "equivalence", "equivalence_summary",
+           "explorer",
            "investigate", "judge", "matrix_frame", "probe_frame", "root_cause", "scan_frame", "upstream_pattern"]
 
 
-QUICK_PROBES = ["cast", "ops", "split", "backbone", "backbone_aten", "subprocess_gpu", "backbone_graph"]
+QUICK_PROBES = ["cast", "ops", "split", "backbone", "backbone_aten", "subprocess_gpu", "backbone_graph", "division",
+                "workaround"]
 
 catalog.register(catalog.Investigation(
     name="index_dtype",

@@ -21,6 +21,7 @@ from ...backends.executorch_cuda_releases import (ATEN_CONV, UNFINISHED, WHOLE_M
                                                   missing_kernels, outcome_text)
 from ...bench.detections import agrees
 from ...verdicts import Figure, Finding, Judgement, count_figure
+from . import judge_root
 from .measure import Cell, Results, Run
 from .measure_root import lowering_error_details
 from .model import OPS
@@ -252,16 +253,13 @@ def judge_gather_removes_index(res: Results) -> Judgement:
                          figure=lowered)
     if FLOAT_POINTER_ERROR.search(text):
         moved = FLOAT_POINTER_ERROR.search(text).group(0)
-        # the seed's sentence is the fix's promise on this path: a lowering that still fails on the same float32
-        # index, now inside gather's kernel, does not get past it
-        return Judgement("refuted", f"{what}: {clip(lower.error, 120)} — past the aten.index assertion, but the lowering "
-                         f"still fails on the same float32 index, now a pointer offset in gather's Triton kernel ('{moved}'): "
-                         "the dtype problem is moved, not fixed", {"moved": moved}, run=run, figure=lowered,
-                         findings=(Finding("index_dtype.gather_float_index_moved",
-                                           "The float32 top-k index reaches gather's Triton kernel in ExecuTorch's CUDA "
-                                           "lowering", f"{what}: {clip(lower.error, 300)} ('{moved}')",
-                                           "YOLO26's postprocess top-k rewritten with torch.gather, 640 px, lowered "
-                                           "through CudaPartitioner with the back-end's default options"),))
+        # both halves of the sentence hold: no aten.index.Tensor, and the lowering is past its assertion; that it
+        # then fails on the same float32 quotient in gather's kernel is the seed's wider "completely resolved"
+        # (index_dtype.index_dtype_resolved), and its cause is the floor division (floordiv_float_path)
+        return Judgement("confirmed", f"{what}: {clip(lower.error, 120)} — past the aten.index assertion; it then fails "
+                         f"on the float32 quotient as a pointer offset in gather's Triton kernel ('{moved}'), which "
+                         "index_dtype.index_dtype_resolved and floordiv_float_path judge", {"moved": moved}, run=run,
+                         figure=lowered)
     return Judgement("inconclusive", f"{what}: failed with another error ({clip(lower.error, 160)}); whether it got past "
                      "the index lowering cannot be told from it", {}, run=run)
 
@@ -660,6 +658,7 @@ JUDGES = {
     "index_dtype.postprocess_ops_unsupported": judge_postprocess_ops,
     "index_dtype.backbone_static_cuda": judge_backbone_static,
     "index_dtype.xnnpack_full_model": judge_xnnpack_full_model,
+    **judge_root.JUDGES,
 }
 
 

@@ -21,6 +21,7 @@ from ...backends import aoti as aoti_backend
 from ...backends import executorch_cuda, executorch_cuda_releases, executorch_xnnpack
 from ...backends.executorch_cuda_releases import ATEN_CONV, WHOLE_MODEL_SKIP, records
 from ...bench.detections import agrees, compare
+from . import division
 from .model import OPS, PostprocessOnly, Spec, build_inputs, build_module, random_preds
 
 PATHS = ("eager", "export", "aoti", "compile", "et_xnnpack", "et_cuda")
@@ -28,6 +29,7 @@ CUDA_ONLY_PATHS = ("et_cuda",)
 
 # Imported once in the step server so each isolated step starts in well under a second.
 PRELOAD = ("yolo26kit.investigations.index_dtype.measure", "yolo26kit.investigations.index_dtype.measure_root",
+           "yolo26kit.investigations.index_dtype.division",
            "ultralytics.nn.tasks", "executorch.exir", "executorch.runtime",
            "executorch.backends.xnnpack.partition.xnnpack_partitioner")
 
@@ -361,6 +363,8 @@ class Run:
     whole_model_cuda: bool = True  # False: whole-model ExecuTorch CUDA lowerings were skipped (WHOLE_MODEL_SKIP)
     backbone_graph: isolate.Outcome | None = None  # backbone_view_copies: what the view pass leaves
     known_releases: list[dict[str, Any]] = field(default_factory=records)  # later releases, measured on CPU
+    # division.division_variants per device (the run's, and the CPU's on a CUDA run): the last load attempt each
+    division: dict[str, isolate.Outcome] = field(default_factory=dict)
 
     @property
     def on_cuda(self) -> bool:
@@ -386,7 +390,10 @@ def autotune_note(autotune: bool, whole_model_cuda: bool = True) -> str:
     return text + " AOTI and torch.compile paths use Inductor's defaults (no max-autotune)."
 
 
-PROBES = ("cast", "ops", "split", "backbone", "backbone_aten", "full_aten", "subprocess_gpu", "backbone_graph")
+PROBES = ("cast", "ops", "split", "backbone", "backbone_aten", "full_aten", "subprocess_gpu", "backbone_graph",
+          "division", "workaround")
+
+
 def probe_plan(base: Spec, probes: list[str], full_model_variant: str) -> list[tuple[Spec, list[str]]]:
     """The extra cells of the probes: ExecuTorch CUDA lowerings (CUDA runs only) and the cast variant's export."""
     on_cuda = base.device.startswith("cuda")
@@ -395,6 +402,8 @@ def probe_plan(base: Spec, probes: list[str], full_model_variant: str) -> list[t
     plan: list[tuple[Spec, list[str]]] = []
     if "cast" in probes:  # its export runs everywhere (the graph answers half of the claim), its lowering on CUDA
         plan.append((replace(base, variant="legacy_cast", scope="postprocess"), ["export", *cuda]))
+    if "workaround" in probes:  # the gather top-k without an integer division: does it lower, load, match eager?
+        plan.append((replace(base, variant="gather_floatdiv", scope="postprocess"), ["aoti", "et_xnnpack", *cuda]))
     if not on_cuda:
         return plan
     if "ops" in probes:
@@ -439,13 +448,17 @@ def investigate(model: str, imgsz: int, batch: int, device: str, variants: list[
         options = side.submit(isolate.run_step, et_cuda_options, timeout=120, step="ExecuTorch CUDA options")
         shims = side.submit(isolate.run_step, runtime_shims, timeout=300, step="ExecuTorch runtime shims") \
             if on_cuda else None
+        devices = [device, "cpu"] if on_cuda else [device]
+        divided = {d: side.submit(aoti.run_step, division.division_variants, d, workdir, timeout=step_timeout,
+                                  step=f"division variants ({d})", phase="compile")
+                   for d in devices} if "division" in probes else {}
         cells = status_matrix(plan, step_timeout, workers, whole_model_cuda)
     probe_cells = [c for c in cells if c.group == "probe"]
     full_cells = [c for c in cells if c.group == "full"]
     cells = [c for c in cells if c.group == "matrix"]
     return Run(base, cells, full_cells, autotune_note(autotune, whole_model_cuda), probe_cells,
                gpu.result() if gpu else None, options.result(), shims.result() if shims else None, whole_model_cuda,
-               graph.result() if graph else None)
+               graph.result() if graph else None, division={d: f.result()[-1] for d, f in divided.items()})
 
 
 # --- what the judges read --------------------------------------------------------------------------------------

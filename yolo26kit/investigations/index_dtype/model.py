@@ -12,7 +12,7 @@ import torch
 from ...bench import yolo
 from ...backends import executorch_cuda, executorch_cuda_releases
 
-VARIANTS = ("legacy", "gather", "upstream", "legacy_cast")
+VARIANTS = ("legacy", "gather", "upstream", "legacy_cast", "gather_floatdiv")
 STRIDES = yolo.STRIDES
 
 
@@ -63,15 +63,32 @@ def gather_get_topk_index(self: Any, scores: torch.Tensor, max_det: int):
     return scores_out.unsqueeze(-1), class_indices.float(), idx
 
 
+def gather_floatdiv_get_topk_index(self: Any, scores: torch.Tensor, max_det: int):
+    """The workaround of the root cause: the seed's gather top-k with the anchor index computed in float64 and cast
+    back (`(index.double() / nc).floor().long()`), so no integer floor division reaches AOT Inductor (the rewrite
+    ExecuTorch's CUDA back-end makes itself from executorch 1.4.0, ReplaceInt64FloorDivWithFloatPass)."""
+    batch_size, anchors, nc = scores.shape
+    k = max_det if self.export else min(max_det, anchors)
+    ori_index = scores.max(dim=-1)[0].topk(k)[1].unsqueeze(-1)
+    scores_gathered = scores.gather(dim=1, index=ori_index.repeat(1, 1, nc))
+    scores_out, index = scores_gathered.flatten(1).topk(k)
+    class_indices = (index % nc).unsqueeze(-1)
+    anchor_idx = (index.double() / nc).floor().long().unsqueeze(-1)
+    idx = torch.gather(ori_index, dim=1, index=anchor_idx)
+    return scores_out.unsqueeze(-1), class_indices.float(), idx
+
+
+TOPK = {"legacy": legacy_get_topk_index, "legacy_cast": legacy_cast_get_topk_index, "gather": gather_get_topk_index,
+        "gather_floatdiv": gather_floatdiv_get_topk_index}
+
+
 def apply_variant(head: Any, variant: str) -> Any:
     """Bind the variant's postprocess/top-k onto a Detect head (upstream leaves it as installed)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; choose from {VARIANTS}")
     if variant != "upstream":
         head.postprocess = types.MethodType(legacy_postprocess, head)
-        topk = {"legacy": legacy_get_topk_index, "legacy_cast": legacy_cast_get_topk_index}.get(
-            variant, gather_get_topk_index)
-        head.get_topk_index = types.MethodType(topk, head)
+        head.get_topk_index = types.MethodType(TOPK[variant], head)
     return head
 
 

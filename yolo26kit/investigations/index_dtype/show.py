@@ -59,6 +59,21 @@ def probe_frame(run: "Run") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def division_frame(run: "Run") -> pd.DataFrame:
+    """The division variants (division.py), one row per variant and device: what each shows through AOT Inductor."""
+    from .division import verdict_of
+
+    rows = []
+    for device, outcome in run.division.items():
+        if not outcome.ok:
+            rows.append({"variant": "(all)", "device": device, "shows": outcome.status, "error": clip(outcome.error, 200)})
+            continue
+        rows += [{"variant": r["variant"], "change": r["change"], "device": device, "shows": verdict_of(r),
+                  "aoti dtype": r["aoti dtype"], "eager dtype": r["eager dtype"], "equal": r["equal"],
+                  "failed at": "" if r["ok"] else r["stage"], "error": clip(r["error"], 200)} for r in outcome.value]
+    return pd.DataFrame(rows)
+
+
 # --- the root cause in words -----------------------------------------------------------------------------------
 
 def diagnosis(root: dict[str, pd.DataFrame]) -> str:
@@ -147,4 +162,5 @@ TABLES: dict[str, Callable[[Results], pd.DataFrame]] = {
     "backend_passes": _root("passes"),
     "pipeline_stages": _root("stages"),
     "lowering_errors": _root("lowering_errors"),
+    "division_variants": lambda res: division_frame(res.run),
 }

@@ -1,0 +1,181 @@
+"""What upstream knows of each finding (data/upstream/<finding>.json), and the releases it bites on, measured.
+
+The ledger holds the threads the kit found (issue or pull request, state, how it relates); the releases come only
+from the finding's recorded checks (`repro --check --record` over releases: checked/*.json beside its repro), so a
+"fixed from" has one source. `advice` combines the two into what a user does next.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..paths import DATA
+from . import script
+
+LEDGER = DATA / "upstream"
+# Packages whose release a check moves: the timeline is told along the first of these a finding's checks vary.
+SERIES = ("torch", "executorch", "ultralytics")
+
+
+@dataclass(frozen=True)
+class Thread:
+    """An upstream issue or pull request: `ref` is owner/repo#number."""
+
+    ref: str
+    kind: str
+    state: str
+    relation: str
+    title: str = ""
+    why: str = ""
+
+    @property
+    def url(self) -> str:
+        repo, _, number = self.ref.partition("#")
+        return f"https://github.com/{repo}/{'pull' if self.kind == 'pull request' else 'issues'}/{number}"
+
+    @property
+    def open(self) -> bool:
+        return self.state.startswith("open")
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """A finding's ledger entry: the component at fault, its tracker, the threads found."""
+
+    finding: str
+    component: str
+    tracker: str
+    threads: tuple[Thread, ...] = field(default_factory=tuple)
+
+    def of(self, *relations: str) -> list[Thread]:
+        return [t for t in self.threads if t.relation in relations]
+
+
+def load(finding: str, folder: Path = LEDGER) -> Upstream:
+    """The ledger entry of a finding (an empty one naming no thread when the ledger has none)."""
+    path = folder / f"{finding}.json"
+    if not path.exists():
+        return Upstream(finding, "", "")
+    raw = json.loads(path.read_text())
+    return Upstream(raw["finding"], raw.get("component", ""), raw.get("tracker", ""),
+                    tuple(Thread(**t) for t in raw.get("threads", [])))
+
+
+def _version_key(version: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"[.+]", version))
+
+
+@dataclass(frozen=True)
+class Check:
+    """One recorded check: the releases it ran on, its device and its answer (script.STILL_BITES ...)."""
+
+    versions: dict[str, str]
+    device: str
+    outcome: str
+    error_line: str = ""
+
+
+def read_checks(folder: Path) -> list[Check]:
+    """The checks recorded under <repro folder>/checked/ (one JSON per release set and device)."""
+    found = []
+    for path in sorted((Path(folder) / "checked").glob("*.json")):
+        raw = json.loads(path.read_text())
+        device = "cuda" if path.stem.endswith("-cuda") else "cpu"
+        found.append(Check(raw.get("versions", {}), device, raw.get("outcome", ""), raw.get("error_line", "")))
+    return found
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Where a finding bites along one package's releases: each release tried and its answer, oldest first."""
+
+    package: str
+    answers: tuple[tuple[str, str], ...]  # (release, outcome) where the repro ran
+    devices: tuple[str, ...] = ()
+
+    @property
+    def bites(self) -> list[str]:
+        return [v for v, o in self.answers if o == script.STILL_BITES]
+
+    @property
+    def fixed_from(self) -> str:
+        """The first release tried after the last one it bites on, if every later one is fixed."""
+        if not self.bites:
+            return ""
+        last = max(i for i, (_, o) in enumerate(self.answers) if o == script.STILL_BITES)
+        later = self.answers[last + 1:]
+        return later[0][0] if later and all(o == script.FIXED_HERE for _, o in later) else ""
+
+    @property
+    def newest(self) -> str:
+        return self.answers[-1][0] if self.answers else ""
+
+    @property
+    def bites_on_newest(self) -> bool:
+        return bool(self.answers) and self.answers[-1][1] == script.STILL_BITES
+
+    def words(self) -> str:
+        """'bites on torch 2.11.0–2.13.0, fixed from 2.14.0 (tried: ...)', from the checks alone."""
+        if not self.answers:
+            return "no release checked yet"
+        tried = ", ".join(f"{v} {script.VERDICT.get(o) or o}" for v, o in self.answers)
+        where = f" on {' and '.join(self.devices)}" if self.devices else ""
+        if not self.bites:
+            return f"does not bite on any {self.package} release tried{where} ({tried})"
+        span = self.bites[0] if len(self.bites) == 1 else f"{self.bites[0]}–{self.bites[-1]}"
+        if self.fixed_from:
+            return f"bites on {self.package} {span}, fixed from {self.fixed_from}{where} (tried: {tried})"
+        if self.bites_on_newest:
+            return f"bites on {self.package} {span}, still on the newest tried, {self.newest}{where} (tried: {tried})"
+        return f"bites on {self.package} {span}{where} (tried: {tried})"
+
+
+def timeline(checks: Iterable[Check]) -> Timeline:
+    """The checks along the package whose release they vary (decided ones only: a repro that could not run tells
+    nothing of the release)."""
+    ran = [c for c in checks if c.outcome in (script.STILL_BITES, script.FIXED_HERE, script.FAILS_DIFFERENTLY)]
+    varied = [p for p in SERIES if len({c.versions.get(p) for c in ran if c.versions.get(p)}) > 1]
+    present = [p for p in SERIES if any(c.versions.get(p) for c in ran)]
+    package = (varied or present or ["torch"])[0]
+    by_release: dict[str, str] = {}
+    for c in sorted(ran, key=lambda c: _version_key(c.versions.get(package, "0"))):
+        release = c.versions.get(package, "")
+        if release:  # a release that bites on one device bites
+            if by_release.get(release) != script.STILL_BITES:
+                by_release[release] = c.outcome
+    return Timeline(package, tuple(by_release.items()), tuple(sorted({c.device for c in ran})))
+
+
+def advice(upstream: Upstream, line: Timeline) -> str:
+    """What a user does next, from the threads and the measured timeline: upgrade, comment on a thread, or file."""
+    same = upstream.of("same bug", "same cause, another back-end")
+    fixes = upstream.of("fix")
+    if line.fixed_from:
+        via = f" (fixed by {', '.join(t.ref for t in fixes)})" if fixes else ""
+        return f"fixed upstream from {line.package} {line.fixed_from}{via}: upgrade"
+    if not line.answers:
+        return "not checked on any release yet: run `yolo26kit repro --check` on a host where it reproduces"
+    if same:
+        thread = same[0]
+        return (f"a duplicate of {thread.ref} ({thread.state}): comment there with this repro rather than file a new "
+                "issue")
+    if line.bites_on_newest:
+        return f"to file at {upstream.tracker or 'the component tracker'}: bites on the newest {line.package} tried " \
+               f"({line.newest}) and no upstream thread names it"
+    return "see the releases above"
+
+
+def summary(finding: str, folder: Path | None) -> dict[str, Any]:
+    """Everything a page or ISSUE.md shows of a finding's upstream side, as data."""
+    upstream = load(finding)
+    line = timeline(read_checks(folder)) if folder else Timeline("torch", ())
+    return {"component": upstream.component, "tracker": upstream.tracker,
+            "threads": [{"ref": t.ref, "url": t.url, "kind": t.kind, "state": t.state, "relation": t.relation,
+                         "title": t.title, "why": t.why} for t in upstream.threads],
+            "timeline": {"package": line.package, "answers": [list(a) for a in line.answers], "bites": line.bites,
+                         "fixed_from": line.fixed_from, "newest": line.newest, "words": line.words()},
+            "advice": advice(upstream, line)}
