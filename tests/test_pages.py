@@ -167,20 +167,29 @@ def test_a_folded_cell_reads_as_text_in_its_summary_too() -> None:
         assert "max_autotune True" in summary and "{" not in summary and "&#x27;" not in summary
 
 
-def test_a_finding_links_to_the_newest_run_that_has_its_repro(tmp_path):
+def test_a_finding_links_its_folder_and_says_what_to_do_from_its_checks(tmp_path):
+    """One entry per finding whatever the runs that met it; ISSUE.md and repro.py from <root>/findings/<id>/; the
+    advice comes from the checks recorded there (fixed from a release: upgrade), never from the runs."""
+    import json
+
     from yolo26kit.report.answers import Run
     from yolo26kit.report.pages import findings_of
 
-    def run(name: str, with_repro: bool) -> Run:
-        folder = tmp_path / name
-        if with_repro:
-            (folder / "findings" / "x.bug").mkdir(parents=True)
-            (folder / "findings" / "x.bug" / "ISSUE.md").write_text("# bug\n")
+    def run(name: str) -> Run:
         results = [{"investigation": "x", "findings": [{"id": "x.bug", "title": "a bug"}]}]
-        return Run(folder, name, {}, results, {"device_type": "cuda"}, {})
+        return Run(tmp_path / name, name, {}, results, {"device_type": "cuda"}, {})
 
-    newest, cold = run("20261128T030000Z-a-cuda", False), run("20261128T020000Z-a-cuda", True)
-    found = findings_of([newest, cold], href_of=lambda r: f"{r.name}/index.html")
-    assert [(f["run"], f["repro_href"]) for f in found] == [
-        ("20261128T020000Z-a-cuda", "20261128T020000Z-a-cuda/findings/x.bug/ISSUE.md")]
-    assert findings_of([newest])[0]["repro_href"] == ""
+    runs = [run("20261128T030000Z-a-cuda"), run("20261128T020000Z-a-cuda")]
+    bare = findings_of(runs, tmp_path, href_of=lambda r: f"{r.name}/index.html")
+    assert len(bare) == 1 and [m["run"] for m in bare[0]["met"]] == [r.name for r in runs]
+    assert bare[0]["issue_href"] == "" and "not checked" in bare[0]["upstream"]["advice"]
+    folder = tmp_path / "findings" / "x.bug"
+    (folder / "checked").mkdir(parents=True)
+    (folder / "ISSUE.md").write_text("# bug\n")
+    for version, outcome in (("2.11.0", "still bites"), ("2.12.1", "fixed here"), ("2.14.1", "fixed here")):
+        (folder / "checked" / f"torch{version}-cpu.json").write_text(json.dumps(
+            {"versions": {"torch": version}, "outcome": outcome}))
+    found = findings_of(runs, tmp_path, prefix="../")[0]
+    assert found["issue_href"] == "../findings/x.bug/ISSUE.md" and found["repro_href"] == ""
+    assert found["upstream"]["advice"].startswith("fixed upstream from torch 2.12.1")
+    assert "bites on torch 2.11.0, fixed from 2.12.1" in found["upstream"]["timeline"]["words"]

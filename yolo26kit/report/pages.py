@@ -405,26 +405,40 @@ def render_run(run_dir: Path, notebooks: bool = True) -> Path:
     return target
 
 
-def findings_of(runs: list[Run], href_of: Any = None) -> list[dict[str, Any]]:
-    """The bugs the runs met that no seed claims (results.json `findings`), each once per finding and device type,
-    from the newest run that has its standalone repro (`<run>/findings/<id>/`), else from the newest run, with the
-    stack in words and links to its run and to that repro."""
-    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+FINDINGS_DIR = "findings"  # <reports>/findings/<id>/: a finding's repro, ISSUE.md and its checks over releases
+
+
+def findings_of(runs: list[Run], root: Path, href_of: Any = None, prefix: str = "") -> list[dict[str, Any]]:
+    """The bugs the runs met (results.json `findings`), once per finding: the component at fault and its title from
+    the findings' catalog, where it bites (its checks over releases), what upstream knows and what to do
+    (repro.upstream), the runs and devices that met it, and links to its folder `<root>/findings/<id>/` (`prefix`
+    is the page's path to root)."""
+    from ..repro import upstream
+    from ..repro.catalog import ReproError, findings as catalog
+
+    chosen: dict[str, dict[str, Any]] = {}
     for run in runs:
         for result in run.results:
             for f in result.get("findings") or []:
                 if not isinstance(f, dict) or not f.get("id"):
                     continue
-                key = (f["id"], run.device_type)
-                has_repro = (run.dir / "findings" / f["id"] / "ISSUE.md").is_file()
-                if key in chosen and (chosen[key]["repro_href"] or not has_repro):
-                    continue
+                entry = chosen.setdefault(f["id"], {**f, "met": []})
                 stack = f.get("stack") or {}
-                chosen[key] = {**f, "run": run.name, "run_href": href_of(run) if href_of else "",
-                               "repro_href": (f"{href_of(run).rsplit('/', 1)[0] + '/' if href_of else ''}findings/"
-                                              f"{f['id']}/ISSUE.md") if has_repro else "",
-                               "stack_text": " · ".join(f"{k} {v}" for k, v in stack.items() if k != "device_type")
-                               or run.device_label}
+                entry["met"].append({"run": run.name, "run_href": href_of(run) if href_of else "",
+                                     "stack_text": " · ".join(f"{k} {v}" for k, v in stack.items()
+                                                              if k != "device_type") or run.device_label})
+    for fid, entry in chosen.items():
+        try:
+            known = catalog.get(fid)
+            entry.update(title=known.title, workaround=known.workaround)
+        except ReproError:  # a finding the catalog does not hold yet: the judge's own title
+            pass
+        folder = Path(root) / FINDINGS_DIR / fid
+        has = folder.is_dir()
+        entry["upstream"] = upstream.summary(fid, folder if has else None)
+        entry["issue_href"] = f"{prefix}{FINDINGS_DIR}/{fid}/ISSUE.md" if (folder / "ISSUE.md").is_file() else ""
+        entry["repro_href"] = f"{prefix}{FINDINGS_DIR}/{fid}/repro.py" if (folder / "repro.py").is_file() else ""
+        entry["readme_href"] = f"{prefix}{FINDINGS_DIR}/{fid}/README.md" if (folder / "README.md").is_file() else ""
     return list(chosen.values())
 
 
@@ -452,7 +466,8 @@ def run_page(run_dir: Path, present: frozenset[str] = frozenset()) -> str:
                 for r in run.results},
         question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
         bands={e["id"]: e["band"] for entries in invs.values() for e in entries if e.get("band")},
-        columns=columns, grid_rows=grid_rows, run_hrefs={run.name: "#run-facts"}, found=findings_of([run]),
+        columns=columns, grid_rows=grid_rows, run_hrefs={run.name: "#run-facts"},
+        found=findings_of([run], run_dir.parent, prefix="../"),
         **_common())
     return page
 
@@ -497,5 +512,5 @@ def index_page(root: Path, title: str = "") -> str:
         question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
         matrices=matrix_page.listing(root), bisects=bisect_page.listing(root),
         found=findings_of([r for r in current if r.name in {u.name for u in [*newest, *(u for s in columns for u in s.used)]}],
-                          lambda run: f"{run.rel}/index.html"), **_common())
+                          root, lambda run: f"{run.rel}/index.html"), **_common())
     return page

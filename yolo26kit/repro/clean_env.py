@@ -138,7 +138,26 @@ def run_script(repro: Path, python: str, timeout: float = RUN_TIMEOUT,
         seconds = round(time.perf_counter() - t0, 1)
         env_root = str(Path(python).parent.parent)
         output = _scrub(output, env_root, str(repro.parent), tmp)
-    return {"exit_code": code, "seconds": seconds, "output_tail": "\n".join(output.splitlines()[-40:])}
+    return {"exit_code": code, "seconds": seconds, "output_tail": "\n".join(output.splitlines()[-40:]),
+            "traceback": last_traceback(output)}
+
+
+def last_traceback(output: str, limit: int = 400) -> str:
+    """The last Python traceback of a run's output, whole (up to `limit` lines from its end), for ISSUE.md."""
+    lines = output.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    if not starts:
+        return ""
+    # a chained exception ("The above exception was the direct cause ...") belongs to the same failure: keep the
+    # first traceback of the last chain
+    first = starts[-1]
+    for i in reversed(starts[:-1]):
+        between = "\n".join(lines[i:first])
+        if "The above exception was the direct cause" in between or "During handling of the above" in between:
+            first = i
+        else:
+            break
+    return "\n".join(lines[first:][-limit:])
 
 
 def collect_env(python: str) -> str:
@@ -184,5 +203,5 @@ def reproduce(repro: Path, header: Header | None = None, envs: str | Path | None
             "environment": {**{k: v for k, v in env.items() if k != "python"},
                             "python": platform.python_version(), "platform": platform.platform(),
                             "machine": platform.machine()},
-            "output_tail": ran["output_tail"], "command": "python repro.py",
+            "output_tail": ran["output_tail"], "traceback": ran.get("traceback", ""), "command": "python repro.py",
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
