@@ -37,6 +37,13 @@ def test_ok_returns_value_and_log():
     assert "from the child" in out.log
 
 
+def test_a_steps_progress_line_is_plain_output_not_an_error_stream(capsys):
+    """In JupyterLab stderr shows as a pink error box: `[step] … done` goes to stdout (papermill keeps it too)."""
+    isolate.run_step(returns, 1, timeout=60, step="plain")
+    said = capsys.readouterr()
+    assert "[step] plain: done after" in said.out and "[step]" not in said.err
+
+
 def test_a_step_runs_when_called_from_code_read_from_stdin():
     """`python -` has a __main__ whose file is `<stdin>`: a step of an importable function still runs, and one
     defined in __main__ itself is an error that says why (its process cannot import it)."""

@@ -7,13 +7,13 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
 from . import catalog, env, paths
+from .paths import check_out
 from .errors import BadOutput, BadParameter, BadResults, DeviceUnavailable, KitError, NoInvestigations
 
 
@@ -42,20 +42,6 @@ def asks_for_cuda(name: str, value: Any) -> bool:
         return False
     values = value if isinstance(value, (list, tuple)) else [value]
     return any(isinstance(v, str) and re.fullmatch(r"cuda(:\d+)?", v.strip().lower()) for v in values)
-
-
-def check_out(out: Path) -> None:
-    """--out must be a folder this process can create run folders in; checked by creating and removing a probe."""
-    if out.exists() and not out.is_dir():
-        raise BadOutput(f"--out {out} is a file, not a folder")
-    existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
-    if not existing.is_dir():
-        raise BadOutput(f"--out {out}: {existing} is a file, not a folder")
-    try:
-        probe = tempfile.mkdtemp(prefix=".yolo26kit-probe-", dir=existing)
-        os.rmdir(probe)
-    except OSError as exc:
-        raise BadOutput(f"--out {out}: cannot write in {existing} ({exc.strerror or exc})") from None
 
 
 def build_plan(names: list[str], run_all: bool, profile: str, overrides: dict[str, Any],

@@ -50,6 +50,7 @@ from typing import Any, Callable
 
 from packaging.version import InvalidVersion, Version
 
+from ..errors import BisectError
 from ..paths import new_folder
 
 REGISTRY = "https://pypi.org/pypi/{package}/json"
@@ -60,10 +61,6 @@ WIDE = 6  # more releases than this, without --from/--to, asks for --yes
 GIB_PER_STACK = 5.0  # a torch CUDA build with its NVIDIA wheels, as the matrix's stacks measured (4.6-5.6 GiB)
 DECIDING_BASIS = "measured"
 SCHEMA = 1
-
-
-class BisectError(Exception):
-    """Bad input to a bisect (unknown claim, empty range): nothing is written."""
 
 
 # ---------------------------------------------------------------- probes and their verdicts
@@ -701,7 +698,8 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """The `bisect` subcommand: 0 a change (or none) was named, 1 nothing could be measured, 2 bad input."""
+    """The `bisect` subcommand: 0 a change (or none) was named, 1 nothing could be measured, 130 interrupted; bad
+    input (BisectError) is the CLI's exit 2."""
     from ..paths import DEFAULT_OUT
 
     signal.signal(signal.SIGTERM, _interrupt)
@@ -709,10 +707,7 @@ def main(args: argparse.Namespace) -> int:
         folder = run_bisect(args.claim, args.over, args.low, args.high, Path(args.out) if args.out else DEFAULT_OUT,
                             args.workers, args.executor, args.all_changes, args.envs or None, timeout=args.timeout,
                             yes=args.yes)
-    except BisectError as exc:
-        print(f"yolo26kit bisect: {exc}")
-        return 2
     except KeyboardInterrupt:
-        print("yolo26kit bisect: interrupted")
+        print("yolo26kit: bisect interrupted", file=sys.stderr)
         return 130
     return 0 if json.loads((folder / "bisect.json").read_text())["measured_any"] else 1
