@@ -172,12 +172,12 @@ def _run_or_resume(args: argparse.Namespace, t0: float) -> Any:
         if given:
             raise BadParameter(f"--resume takes the run's recorded plan; drop {', '.join(given)}")
         return runner.resume(args.resume, **options)
-    plan = build_plan(args.names, args.all, args.profile or "quick", _parse_overrides(args.param),
-                      args.device or "auto")
+    profile, overrides = args.profile or "quick", _parse_overrides(args.param)
+    plan = build_plan(args.names, args.all, profile, overrides, args.device or "auto")
     out = Path(args.out) if args.out else paths.DEFAULT_OUT
     check_out(out)
     return runner.run(plan, out=out, timeout=args.timeout or runner.DEFAULT_TIMEOUT, log_output=args.log_output,
-                      **options)
+                      profile=profile, overrides=overrides, **options)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

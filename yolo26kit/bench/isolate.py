@@ -339,10 +339,16 @@ def _read_tail(path: str | None) -> str:
         os.unlink(path)
 
 
+def in_kernel() -> bool:
+    """Whether this process is a Jupyter kernel (its stdout is ipykernel's stream): a notebook, by hand or papermill's."""
+    return type(sys.stdout).__module__.startswith("ipykernel")
+
+
 def progress(line: str) -> None:
-    """One `[step]` progress line on stdout: plain output in JupyterLab (stderr shows as a pink error box), kept in
-    the executed notebook and papermill's log alike; the outputs-only page moves it to its log section."""
-    print(f"[step] {line}", flush=True)
+    """One `[step]` progress line. In a notebook's kernel on stdout: plain output in JupyterLab (stderr shows as a
+    pink error box), kept in the executed notebook and papermill's log alike, moved to the log section of the
+    outputs-only page. Elsewhere (the `run` command, a probe) on stderr, beside the command's other progress lines."""
+    print(f"[step] {line}", file=sys.stdout if in_kernel() else sys.stderr, flush=True)
 
 
 def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: bool = True,
