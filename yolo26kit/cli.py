@@ -263,11 +263,18 @@ def check_results(run_dir: Path) -> None:
 def cmd_new(args: argparse.Namespace) -> int:
     from .run import scaffold
 
-    for path in scaffold.new(args.name, args.title, args.source):
+    for path in scaffold.new(args.name, args.title, args.source, kind=args.kind):
         print(path.relative_to(scaffold.ROOT))
     print(f"\nnext: yolo26kit run {args.name}   (then edit measure.py, judge.py, conclude.py and data/claims/{args.name}.json; "
           "docs/authoring.md)")
     return 0
+
+
+def scaffold_kinds() -> dict[str, str]:
+    """`yolo26kit new --kind` choices: each shape of bug the scaffold writes, in one line."""
+    from .run import scaffold
+
+    return {name: kind.about for name, kind in scaffold.KINDS.items()}
 
 
 def cmd_stamp(args: argparse.Namespace) -> int:
@@ -379,6 +386,8 @@ def parser() -> argparse.ArgumentParser:
     new.add_argument("--title", default="", help="one line: the question it answers")
     new.add_argument("--source", default="kit",
                      help="where the claims come from: kit, an issue URL, a seed file name, or a file (copied)")
+    new.add_argument("--kind", default="timing", choices=sorted(scaffold_kinds()),
+                     help="the shape of bug: " + "; ".join(f"{k}: {v}" for k, v in sorted(scaffold_kinds().items())))
     new.set_defaults(fn=cmd_new)
     tim = sub.add_parser("times", help="a markdown table of run times and cache hits, read from run folders' run.json")
     tim.add_argument("dirs", nargs="+", metavar="RUN_DIR", help="run folders, one column each")
