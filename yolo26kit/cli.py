@@ -309,6 +309,9 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if args.action == "info":
         print(cache_transfer.describe(root))
         return 0
+    if not args.archive:  # no default: a .tgz in the working folder would land in the checkout
+        raise BadParameter(f"cache {args.action} needs the archive's path, e.g. yolo26kit cache {args.action} "
+                           "timings.tgz")
     archive = Path(args.archive)
     if args.action == "export":
         if not root.is_dir():
@@ -394,7 +397,7 @@ def parser() -> argparse.ArgumentParser:
     tim.set_defaults(fn=cmd_times)
     cac = sub.add_parser("cache", help="the compile cache: info, or export/import its autotune timings between machines")
     cac.add_argument("action", choices=["info", "export", "import"])
-    cac.add_argument("archive", nargs="?", default="yolo26kit-cache.tgz", help="the .tgz to write or read")
+    cac.add_argument("archive", nargs="?", default="", help="export/import: the .tgz to write or read")
     cac.add_argument("--cache", default="", metavar="DIR", help="the cache folder (default: as for `run`)")
     cac.set_defaults(fn=cmd_cache)
     sub.add_parser("env", help="print the environment fingerprint").set_defaults(fn=cmd_env)
