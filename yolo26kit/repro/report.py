@@ -86,7 +86,8 @@ def issue_markdown(finding: Finding, folder: Path, evidence: dict[str, Any], rep
     out = [f"# {finding.title}", "", f"For: {finding.upstream}/issues", "", "## What happens", "", finding.happens, "",
            "## What is expected", "", finding.expected, "", "## Repro", "",
            "Standalone: `python repro.py` (it imports only the packages its header names). It exits 1 with the "
-           "failure's own message when the bug bites, 0 when it does not.", "", _fence(repro, "python"), ""]
+           "failure's own message when the bug bites, 0 when it does not, and 77, saying so, where what it needs "
+           "cannot run (no CUDA device).", "", _fence(repro, "python"), ""]
     if reproduced:
         versions = ", ".join(f"{k} {v}" for k, v in sorted(reproduced.get("versions", {}).items()))
         env = reproduced.get("environment", {})
