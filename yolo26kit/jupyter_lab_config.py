@@ -88,13 +88,13 @@ def url_to_open(serverapp: Any) -> str:
                       *(f"    {u}" for u in urls), ""])
 
 
-def _announce(serverapp: Any) -> None:
-    print(url_to_open(serverapp), flush=True)
-
-
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    """Server extension hook: the announcement runs once the IO loop starts, i.e. after the server listens."""
-    serverapp.io_loop.add_callback(_announce, serverapp)
+    """Server extension hook at load time: nothing to set up (the server does not listen yet)."""
+
+
+async def _start_jupyter_server_extension(serverapp: Any) -> None:
+    """Server extension hook once the IO loop runs, after the server has bound its port: say where to go."""
+    print(url_to_open(serverapp), flush=True)
 
 
 try:
