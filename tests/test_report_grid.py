@@ -168,7 +168,8 @@ def test_a_count_of_claims_never_heads_a_conclusion_when_rounds_were_timed(runs)
 
 def test_the_profile_is_run_jsons_never_guessed_from_the_parameters():
     meta = {"profile": "quick", "overrides": {"imgsz": 640},
-            "notebooks": [{"name": "index_dtype", "parameters": {"imgsz": 640}}, {"name": "aoti_load", "parameters": {}}]}
+            "notebooks": [{"name": "index_dtype", "parameters": {"imgsz": 640}},
+                          {"name": "aoti_load", "parameters": {}}]}
     assert grid.recorded_profile(meta) == "quick + imgsz"
     assert grid.recorded_profile(meta, "index_dtype") == "quick + imgsz"
     assert grid.recorded_profile(meta, "aoti_load") == "quick"  # -p imgsz did not reach it

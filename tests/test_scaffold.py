@@ -82,7 +82,8 @@ def test_the_error_kind_judges_disagreement_with_eager_and_times_nothing(tmp_pat
     assert "torch.compile" in measure and "torch.export" in measure and "measure_rounds" not in measure + judge
     assert "band(" not in judge and "raised" in judge and "dtype" in judge
     ledger = json.loads((tmp_path / "data" / "claims" / "mismatch.json").read_text())
-    assert [e["id"] for e in ledger] == ["mismatch.compile_disagrees", "mismatch.export_disagrees", "mismatch.fix_agrees"]
+    assert [e["id"] for e in ledger] == ["mismatch.compile_disagrees", "mismatch.export_disagrees",
+                                         "mismatch.fix_agrees"]
     assert [e["question"] for e in ledger] == ["bites", "bites", "fix"] and not any("band" in e for e in ledger)
     nb = nbformat.read(tmp_path / "notebooks" / "mismatch.ipynb", as_version=4)
     assert "min_run_time" not in "".join(c.source for c in nb.cells)

@@ -340,7 +340,7 @@ def _read_tail(path: str | None) -> str:
 
 
 def in_kernel() -> bool:
-    """Whether this process is a Jupyter kernel (its stdout is ipykernel's stream): a notebook, by hand or papermill's."""
+    """Whether this process is a Jupyter kernel (its stdout is ipykernel's stream): a notebook, by hand or not."""
     return type(sys.stdout).__module__.startswith("ipykernel")
 
 

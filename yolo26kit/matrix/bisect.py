@@ -751,7 +751,8 @@ def add_subcommand(sub: Any) -> None:
     p.add_argument("--out", default="", help="parent folder of bisect-<id>/ (default reports/runs)")
     p.add_argument("--envs", default="", metavar="DIR", help="stack environments (default <compile cache>/matrix-envs)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per probe")
-    p.add_argument("--yes", action="store_true", help=f"go on over more than {WIDE} releases in a range open at one end")
+    p.add_argument("--yes", action="store_true",
+                   help=f"go on over more than {WIDE} releases in a range open at one end")
     p.set_defaults(fn=main)
 
 

@@ -396,7 +396,8 @@ def new(name: str, title: str = "", source: str = "kit", root: Path = ROOT, kind
     templates = {**{package / file: text for file, text in shape.package.items()},
                  root / "tests" / f"test_{name}.py": shape.test,
                  root / "tests" / "judge_cases" / f"{name}.py": shape.cases,
-                 root / "data" / "claims" / f"{name}.json": json.dumps(shape.ledger, indent=1, ensure_ascii=False) + "\n"}
+                 root / "data" / "claims" / f"{name}.json":
+                     json.dumps(shape.ledger, indent=1, ensure_ascii=False) + "\n"}
     notebook = root / "notebooks" / f"{name}.ipynb"
     taken = [p for p in [package, *templates, notebook, *([copy_to] if copy_to else [])] if p.exists()]
     if taken:

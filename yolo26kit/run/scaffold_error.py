@@ -40,8 +40,8 @@ catalog.register(catalog.Investigation(
 ))
 '''
 
-MEASURE = '''"""What $name measures: `subject` (as reported) and `fixed` (the proposed rewrite), eager and on each path, per
-size: whether the path raised, and its dtype, shape and values beside eager's."""
+MEASURE = '''"""What $name measures: `subject` (as reported) and `fixed` (the proposed rewrite), eager and on each
+path, per size: whether the path raised, and its dtype, shape and values beside eager's."""
 
 from __future__ import annotations
 
@@ -218,7 +218,7 @@ def judge(found: Any, rows: list[Row]) -> pd.DataFrame:
     return found.judge_all(JUDGES, rows)
 '''
 
-CONCLUDE = '''"""The conclusion of $name: what a run found, in 2–4 sentences and a headline figure (see yolo26kit/conclusion.py).
+CONCLUDE = '''"""The conclusion of $name: what a run found, in 2–4 sentences and a headline figure (conclusion.py).
 
 Imported without torch (the pages render without it): only the kit's conclusion helpers.
 """
