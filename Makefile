@@ -37,8 +37,9 @@ test-all: $(STAMP)
 	$(BIN)/python -m pytest
 
 # Tracked notebooks are saved as committed but for their sources (a pre-save hook): a session, autosave included,
-# never makes the checkout dirty. Extra flags: make lab LAB_ARGS="--no-browser --port 8899"; as root (a
-# container) Jupyter asks for --allow-root, which is added then.
+# never makes the checkout dirty. Once the server is up it prints the URL to open, token included. Extra flags:
+# make lab LAB_ARGS="--no-browser --port 8899"; as root (a container) Jupyter asks for --allow-root, which is
+# added then.
 LAB_ARGS ?=
 lab: $(STAMP)
 	$(BIN)/jupyter lab --config=yolo26kit/jupyter_lab_config.py $(if $(filter 0,$(shell id -u)),--allow-root) \

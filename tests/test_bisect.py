@@ -212,7 +212,7 @@ def test_the_index_and_the_matrix_page_link_the_bisects_beside_them(tmp_path, mo
 
     monkeypatch.setattr(bisect, "probe_release", lambda ctx, release: judged(
         release, "confirmed" if release >= "8.4.2" else "not_reproduced", "measured", "counted"))
-    folder = bisect.run_bisect("index_dtype.gather_upstreamed", "ultralytics", None, None, tmp_path, workers=1,
+    folder = bisect.run_bisect("index_dtype.gather_upstreamed", "ultralytics", "8.4.0", "8.4.3", tmp_path, workers=1,
                                registry=StubRegistry({"ultralytics": {f"8.4.{i}": T0 for i in range(4)}}),
                                log=lambda s: None)
     index = pages.index_page(tmp_path)
@@ -289,14 +289,60 @@ class ManyReleases(Registry):
         return {f"2.{minor}.{patch}": T0 + (minor * 3 + patch) * DAY for minor in range(26) for patch in range(2)}
 
 
-def test_a_wide_range_without_bounds_says_what_it_takes_and_asks_for_yes(tmp_path):
+def test_a_wide_range_open_at_one_end_says_what_it_takes_and_asks_for_yes(tmp_path):
     with pytest.raises(bisect.BisectError) as said:
-        bisect.run_bisect("aoti.load_crash_cause", "torch", None, None, tmp_path, registry=ManyReleases(), log=print)
+        bisect.run_bisect("aoti.load_crash_cause", "torch", "2.1", None, tmp_path, registry=ManyReleases(), log=print)
     text = str(said.value)
-    assert "52 torch releases" in text and "--yes" in text and "GiB" in text
-    assert f"up to {bisect.stacks_needed(52, 1, False)} stacks" in text
+    assert "50 torch releases" in text and "--yes" in text and "GiB" in text
+    assert f"up to {bisect.stacks_needed(50, 1, False)} stacks" in text
     assert not list(tmp_path.iterdir())  # nothing written, nothing installed
     assert bisect.stacks_needed(52, 1, True) == 52 and bisect.stacks_needed(52, 1, False) == 2 + 6
+
+
+def test_without_a_range_a_claim_the_ledger_gives_no_releases_is_refused_asking_for_one(tmp_path):
+    asked = []
+
+    class Counting(ManyReleases):
+        def uploads(self, package: str) -> dict[str, datetime]:
+            asked.append(package)
+            return super().uploads(package)
+
+    with pytest.raises(bisect.BisectError, match="--from V --to V: the ledger gives index_dtype.split_copy_viewed "
+                                                 "no torch range"):
+        bisect.run_bisect("index_dtype.split_copy_viewed", "torch", None, None, tmp_path, registry=Counting())
+    assert not asked and not list(tmp_path.iterdir())  # refused before the registry is asked
+
+
+def test_without_a_range_the_claims_own_releases_come_from_the_ledger_and_the_cost_is_said_first(tmp_path,
+                                                                                                 monkeypatch):
+    assert bisect.ledger_range(["aoti.load_crash_cause"], "torch", bisect.Path(bisect.__file__).parents[2]) == \
+        ("2.11", "2.11.99")  # data/claims: conditions.torch {"min": "2.11", "max": "2.11.99"}
+    probed = []
+
+    def fake_probe(ctx, release):
+        probed.append(release)
+        return judged(release, "confirmed" if release == "2.11.0" else "not_reproduced", "measured", "loaded")
+
+    monkeypatch.setattr(bisect, "probe_release", fake_probe)
+    said = []
+    folder = bisect.run_bisect("aoti.load_crash_cause", "torch", None, None, tmp_path, registry=ManyReleases(),
+                               log=said.append)
+    record = json.loads((folder / "bisect.json").read_text())
+    assert sorted(probed) == ["2.11.0", "2.11.1"] and record["range"]["given_by"] == "ledger"
+    assert record["range"]["from"] == "2.11" and record["range"]["to"] == "2.11.99"
+    cost = next(i for i, line in enumerate(said) if "2 torch release(s) 2.11.0–2.11.1: up to 2 stack(s)" in line)
+    assert "GiB" in said[cost] and cost < next(i for i, line in enumerate(said) if line.startswith("step 1"))
+
+
+def test_a_repro_folder_without_a_range_takes_the_releases_of_the_claims_its_finding_decides(tmp_path):
+    folder = tmp_path / "findings" / "aoti_load.static_libstdcxx_crash"
+    folder.mkdir(parents=True)
+    (folder / "repro.py").write_text("# finding: aoti_load.static_libstdcxx_crash\n# requires: torch==2.11.0\n"
+                                     "import torch\n")
+    root = bisect.Path(bisect.__file__).parents[2]
+    assert bisect.range_of_claim(str(folder), folder, "torch", root) == ("2.11", "2.11.99")
+    with pytest.raises(bisect.BisectError, match="no executorch range"):
+        bisect.range_of_claim(str(folder), folder, "executorch", root)
 
 
 def test_a_repro_folder_is_a_probe_whose_answers_are_verdicts(tmp_path, monkeypatch):

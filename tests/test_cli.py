@@ -222,3 +222,18 @@ def test_results_and_run_json_are_written_0644_under_umask_022(tmp_path):
         os.umask(old)
     assert (tmp_path / "a.results.json").stat().st_mode & 0o777 == 0o644
     assert (tmp_path / "run.json").stat().st_mode & 0o777 == 0o600  # the umask is respected
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["repro", "no.such_finding"], "no finding named 'no.such_finding'"),
+    (["repro"], "name a finding"),
+    (["repro", "--check", "."], "no repro.py"),
+    (["bisect", "no.such_claim", "--over", "torch"], "unknown claim"),
+    (["bisect", "index_dtype.split_copy_viewed", "--over", "torch"], "--from V --to V"),
+    (["bisect", "aoti.load_crash_cause", "--over", "torch", "--from", "2.15", "--to", "2.9"], "runs backwards"),
+    (["matrix", "--stacks", "no_such_stack"], "unknown stack"),
+])
+def test_every_subcommand_says_bad_input_in_the_same_one_line_on_stderr_with_exit_2(capsys, argv, message):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("yolo26kit: error: ") and message in err and err.count("\n") == 1

@@ -37,6 +37,36 @@ def test_ok_returns_value_and_log():
     assert "from the child" in out.log
 
 
+def test_a_steps_progress_line_is_plain_output_in_a_kernel_and_beside_the_commands_progress_elsewhere(capsys,
+                                                                                                     monkeypatch):
+    """In JupyterLab stderr shows as a pink error box: in a kernel `[step] … done` goes to stdout (papermill keeps
+    it too); in the `run` command it stays on stderr with the other progress lines, off the summary on stdout."""
+    assert not isolate.in_kernel()
+    monkeypatch.setattr(isolate, "in_kernel", lambda: True)
+    isolate.run_step(returns, 1, timeout=60, step="plain")
+    said = capsys.readouterr()
+    assert "[step] plain: done after" in said.out and "[step]" not in said.err
+    monkeypatch.setattr(isolate, "in_kernel", lambda: False)
+    isolate.run_step(returns, 1, timeout=60, step="plain")
+    said = capsys.readouterr()
+    assert "[step] plain: done after" in said.err and "[step]" not in said.out
+
+
+def test_a_kernel_is_told_by_its_stdout():
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        said = []
+        client.execute_interactive("from yolo26kit.bench import isolate\nisolate.progress('in a kernel')",
+                                   timeout=120, output_hook=lambda msg: said.append(msg["content"]))
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    streams = [(c["name"], c["text"]) for c in said if "name" in c]
+    assert streams == [("stdout", "[step] in a kernel\n")]
+
+
 def test_a_step_runs_when_called_from_code_read_from_stdin():
     """`python -` has a __main__ whose file is `<stdin>`: a step of an importable function still runs, and one
     defined in __main__ itself is an error that says why (its process cannot import it)."""

@@ -101,6 +101,50 @@ def test_the_config_installs_the_manager_without_the_override_warning() -> None:
         manager.update_config(config)  # the server applies its config again after loading extensions
     assert manager.pre_save_hook is None
     assert [h.__name__ for h in manager._pre_save_hooks] == ["strip_tracked_outputs"]
+    # merged into the extensions Jupyter enables, not replacing them: a lazy update of the trait
+    assert config.ServerApp.jpserver_extensions.get_value({"jupyterlab": True}) == {
+        "jupyterlab": True, "yolo26kit.jupyter_lab_config": True}
+
+
+def test_the_url_to_open_is_said_once_the_server_is_up() -> None:
+    class Server:
+        display_url = "http://localhost:8888/lab?token=abc\n    http://127.0.0.1:8888/lab?token=abc"
+
+    said = jupyter_lab_config.url_to_open(Server())
+    assert "JupyterLab is up" in said and "    http://localhost:8888/lab?token=abc\n" in said
+    assert said.count("token=abc") == 2
+
+
+@pytest.mark.slow  # a JupyterLab server, ~10 s on 2 cores
+def test_make_lab_prints_the_url_with_its_token_on_stdout(tmp_path: Path) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = [sys.executable, "-m", "jupyter", "lab", "--config=yolo26kit/jupyter_lab_config.py", "--no-browser",
+            f"--port={port}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={tmp_path}"]
+    if os.getuid() == 0:
+        argv.append("--allow-root")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt")}
+    server = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        deadline, lines = time.time() + 120, []
+        while time.time() < deadline and not any("token=" in line for line in lines):
+            lines.append(server.stdout.readline())
+        url = next(line.strip() for line in lines if "token=" in line)
+        assert url.startswith(f"http://127.0.0.1:{port}/lab?token=") and any("JupyterLab is up" in x for x in lines)
+        token = url.split("token=", 1)[1]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=10) as answer:
+            assert answer.status == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_make_lab_takes_extra_flags_and_runs_as_root() -> None:

@@ -166,16 +166,17 @@ def test_a_count_of_claims_never_heads_a_conclusion_when_rounds_were_timed(runs)
     assert "median of 5 rounds, 1.9–2.6×; the seed's band 2.0–5.0×" in got.figure["label"]
 
 
-def test_profile_is_the_closest_catalog_profile_naming_what_differs():
-    from yolo26kit import catalog
-
-    profiles = catalog.get("index_dtype").profiles
-    quick, full = profiles["quick"], profiles["full"]
-    assert grid._profile_of_result({"investigation": "index_dtype", "parameters": dict(quick)}) == "quick"
-    assert grid._profile_of_result({"investigation": "index_dtype", "parameters": dict(full)}) == "full"
-    changed = {**quick, "imgsz": 999}
-    assert grid._profile_of_result({"investigation": "index_dtype", "parameters": changed}) == "quick + imgsz"
-    assert grid._profile_of_result({"investigation": "no_such_thing", "parameters": {}}) == "custom"
+def test_the_profile_is_run_jsons_never_guessed_from_the_parameters():
+    meta = {"profile": "quick", "overrides": {"imgsz": 640},
+            "notebooks": [{"name": "index_dtype", "parameters": {"imgsz": 640}},
+                          {"name": "aoti_load", "parameters": {}}]}
+    assert grid.recorded_profile(meta) == "quick + imgsz"
+    assert grid.recorded_profile(meta, "index_dtype") == "quick + imgsz"
+    assert grid.recorded_profile(meta, "aoti_load") == "quick"  # -p imgsz did not reach it
+    assert grid.recorded_profile({"profile": "full"}) == "full"
+    # a run.json without the field says so: the parameters of a default quick run once read as "profile full"
+    assert grid.recorded_profile({"notebooks": [{"name": "index_dtype", "parameters": {"imgsz": 640}}]}) == \
+        "not recorded"
 
 
 def test_findings_come_first_on_the_run_page_and_the_index(runs, tmp_path):

@@ -96,8 +96,8 @@ def test_a_finding_folder_cites_the_runs_evidence_and_carries_the_repro_inline(t
         {"id": "dynamic_shapes.aoti_cuda_dynamic", "verdict": "inconclusive",
          "evidence": "it also returned 300 detections at 352x352 above the exported max"}]})
     folder = command.write_finding("dynamic_shapes.aoti_answers_outside_range", tmp_path / "reports", execute=False,
-                                   log=lambda s: None)
-    assert folder == run / "findings" / "dynamic_shapes.aoti_answers_outside_range"
+                                   log=lambda s: None, out=tmp_path / "reports")
+    assert folder == run / "findings" / "dynamic_shapes.aoti_answers_outside_range"  # --out reports: beside the run
     repro = (folder / "repro.py").read_text()
     assert "# seen-on: torch 2.11.0+cu130, ultralytics 8.4.190 on NVIDIA H200 (kit run 20260101T000000Z" in repro
     issue = (folder / "ISSUE.md").read_text()
@@ -111,10 +111,49 @@ def test_a_results_findings_list_is_read_first_and_a_run_without_it_is_an_error(
         {"id": "dynamic_shapes.aoti_answers_outside_range", "title": "t", "evidence": "answers at 352 px",
          "stack": {"torch": "2.11.0"}, "smallest_input": "352 px", "claims": ["dynamic_shapes.aoti_cuda_dynamic"]}]})
     folder = command.write_finding("dynamic_shapes.aoti_answers_outside_range", tmp_path / "reports", execute=False,
-                                   log=lambda s: None)
+                                   log=lambda s: None, out=tmp_path / "local")
     assert "answers at 352 px" in (folder / "ISSUE.md").read_text()
     with pytest.raises(ReproError, match="no cuda_graphs run"):
         command.write_finding("cuda_graphs.toto_compile_max_nameerror", tmp_path / "reports", execute=False)
+
+
+def test_by_default_a_finding_folder_goes_to_the_ignored_local_runs_not_beside_the_tracked_run(tmp_path, monkeypatch):
+    from yolo26kit.repro import report
+
+    run = fake_run(tmp_path, {"environment": ENVIRONMENT, "claims": [
+        {"id": "dynamic_shapes.aoti_cuda_dynamic", "verdict": "inconclusive",
+         "evidence": "it also returned 300 detections at 352x352 above the exported max"}]})
+    monkeypatch.setattr(report, "DEFAULT_OUT", tmp_path / "reports" / "runs")
+    folder = command.write_finding("dynamic_shapes.aoti_answers_outside_range", tmp_path / "reports", execute=False,
+                                   log=lambda s: None)
+    assert folder == tmp_path / "reports" / "runs" / "findings" / "dynamic_shapes.aoti_answers_outside_range"
+    assert (folder / "ISSUE.md").exists() and not (run / "findings").exists()
+
+
+def test_a_cuda_repro_is_not_run_on_a_cpu_host_and_says_so(tmp_path, monkeypatch):
+    fake_run(tmp_path, {"environment": ENVIRONMENT, "claims": [
+        {"id": "index_dtype.backbone_static_cuda", "verdict": "refuted",
+         "evidence": "missing fallback kernels (missing: aten::split_copy.Tensor)"}]})
+    (tmp_path / "reports" / "20260101T000000Z-vm-cuda" / "dynamic_shapes.results.json").rename(
+        tmp_path / "reports" / "20260101T000000Z-vm-cuda" / "index_dtype.results.json")
+    monkeypatch.setattr(command, "cuda_here", lambda: False)
+    monkeypatch.setattr(clean_env, "reproduce", lambda *a, **k: pytest.fail("a CUDA repro ran on a CPU host"))
+    said = []
+    folder = command.write_finding("index_dtype.et_cuda_split_copy_refused", tmp_path / "reports", log=said.append,
+                                   out=tmp_path / "out")
+    assert any("not run here: repro.py needs CUDA" in line for line in said)
+    assert not (folder / "reproduced.json").exists()
+
+
+def test_the_split_copy_repro_says_it_cannot_run_without_cuda_instead_of_naming_a_refusal():
+    """Without CUDA the CUDA back-end never lowers: the script exits 77 (cannot run here) and says what it did
+    check, rather than exit 1 with the back-end's refusal."""
+    text = (TEMPLATES / "et_cuda_split_copy_refused.py").read_text()
+    assert script.parse(text).device == "cuda"
+    main = text[text.index("def main()"):]
+    assert "sys.exit(77)" in main and "was not run" in main and "raise RuntimeError" not in text
+    assert script.outcome(77, "no CUDA device: ... split_copy ...", script.parse(text)) == script.CANNOT_RUN
+    assert script.CHECK_EXIT[script.CANNOT_RUN] == 4
 
 
 TINY = '''"""A repro that needs one small package and bites unless the kit is importable (it never is, in a clean env)."""

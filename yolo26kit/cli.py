@@ -7,13 +7,13 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
 from . import catalog, env, paths
+from .paths import check_out
 from .errors import BadOutput, BadParameter, BadResults, DeviceUnavailable, KitError, NoInvestigations
 
 
@@ -42,20 +42,6 @@ def asks_for_cuda(name: str, value: Any) -> bool:
         return False
     values = value if isinstance(value, (list, tuple)) else [value]
     return any(isinstance(v, str) and re.fullmatch(r"cuda(:\d+)?", v.strip().lower()) for v in values)
-
-
-def check_out(out: Path) -> None:
-    """--out must be a folder this process can create run folders in; checked by creating and removing a probe."""
-    if out.exists() and not out.is_dir():
-        raise BadOutput(f"--out {out} is a file, not a folder")
-    existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
-    if not existing.is_dir():
-        raise BadOutput(f"--out {out}: {existing} is a file, not a folder")
-    try:
-        probe = tempfile.mkdtemp(prefix=".yolo26kit-probe-", dir=existing)
-        os.rmdir(probe)
-    except OSError as exc:
-        raise BadOutput(f"--out {out}: cannot write in {existing} ({exc.strerror or exc})") from None
 
 
 def build_plan(names: list[str], run_all: bool, profile: str, overrides: dict[str, Any],
@@ -186,12 +172,12 @@ def _run_or_resume(args: argparse.Namespace, t0: float) -> Any:
         if given:
             raise BadParameter(f"--resume takes the run's recorded plan; drop {', '.join(given)}")
         return runner.resume(args.resume, **options)
-    plan = build_plan(args.names, args.all, args.profile or "quick", _parse_overrides(args.param),
-                      args.device or "auto")
+    profile, overrides = args.profile or "quick", _parse_overrides(args.param)
+    plan = build_plan(args.names, args.all, profile, overrides, args.device or "auto")
     out = Path(args.out) if args.out else paths.DEFAULT_OUT
     check_out(out)
     return runner.run(plan, out=out, timeout=args.timeout or runner.DEFAULT_TIMEOUT, log_output=args.log_output,
-                      **options)
+                      profile=profile, overrides=overrides, **options)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -277,11 +263,18 @@ def check_results(run_dir: Path) -> None:
 def cmd_new(args: argparse.Namespace) -> int:
     from .run import scaffold
 
-    for path in scaffold.new(args.name, args.title, args.source):
+    for path in scaffold.new(args.name, args.title, args.source, kind=args.kind):
         print(path.relative_to(scaffold.ROOT))
     print(f"\nnext: yolo26kit run {args.name}   (then edit measure.py, judge.py, conclude.py and data/claims/{args.name}.json; "
           "docs/authoring.md)")
     return 0
+
+
+def scaffold_kinds() -> dict[str, str]:
+    """`yolo26kit new --kind` choices: each shape of bug the scaffold writes, in one line."""
+    from .run import scaffold
+
+    return {name: kind.about for name, kind in scaffold.KINDS.items()}
 
 
 def cmd_stamp(args: argparse.Namespace) -> int:
@@ -316,6 +309,9 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if args.action == "info":
         print(cache_transfer.describe(root))
         return 0
+    if not args.archive:  # no default: a .tgz in the working folder would land in the checkout
+        raise BadParameter(f"cache {args.action} needs the archive's path, e.g. yolo26kit cache {args.action} "
+                           "timings.tgz")
     archive = Path(args.archive)
     if args.action == "export":
         if not root.is_dir():
@@ -393,13 +389,15 @@ def parser() -> argparse.ArgumentParser:
     new.add_argument("--title", default="", help="one line: the question it answers")
     new.add_argument("--source", default="kit",
                      help="where the claims come from: kit, an issue URL, a seed file name, or a file (copied)")
+    new.add_argument("--kind", default="timing", choices=sorted(scaffold_kinds()),
+                     help="the shape of bug: " + "; ".join(f"{k}: {v}" for k, v in sorted(scaffold_kinds().items())))
     new.set_defaults(fn=cmd_new)
     tim = sub.add_parser("times", help="a markdown table of run times and cache hits, read from run folders' run.json")
     tim.add_argument("dirs", nargs="+", metavar="RUN_DIR", help="run folders, one column each")
     tim.set_defaults(fn=cmd_times)
     cac = sub.add_parser("cache", help="the compile cache: info, or export/import its autotune timings between machines")
     cac.add_argument("action", choices=["info", "export", "import"])
-    cac.add_argument("archive", nargs="?", default="yolo26kit-cache.tgz", help="the .tgz to write or read")
+    cac.add_argument("archive", nargs="?", default="", help="export/import: the .tgz to write or read")
     cac.add_argument("--cache", default="", metavar="DIR", help="the cache folder (default: as for `run`)")
     cac.set_defaults(fn=cmd_cache)
     sub.add_parser("env", help="print the environment fingerprint").set_defaults(fn=cmd_env)

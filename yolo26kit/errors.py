@@ -27,3 +27,15 @@ class BadOutput(KitError):
 
 class BadResults(KitError):
     """A results.json or run.json that cannot be read (corrupted, truncated, another schema)."""
+
+
+class ReproError(KitError):
+    """Bad input to `yolo26kit repro` (unknown finding, no evidence, not a repro folder): nothing is written."""
+
+
+class BisectError(KitError):
+    """Bad input to a bisect (unknown claim, empty or missing range): nothing is written."""
+
+
+class MatrixError(KitError):
+    """Bad input to the matrix (unknown stack or investigation, bad parameter): nothing is written."""

@@ -11,6 +11,9 @@ in (tests/test_lab.py holds them to it), so a save of an unchanged notebook writ
 Loaded with `jupyter lab --config=yolo26kit/jupyter_lab_config.py` (what `make lab` runs): the hook is
 registered by the contents manager class below rather than set as the `pre_save_hook` trait, which Jupyter
 validates again on each config reload and then warns "Overriding existing pre_save_hook".
+
+The same module is a server extension: once the server is up it prints the URL to open, token included, on
+stdout, where a `--no-browser` session finds it without reading Jupyter's log.
 """
 
 from __future__ import annotations
@@ -78,11 +81,30 @@ class TrackedNotebookManager(AsyncLargeFileManager):
         self.register_pre_save_hook(strip_tracked_outputs)
 
 
+def url_to_open(serverapp: Any) -> str:
+    """The lines `make lab` prints once the server is up: the URL (or URLs) to open, with the token."""
+    urls = [u.strip() for u in str(serverapp.display_url).splitlines() if u.strip()]
+    return "\n".join(["", "JupyterLab is up; open this URL in a browser (Ctrl-C here stops it):",
+                      *(f"    {u}" for u in urls), ""])
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    """Server extension hook at load time: nothing to set up (the server does not listen yet)."""
+
+
+async def _start_jupyter_server_extension(serverapp: Any) -> None:
+    """Server extension hook once the IO loop runs, after the server has bound its port: say where to go."""
+    print(url_to_open(serverapp), flush=True)
+
+
 try:
     c = get_config()  # noqa: F821 - defined when Jupyter loads this file as config
 except NameError:  # imported as a module (by Jupyter for the class below, and by tests)
     pass
 else:
     c.ServerApp.contents_manager_class = TrackedNotebookManager
+    # this module as a server extension too: it prints the URL to open once the server is up (merged with the
+    # extensions Jupyter enables itself, JupyterLab among them)
+    c.ServerApp.jpserver_extensions.update({"yolo26kit.jupyter_lab_config": True})
     # one Ctrl-C stops the server, without the y/n prompt that a terminal under make may never answer
     c.ServerApp.answer_yes = True

@@ -66,5 +66,19 @@ def new_run_dir(out: Path, device: str, prefix: str = "", now: datetime | None =
     return new_folder(out, prefix, f"{now:%Y%m%dT%H%M%SZ}-{host}-{device}")
 
 
-__all__ = ["CACHE_ENV", "DATA", "DEFAULT_OUT", "INTERACTIVE", "NOTEBOOKS", "REPORTS", "ROOT", "default_cache_dir",
-           "new_folder", "new_run_dir"]
+def check_out(out: Path) -> None:
+    """An out folder (--out) must be a folder this process can create folders in (a probe made and removed)."""
+    if out.exists() and not out.is_dir():
+        raise BadOutput(f"--out {out} is a file, not a folder")
+    existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise BadOutput(f"--out {out}: {existing} is a file, not a folder")
+    try:
+        probe = tempfile.mkdtemp(prefix=".yolo26kit-probe-", dir=existing)
+        os.rmdir(probe)
+    except OSError as exc:
+        raise BadOutput(f"--out {out}: cannot write in {existing} ({exc.strerror or exc})") from None
+
+
+__all__ = ["CACHE_ENV", "DATA", "DEFAULT_OUT", "INTERACTIVE", "NOTEBOOKS", "REPORTS", "ROOT", "check_out",
+           "default_cache_dir", "new_folder", "new_run_dir"]

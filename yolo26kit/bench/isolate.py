@@ -339,6 +339,18 @@ def _read_tail(path: str | None) -> str:
         os.unlink(path)
 
 
+def in_kernel() -> bool:
+    """Whether this process is a Jupyter kernel (its stdout is ipykernel's stream): a notebook, by hand or not."""
+    return type(sys.stdout).__module__.startswith("ipykernel")
+
+
+def progress(line: str) -> None:
+    """One `[step]` progress line. In a notebook's kernel on stdout: plain output in JupyterLab (stderr shows as a
+    pink error box), kept in the executed notebook and papermill's log alike, moved to the log section of the
+    outputs-only page. Elsewhere (the `run` command, a probe) on stderr, beside the command's other progress lines."""
+    print(f"[step] {line}", file=sys.stdout if in_kernel() else sys.stderr, flush=True)
+
+
 def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: bool = True,
              env: dict[str, str] | None = None, phase: str = "", preload_global: list[str] | tuple = (),
              forensics: bool = True, **kwargs: Any) -> Outcome:
@@ -361,8 +373,7 @@ def run_step(fn: Callable, *args: Any, timeout: float, step: str = "", capture: 
     key = journal_key(fn, args, kwargs, step, env, preload_global) if journal else None
     kept = read_journal(journal, key) if key else None
     if kept is not None:
-        print(f"[step] {step}: taken from an earlier call of this run (it ran {kept.seconds:.1f} s)",
-              file=sys.stderr, flush=True)
+        progress(f"{step}: taken from an earlier call of this run (it ran {kept.seconds:.1f} s)")
         return kept
     remade = remake_artifacts(journal, args, kwargs) if journal else []
     asked = time.time()
@@ -483,7 +494,7 @@ def remake_artifacts(journal: str, args: tuple, kwargs: dict) -> list[str]:
         if not entry or not entry["call"] or not missing & set(_paths_in(entry["outcome"].value, journal)):
             continue
         fn, c_args, c_kwargs, step, env, preload_global, timeout, phase = entry["call"]
-        print(f"[step] {step}: run again, to remake what a later step reads", file=sys.stderr, flush=True)
+        progress(f"{step}: run again, to remake what a later step reads")
         with step_slot():
             _run_step(fn, c_args, c_kwargs, timeout, step, True, env, phase, preload_global)
         remade.append(step)
@@ -562,7 +573,7 @@ def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str
         timing.add_phase_seconds(name, secs)
     timing.add_phase_seconds(phase, max(0.0, seconds - sum(child_phases.values())))
     timing.log_interval(phase, started, time.time(), step=step)
-    print(f"[step] {step}: {'timeout' if timed_out else 'done'} after {seconds:.1f} s", file=sys.stderr, flush=True)
+    progress(f"{step}: {'timeout' if timed_out else 'done'} after {seconds:.1f} s")
     if timed_out:
         out = Outcome(step, "timeout", seconds, error=f"no result after {timeout:g} s; killed", log=log)
     elif message is not None:

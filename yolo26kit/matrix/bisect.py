@@ -23,8 +23,11 @@ Decisions:
 - Controls: the two ends are probed first. If neither reproduces the claim (both `not_reproduced`, or a repro
   `fixed` at both), this machine cannot say where it changes: the bisect stops there and says "no answer here"
   rather than reporting the claim not reproduced across the range (a crash of one host is not a release's).
-- A range is checked before anything is installed: a backwards range is an error, and a range of more than WIDE
-  releases without --from/--to says how many stacks and how much disk it takes and asks for --yes.
+- A range is checked before anything is installed: a backwards range is an error. Without --from/--to the range is
+  the claim's own releases from the ledger (its `conditions`, `{"min", "max"}`; a repro folder's through the claims
+  its finding decides); a claim that names none is refused with a request for a range. A range of more than WIDE
+  releases that is open at one end says how many stacks and how much disk it takes and asks for --yes; every
+  bisect says how many releases and how much disk before its first probe.
 - A repro folder (`yolo26kit repro`) is a probe too: each release runs its repro.py in a clean environment of the
   packages its header pins, with the bisected package at that release; bites / fixed / fails_differently.
 - Output: `<out>/bisect-<id>/bisect.json` (claim, package, range, each probed release with its verdict, basis,
@@ -50,6 +53,7 @@ from typing import Any, Callable
 
 from packaging.version import InvalidVersion, Version
 
+from ..errors import BisectError
 from ..paths import new_folder
 
 REGISTRY = "https://pypi.org/pypi/{package}/json"
@@ -60,10 +64,6 @@ WIDE = 6  # more releases than this, without --from/--to, asks for --yes
 GIB_PER_STACK = 5.0  # a torch CUDA build with its NVIDIA wheels, as the matrix's stacks measured (4.6-5.6 GiB)
 DECIDING_BASIS = "measured"
 SCHEMA = 1
-
-
-class BisectError(Exception):
-    """Bad input to a bisect (unknown claim, empty range): nothing is written."""
 
 
 # ---------------------------------------------------------------- probes and their verdicts
@@ -596,6 +596,58 @@ def wide_range_question(package: str, releases: list[str], workers: int, all_cha
             f"build is ~{GIB_PER_STACK:.0f} GiB). Pass --yes to go on, or narrow it with --from/--to")
 
 
+def condition_range(value: Any) -> tuple[str | None, str | None]:
+    """A ledger condition on a package's release as (low, high): `{"min", "max"}` or one release; (None, None)."""
+    if isinstance(value, dict):
+        return (str(value["min"]) if value.get("min") else None, str(value["max"]) if value.get("max") else None)
+    if isinstance(value, str) and _final(value):
+        return value, value
+    return None, None
+
+
+def ledger_range(claims: list[str], package: str, kit_root: Path) -> tuple[str | None, str | None]:
+    """The releases of `package` the first of these ledger claims that names them gives in its `conditions`."""
+    entries = {}
+    for path in sorted((kit_root / "data" / "claims").glob("*.json")):
+        found = json.loads(path.read_text())
+        found = found.get("claims", []) if isinstance(found, dict) else found
+        entries.update({e.get("id"): e for e in found if isinstance(e, dict)})
+    for claim in claims:
+        low, high = condition_range((entries.get(claim, {}).get("conditions") or {}).get(package))
+        if low or high:
+            return low, high
+    return None, None
+
+
+def claims_of_probe(claim: str, repro: Path | None) -> list[str]:
+    """The ledger claims a bisect's probe stands for: the claim itself, or those a repro folder's finding decides."""
+    if repro is None:
+        return [claim]
+    from ..repro import script
+    from ..repro.catalog import findings
+
+    finding = script.parse((repro / "repro.py").read_text()).finding
+    known = {f.id: f for f in findings.all()}
+    return list(known[finding].claims) if finding in known else []
+
+
+def range_of_claim(claim: str, repro: Path | None, package: str, kit_root: Path) -> tuple[str | None, str | None]:
+    """A bisect without --from/--to takes the claim's releases from the ledger; where it names none, it asks."""
+    low, high = ledger_range(claims_of_probe(claim, repro), package, kit_root)
+    if not (low or high):
+        raise BisectError(f"name the {package} releases to bisect with --from V --to V: the ledger gives "
+                          f"{claim} no {package} range, and without one every {package} release on the registry "
+                          "would be a candidate")
+    return low, high
+
+
+def cost_line(package: str, releases: list[str], workers: int, all_changes: bool) -> str:
+    """How many releases a bisect covers and what their stacks take on disk, said before anything is installed."""
+    stacks = stacks_needed(len(releases), workers, all_changes)
+    return (f"{len(releases)} {package} release(s) {releases[0]}–{releases[-1]}: up to {stacks} stack(s) installed, "
+            f"about {stacks * GIB_PER_STACK:.0f} GiB of environments and uv's cache")
+
+
 def repro_folder(claim: str) -> Path | None:
     """The repro folder a claim argument names (a folder holding repro.py), else None."""
     path = Path(claim)
@@ -616,12 +668,17 @@ def run_bisect(claim: str, package: str, low: str | None, high: str | None, out:
     if repro is None and claim not in known_claims(kit_root):
         raise BisectError(f"unknown claim {claim!r} (a ledger claim, a repro folder, or one of "
                           f"{', '.join(sorted(ENTRY_POINTS))})")
+    given = "command line" if low or high else "ledger"
+    if given == "ledger":
+        low, high = range_of_claim(claim, repro, package, kit_root)
+        log(f"[bisect] the ledger's {package} releases for {claim}: {low or 'the first'}–{high or 'the newest'}")
     registry = registry or Registry()
     releases = registry.releases(package, low, high)
     if not releases:
         raise BisectError(f"no {package} release in {low or 'the first'}–{high or 'the newest'} on the registry")
     if len(releases) > WIDE and not (low and high) and not yes:
         raise BisectError(wide_range_question(package, releases, workers, all_changes))
+    log(f"[bisect] {cost_line(package, releases, workers, all_changes)}")
     label = repro.resolve().name if repro else claim
     base = {} if repro else base_pins(kit_root)
     bisect_id, folder = new_bisect_dir(out, label, package)
@@ -642,7 +699,8 @@ def run_bisect(claim: str, package: str, low: str | None, high: str | None, out:
     probe = ({"kind": "repro", "folder": _shown(repro, kit_root)} if repro else
              {"kind": "entry point", **asdict(entry)} if entry else {"kind": "notebook", "profile": "quick"})
     record.update(schema=SCHEMA, bisect_id=bisect_id, claim=label, package=package,
-                  range={"from": low or releases[0], "to": high or releases[-1], "count": len(releases)},
+                  range={"from": low or releases[0], "to": high or releases[-1], "count": len(releases),
+                         "given_by": given},
                   base=base, pairs={r: p for r, p in ctx.pairs.items() if p.get("note")},
                   probe=probe,
                   executor=executor, seconds=round(time.perf_counter() - t0, 1), host=socket.gethostname(),
@@ -683,7 +741,8 @@ def add_subcommand(sub: Any) -> None:
     p.add_argument("claim", metavar="CLAIM", help="a ledger claim id, a probe's fact (e.g. "
                    "index_dtype.split_copy_viewed), or a repro folder written by `yolo26kit repro`")
     p.add_argument("--over", required=True, metavar="PACKAGE", help="the package whose releases are bisected")
-    p.add_argument("--from", dest="low", default=None, metavar="V", help="the first release of the range")
+    p.add_argument("--from", dest="low", default=None, metavar="V",
+                   help="the first release of the range (without --from/--to: the claim's releases in the ledger)")
     p.add_argument("--to", dest="high", default=None, metavar="V",
                    help="the last release (fewer than three parts: the whole series, e.g. 2.15)")
     p.add_argument("--workers", type=int, default=1, help="releases probed per step (k-ary bisection; default 1)")
@@ -692,7 +751,8 @@ def add_subcommand(sub: Any) -> None:
     p.add_argument("--out", default="", help="parent folder of bisect-<id>/ (default reports/runs)")
     p.add_argument("--envs", default="", metavar="DIR", help="stack environments (default <compile cache>/matrix-envs)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per probe")
-    p.add_argument("--yes", action="store_true", help=f"go on over more than {WIDE} releases without --from/--to")
+    p.add_argument("--yes", action="store_true",
+                   help=f"go on over more than {WIDE} releases in a range open at one end")
     p.set_defaults(fn=main)
 
 
@@ -701,7 +761,8 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """The `bisect` subcommand: 0 a change (or none) was named, 1 nothing could be measured, 2 bad input."""
+    """The `bisect` subcommand: 0 a change (or none) was named, 1 nothing could be measured, 130 interrupted; bad
+    input (BisectError) is the CLI's exit 2."""
     from ..paths import DEFAULT_OUT
 
     signal.signal(signal.SIGTERM, _interrupt)
@@ -709,10 +770,7 @@ def main(args: argparse.Namespace) -> int:
         folder = run_bisect(args.claim, args.over, args.low, args.high, Path(args.out) if args.out else DEFAULT_OUT,
                             args.workers, args.executor, args.all_changes, args.envs or None, timeout=args.timeout,
                             yes=args.yes)
-    except BisectError as exc:
-        print(f"yolo26kit bisect: {exc}")
-        return 2
     except KeyboardInterrupt:
-        print("yolo26kit bisect: interrupted")
+        print("yolo26kit: bisect interrupted", file=sys.stderr)
         return 130
     return 0 if json.loads((folder / "bisect.json").read_text())["measured_any"] else 1

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import sys
 import time
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -248,43 +247,40 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """The `matrix` subcommand: 0 every cell ran, 1 a stack or cell failed, 2 bad input."""
-    try:
-        stacks, series = load_stacks(args.stacks_file or None)
-        wanted = [s.strip() for s in args.stacks.split(",") if s.strip()]
-        if args.clean:
-            removed, freed = clean(args.envs or None, choose(stacks, wanted) if wanted else None)
-            print(f"removed {len(removed)} stack environment(s), {freed / 2**30:.1f} GiB freed")
-            return 0
-        chosen = choose(stacks, wanted)
-        if args.prepare:
-            rows = LocalExecutor().prepare(chosen, Path(args.envs) if args.envs else None, ROOT)
-            for r in rows:
-                size = r["install"].get("disk_bytes")
-                print(f"{r['id']}: {r['state']}{' — ' + r['reason'] if r['reason'] else ''}"
-                      f" ({r['install'].get('seconds')} s, {size / 2**30 if size else 0:.1f} GiB)")
-            return 0 if all(r["state"] in STATES_RUN for r in rows) else 1
-        investigations = investigations_of(ROOT, args.names)
-        options = {"device": args.device, "profile": args.profile, "params": args.param,
-                   "all_claims": args.all_claims}
-        resume = None
-        if args.resume:
-            resume = Path(args.resume)
-            plan = read_json_object(resume / PLAN)
-            if not plan:
-                raise MatrixError(f"{resume} is not a matrix folder (no readable {PLAN})")
-            chosen = choose(stacks, plan["stacks"])
-            investigations = investigations_of(ROOT, plan["investigations"])
-            options = {k: plan[k] for k in options}
-        executor = (RayExecutor(cell_cpus=args.cell_cpus) if args.executor == "ray" else LocalExecutor())
+    """The `matrix` subcommand: 0 every cell ran, 1 a stack or cell failed; bad input (MatrixError) is the
+    CLI's exit 2."""
+    stacks, series = load_stacks(args.stacks_file or None)
+    wanted = [s.strip() for s in args.stacks.split(",") if s.strip()]
+    if args.clean:
+        removed, freed = clean(args.envs or None, choose(stacks, wanted) if wanted else None)
+        print(f"removed {len(removed)} stack environment(s), {freed / 2**30:.1f} GiB freed")
+        return 0
+    chosen = choose(stacks, wanted)
+    if args.prepare:
+        rows = LocalExecutor().prepare(chosen, Path(args.envs) if args.envs else None, ROOT)
+        for r in rows:
+            size = r["install"].get("disk_bytes")
+            print(f"{r['id']}: {r['state']}{' — ' + r['reason'] if r['reason'] else ''}"
+                  f" ({r['install'].get('seconds')} s, {size / 2**30 if size else 0:.1f} GiB)")
+        return 0 if all(r["state"] in STATES_RUN for r in rows) else 1
+    investigations = investigations_of(ROOT, args.names)
+    options = {"device": args.device, "profile": args.profile, "params": args.param,
+               "all_claims": args.all_claims}
+    resume = None
+    if args.resume:
+        resume = Path(args.resume)
+        plan = read_json_object(resume / PLAN)
+        if not plan:
+            raise MatrixError(f"{resume} is not a matrix folder (no readable {PLAN})")
+        chosen = choose(stacks, plan["stacks"])
+        investigations = investigations_of(ROOT, plan["investigations"])
+        options = {k: plan[k] for k in options}
+    executor = (RayExecutor(cell_cpus=args.cell_cpus) if args.executor == "ray" else LocalExecutor())
 
-        signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops like Ctrl-C: finished cells are kept
-        matrix_dir, matrix = run_matrix(chosen, series, investigations, out=Path(args.out) if args.out else DEFAULT_OUT,
-                                        envs=args.envs or None, executor=executor, timeout=args.timeout,
-                                        resume=resume, **options)
-    except MatrixError as exc:
-        print(f"yolo26kit: error: {exc}", file=sys.stderr)
-        return 2
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops like Ctrl-C: finished cells are kept
+    matrix_dir, matrix = run_matrix(chosen, series, investigations, out=Path(args.out) if args.out else DEFAULT_OUT,
+                                    envs=args.envs or None, executor=executor, timeout=args.timeout,
+                                    resume=resume, **options)
     print(summary(matrix))
     print(f"matrix: {matrix_dir / 'matrix.html'}")
     if matrix["state"] == "interrupted":

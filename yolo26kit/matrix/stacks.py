@@ -41,6 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from ..errors import MatrixError
 from ..paths import ROOT, default_cache_dir
 
 STACKS_FILE = ROOT / "data" / "stacks.json"
@@ -55,10 +56,6 @@ CHECK_TIMEOUT = 300.0
 STATES_RUN = ("ok", "partial")  # stacks whose cells run
 # Children run offline: no hub downloads, no ultralytics auto-install.
 CHILD_ENV = {"YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "0", "PYTHONNOUSERSITE": "1"}
-
-
-class MatrixError(Exception):
-    """Bad input to the matrix (unknown stack or investigation, bad parameter): nothing is written."""
 
 
 @dataclass

@@ -109,39 +109,23 @@ def stacks(runs: list[Run]) -> list[Stack]:
     return sorted(grouped.values(), key=lambda s: (s.device_type != "cuda", s.device_type))
 
 
+def recorded_profile(meta: dict[str, Any], investigation: str = "") -> str:
+    """The profile run.json records ('quick', 'quick + imgsz' where -p changed imgsz; for one investigation only
+    the keys it has), 'not recorded' where a run.json predates the field: never guessed from the parameters."""
+    name = meta.get("profile")
+    if not name:
+        return "not recorded"
+    changed = set(meta.get("overrides") or {})
+    if investigation:
+        entry = next((n for n in meta.get("notebooks", []) if isinstance(n, dict) and n.get("name") == investigation),
+                     {})
+        changed &= set(entry.get("parameters") or {})
+    return str(name) + (f" + {', '.join(sorted(changed))}" if changed else "")
+
+
 def profile_of(*runs: Run) -> str:
-    """The profile the runs' notebooks ran with: run.json's `profile` when recorded, else per notebook the closest
-    catalog profile, naming the notebooks whose values differ from it ('quick (index_dtype: other values than
-    today's)')."""
-    recorded = [str(run.meta["profile"]) for run in runs if run.meta.get("profile")]
-    if recorded and len(recorded) == len(runs):
-        return " / ".join(dict.fromkeys(recorded))
-    results = [r for run in runs for r in run.results if r.get("parameters")]
-    labels = [_profile_of_result(r) for r in results]
-    bases = sorted({label.split(" + ")[0] for label in labels})
-    own = sorted({str(r.get("investigation")) for r, label in zip(results, labels) if " + " in label})
-    # run.json does not record the profile: a notebook whose parameters differ from today's catalog is named
-    return " / ".join(bases) + (f" ({', '.join(own)}: other values than today's)" if own else "") \
-        if bases else "not recorded"
-
-
-def _profile_of_result(result: dict[str, Any]) -> str:
-    """The catalog profile closest to a result's parameters (fewest differing values, then the most keys), with
-    the keys whose values differ: 'quick', 'quick + imgsz, step_timeout'."""
-    from .. import catalog
-
-    try:
-        profiles = catalog.get(str(result.get("investigation"))).profiles
-    except Exception:  # noqa: BLE001 - an investigation the catalog no longer has
-        return "custom"
-    params = result.get("parameters") or {}
-    scored = sorted((sum(params.get(k) != v for k, v in values.items()), -len(values), name)
-                    for name, values in profiles.items())
-    if not scored:
-        return "custom"
-    name = scored[0][2]
-    differ = [k for k, v in profiles[name].items() if params.get(k) != v]
-    return name + (f" + {', '.join(differ)}" if differ else "")
+    """The profiles the runs recorded in run.json, each named once ('quick', 'quick / full', 'not recorded')."""
+    return " / ".join(dict.fromkeys(recorded_profile(run.meta) for run in runs)) or "not recorded"
 
 
 def answering_run(stack: Stack, investigation: str) -> Run | None:
@@ -253,19 +237,11 @@ def page_head_html(run: Run, investigation: str, entries: list[dict[str, Any]]) 
     facts = [f"<b>{_esc(investigation)}</b>", f"{_esc(run.device_type.upper())} · {_esc(env.get('device') or '?')}",
              f"torch {_esc(env.get('torch') or '?')} · executorch {_esc(env.get('executorch') or '?')} · "
              f"ultralytics {_esc(env.get('ultralytics') or '?')}",
-             f"profile {_esc(_notebook_profile(run, investigation))}",
+             f"profile {_esc(recorded_profile(run.meta, investigation))}",
              f"run <code>{_esc(run.name)}</code>", "<a href='index.html'>this run's page</a>",
              "<a href='../index.html'>all runs</a>"]
     spans = "".join(f"<span>{fact}</span>" for fact in facts)
     return f"{HEAD_STYLE}<div class='kit-head'><div class='where'>{spans}</div></div>"
-
-
-def _notebook_profile(run: Run, investigation: str) -> str:
-    """The profile one notebook of the run ran with ('quick', 'quick + imgsz, probes'), run.json's when recorded."""
-    if run.meta.get("profile"):
-        return str(run.meta["profile"])
-    result = next((r for r in run.results if r.get("investigation") == investigation), None)
-    return _profile_of_result(result) if result and result.get("parameters") else "not recorded"
 
 
 def answers_table_html(b: Block, entries: list[dict[str, Any]]) -> str:

@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import ReproError
+
 TEMPLATES = Path(__file__).parent / "templates"
-
-
-class ReproError(Exception):
-    """Bad input to `yolo26kit repro` (unknown finding, no evidence, not a repro folder): nothing is written."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..paths import REPORTS, check_out
 from . import clean_env, report, script
 from .catalog import ReproError, findings
 
@@ -26,14 +27,20 @@ def cuda_here() -> bool:
 
 
 def write_finding(name: str, reports: Path, run: Path | None = None, execute: bool = True, minify: bool = False,
-                  envs: str | None = None, log: Any = print) -> Path:
-    """Write `<run>/findings/<id>/`: repro.py, then (run here) reproduced.json, minified.py, and ISSUE.md."""
+                  envs: str | None = None, log: Any = print, out: Path | None = None) -> Path:
+    """Write the finding's folder (report.finding_folder: `reports/runs/findings/<id>/` unless `out` names another
+    parent): repro.py, then (run here) reproduced.json, minified.py, and ISSUE.md."""
     finding = findings.get(name)
     evidence = report.find_evidence(finding, reports, run)
-    folder = report.write_repro(finding, evidence)
+    if out is not None:
+        check_out(out)
+    folder = report.write_repro(finding, evidence, out)
     header = script.parse((folder / "repro.py").read_text())
     reproduced, environment, minified = None, "", None
     runnable = header.device == "cpu" or cuda_here()
+    if execute and not runnable:
+        log(f"[repro] {finding.id}: not run here: repro.py needs {header.device.upper()}, which this machine lacks "
+            f"(`yolo26kit repro --check {folder}` on one that has it)")
     if execute and runnable:
         log(f"[repro] {finding.id}: running repro.py in a clean environment ({' '.join(header.requires)})")
         reproduced = clean_env.reproduce(folder / "repro.py", header, envs)
@@ -106,6 +113,8 @@ def add_subcommand(sub: Any) -> None:
     p.add_argument("--run", default="", metavar="DIR", help="the run whose evidence it cites (default: the newest "
                    "committed run under reports/ that shows it)")
     p.add_argument("--reports", default="", metavar="DIR", help="where runs are looked for (default reports/)")
+    p.add_argument("--out", default="", metavar="DIR", help="write DIR/<run>/findings/<id>/ (--out reports: beside the "
+                   "committed run) instead of reports/runs/findings/<id>/ (ignored by git)")
     p.add_argument("--no-run", action="store_true", help="write repro.py and ISSUE.md only")
     p.add_argument("--minify", action="store_true", help="shrink a compile failure with PyTorch's minifier")
     p.add_argument("--check", default="", metavar="DIR", help="re-run a repro folder here: still bites / fixed here")
@@ -118,21 +127,16 @@ def add_subcommand(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """The `repro` subcommand; see CHECK_HELP for --check's exit status."""
-    from ..paths import REPORTS
-
-    try:
-        if args.check:
-            found = check(Path(args.check), args.clean, _pins(args.pin), args.envs or None, args.record)
-            versions = ", ".join(f"{k} {v}" for k, v in sorted(found.get("versions", {}).items()))
-            said = f": {found['error_line']}" if found["error_line"] else ""
-            print(f"{found['outcome']} ({versions}; exit {found['exit_code']}, {found['seconds']} s){said}")
-            return script.CHECK_EXIT[found["outcome"]]
-        if not args.finding:
-            raise ReproError("name a finding (or a claim), or --check a repro folder")
-        write_finding(args.finding, Path(args.reports) if args.reports else REPORTS,
-                      Path(args.run) if args.run else None, not args.no_run, args.minify, args.envs or None)
-        return 0
-    except ReproError as exc:
-        print(f"yolo26kit repro: {exc}")
-        return 2
+    """The `repro` subcommand; see CHECK_HELP for --check's exit status. Bad input (ReproError) is the CLI's exit 2."""
+    if args.check:
+        found = check(Path(args.check), args.clean, _pins(args.pin), args.envs or None, args.record)
+        versions = ", ".join(f"{k} {v}" for k, v in sorted(found.get("versions", {}).items()))
+        said = f": {found['error_line']}" if found["error_line"] else ""
+        print(f"{found['outcome']} ({versions}; exit {found['exit_code']}, {found['seconds']} s){said}")
+        return script.CHECK_EXIT[found["outcome"]]
+    if not args.finding:
+        raise ReproError("name a finding (or a claim), or --check a repro folder")
+    write_finding(args.finding, Path(args.reports) if args.reports else REPORTS,
+                  Path(args.run) if args.run else None, not args.no_run, args.minify, args.envs or None,
+                  out=Path(args.out) if args.out else None)
+    return 0

@@ -1,7 +1,9 @@
-"""A finding's folder: `<run>/findings/<id>/` with repro.py, ISSUE.md and reproduced.json (and minified.py).
+"""A finding's folder with repro.py, ISSUE.md and reproduced.json (and minified.py).
 
 The kit's evidence comes from the run's results.json: its `findings` list where it has one, else the claims the
 finding names whose evidence holds the finding's mark. Without `--run`, the newest committed run that holds it.
+The folder is `reports/runs/findings/<id>/` (ignored by git) unless an out folder is named: then
+`<out>/<run>/findings/<id>/`, so `--out reports` writes beside a committed run.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..paths import DEFAULT_OUT
 from . import script
 from .catalog import Finding, ReproError, template_text
 
@@ -56,9 +59,17 @@ def seen_on(evidence: dict[str, Any]) -> str:
     return f"{', '.join(parts)}{' on ' + device if device else ''} (kit run {evidence['run']}, {evidence['claim']})"
 
 
-def write_repro(finding: Finding, evidence: dict[str, Any]) -> Path:
-    """Write `<run>/findings/<id>/repro.py` from the template with its seen-on line; the folder."""
-    folder = evidence["run_dir"] / FINDINGS_DIR / finding.id
+def finding_folder(finding: Finding, evidence: dict[str, Any], out: Path | None = None) -> Path:
+    """Where a finding's folder goes: `<out>/<run>/findings/<id>/` when an out folder is named, else the local
+    `reports/runs/findings/<id>/` (a tracked run's folder is written only when asked for)."""
+    if out is None:
+        return DEFAULT_OUT / FINDINGS_DIR / finding.id
+    return Path(out) / evidence["run"] / FINDINGS_DIR / finding.id
+
+
+def write_repro(finding: Finding, evidence: dict[str, Any], out: Path | None = None) -> Path:
+    """Write the finding's repro.py (finding_folder) from the template with its seen-on line; the folder."""
+    folder = finding_folder(finding, evidence, out)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "repro.py").write_text(script.with_seen_on(template_text(finding), [seen_on(evidence)]))
     return folder
@@ -75,7 +86,8 @@ def issue_markdown(finding: Finding, folder: Path, evidence: dict[str, Any], rep
     out = [f"# {finding.title}", "", f"For: {finding.upstream}/issues", "", "## What happens", "", finding.happens, "",
            "## What is expected", "", finding.expected, "", "## Repro", "",
            "Standalone: `python repro.py` (it imports only the packages its header names). It exits 1 with the "
-           "failure's own message when the bug bites, 0 when it does not.", "", _fence(repro, "python"), ""]
+           "failure's own message when the bug bites, 0 when it does not, and 77, saying so, where what it needs "
+           "cannot run (no CUDA device).", "", _fence(repro, "python"), ""]
     if reproduced:
         versions = ", ".join(f"{k} {v}" for k, v in sorted(reproduced.get("versions", {}).items()))
         env = reproduced.get("environment", {})

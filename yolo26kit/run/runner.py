@@ -236,8 +236,12 @@ def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OU
         timeout: float = DEFAULT_TIMEOUT, log_output: bool = False, *, jobs: int = 0,
         cache: str | Path | None = None, use_cache: bool = True, render: bool = True,
         t0: float | None = None, stop_after: float | None = None, gpus: list[str] | None = None,
-        executor: str = "local", step_slots: int = 0) -> RunResult:
+        executor: str = "local", step_slots: int = 0, profile: str = "",
+        overrides: dict[str, Any] | None = None) -> RunResult:
     """Execute a validated plan into a new run directory (`jobs` 0: default_jobs); SIGINT/SIGTERM stop it cleanly.
+
+    `profile` and `overrides` (the -p values) are what the plan was resolved from: run.json records them, and the
+    pages show them from there.
 
     `gpus`: the GPU ids a CUDA batch spreads its notebooks over (None: every visible one; given on a CPU machine,
     they are placed as if they were GPUs). `executor`: local or ray (run/executors.py). `step_slots`: isolated
@@ -252,7 +256,8 @@ def run(plan: list[tuple[Investigation, dict[str, Any]]], out: Path = DEFAULT_OU
     run_dir = run_dir.resolve()
     meta = {"run_id": run_id, "environment": fingerprint, "state": "running",
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "wall_seconds": 0.0,
-            "compile_cache": "", "timeout": timeout, "log_output": log_output,
+            "compile_cache": "", "timeout": timeout, "log_output": log_output, "profile": profile,
+            "overrides": findings.jsonable(overrides or {}),
             "notebooks": [_entry(inv, params) for inv, params in plan], "seconds": 0.0, "invocations": []}
     return _drive(Batch(run_dir, meta), [inv.name for inv, _ in plan], t0, jobs, cache, use_cache, render, stop_after,
                   Placing(gpus, executor, step_slots))

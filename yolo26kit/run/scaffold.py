@@ -1,7 +1,9 @@
 """`yolo26kit new NAME`: a new investigation that runs and is judged at once (package, notebook, ledger, tests).
 
-The generated investigation tests one real, small claim (torch.compile of a function matches eager, timed
-side by side); its author replaces `subject`, the measurement and the claims. docs/authoring.md walks through it.
+Two shapes of bug (`--kind`, the registry KINDS): `timing` tests one real, small claim (torch.compile of a function
+matches eager, timed side by side); `error` (run/scaffold_error.py) has eager and a compile or export path disagree
+or fail, judged from the error, the dtype, the shape or the values, with no timing. Its author replaces `subject`,
+the measurement and the claims. docs/authoring.md walks through both.
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ import json
 import keyword
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from string import Template
+from typing import Any
 
 from ..errors import BadParameter
 from ..paths import ROOT
+from . import scaffold_error
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
 URL = re.compile(r"^https?://\S+$")
@@ -197,7 +202,7 @@ from .measure import Row
 
 
 def rows_table(rows: list[Row]) -> pd.DataFrame:
-    """One line per size: status, difference from eager, the timing rounds."""
+    """One line per measured row (measure.Row), as it was measured."""
     return pd.DataFrame([asdict(r) for r in rows])
 
 
@@ -320,11 +325,35 @@ CASES = {
 '''
 
 
-def _notebook(values: dict[str, str]) -> str:
+@dataclass(frozen=True)
+class Kind:
+    """One shape of bug the scaffold writes: the package's files, the test, the judge cases, ledger and notebook."""
+
+    about: str  # one line for `yolo26kit new --help`
+    package: dict[str, str]  # file name in yolo26kit/investigations/<name>/ → its template
+    test: str
+    cases: str
+    ledger: list[dict[str, Any]]
+    cells: list[tuple[str, str]]
+
+
+KINDS = {
+    "timing": Kind("torch.compile beside eager: the same result, one graph, and a speed-up band (timed rounds)",
+                   {"__init__.py": INIT, "measure.py": MEASURE, "judge.py": JUDGE, "show.py": SHOW,
+                    "conclude.py": CONCLUDE}, TEST, CASES, LEDGER, NOTEBOOK_CELLS),
+    "error": Kind("eager beside torch.compile and torch.export: an error, a dtype, a shape or a value that differs, "
+                  "and a fix that agrees (no timing)",
+                  {"__init__.py": scaffold_error.INIT, "measure.py": scaffold_error.MEASURE,
+                   "judge.py": scaffold_error.JUDGE, "show.py": SHOW, "conclude.py": scaffold_error.CONCLUDE},
+                  scaffold_error.TEST, scaffold_error.CASES, scaffold_error.LEDGER, scaffold_error.NOTEBOOK_CELLS),
+}
+
+
+def _notebook(values: dict[str, str], cells_of: list[tuple[str, str]]) -> str:
     import nbformat
 
     cells = []
-    for kind, source in NOTEBOOK_CELLS:
+    for kind, source in cells_of:
         text = Template(source).substitute(values)
         if kind == "markdown":
             cells.append(nbformat.v4.new_markdown_cell(text))
@@ -351,26 +380,31 @@ def source_of(source: str, name: str, root: Path) -> tuple[str, Path | None]:
     return f"sources/{target.name}", target
 
 
-def new(name: str, title: str = "", source: str = "kit", root: Path = ROOT) -> list[Path]:
-    """Write the investigation's package, notebook, ledger, tests and judge cases; returns the files written.
+def new(name: str, title: str = "", source: str = "kit", root: Path = ROOT, kind: str = "timing") -> list[Path]:
+    """Write the investigation's package, notebook, ledger, tests and judge cases (of the shape KINDS[kind]);
+    returns the files written.
 
     All or nothing: every file is rendered before the first is written, and a failed write removes what was
     written (a half-made investigation would be hidden by the catalog and refused by the next `new`)."""
     if not NAME.match(name) or keyword.iskeyword(name):
         raise BadParameter(f"{name!r}: a name is lower-case letters, digits and _, starting with a letter")
+    if kind not in KINDS:
+        raise BadParameter(f"--kind {kind!r}: one of {', '.join(KINDS)}")
+    shape = KINDS[kind]
     ledger_source, copy_to = source_of(source, name, root)
     package = root / "yolo26kit" / "investigations" / name
-    templates = {package / "__init__.py": INIT, package / "measure.py": MEASURE, package / "judge.py": JUDGE,
-                 package / "show.py": SHOW, package / "conclude.py": CONCLUDE,
-                 root / "tests" / f"test_{name}.py": TEST, root / "tests" / "judge_cases" / f"{name}.py": CASES,
-                 root / "data" / "claims" / f"{name}.json": json.dumps(LEDGER, indent=1, ensure_ascii=False) + "\n"}
+    templates = {**{package / file: text for file, text in shape.package.items()},
+                 root / "tests" / f"test_{name}.py": shape.test,
+                 root / "tests" / "judge_cases" / f"{name}.py": shape.cases,
+                 root / "data" / "claims" / f"{name}.json":
+                     json.dumps(shape.ledger, indent=1, ensure_ascii=False) + "\n"}
     notebook = root / "notebooks" / f"{name}.ipynb"
     taken = [p for p in [package, *templates, notebook, *([copy_to] if copy_to else [])] if p.exists()]
     if taken:
         raise BadParameter(f"{name!r} exists already ({taken[0].relative_to(root)}); pick another name")
     values = {"name": name, "title": title or name.replace("_", " ").capitalize(), "source": ledger_source}
     contents: dict[Path, bytes] = {path: Template(text).substitute(values).encode() for path, text in templates.items()}
-    contents[notebook] = _notebook(values).encode()
+    contents[notebook] = _notebook(values, shape.cells).encode()
     if copy_to is not None:
         contents[copy_to] = Path(source).read_bytes()
     write_all(contents)
