@@ -41,10 +41,39 @@ def test_every_template_stands_alone_and_its_header_names_its_finding(finding):
     assert 'if __name__ == "__main__":' in text  # importing it runs nothing
 
 
-def test_every_template_is_a_finding_and_every_related_link_is_an_upstream_issue_or_pull_request():
+def test_every_template_is_a_finding_and_every_finding_has_an_upstream_ledger_entry():
+    from yolo26kit.repro import upstream
+
     assert {f.template for f in findings.all()} == {p.name for p in TEMPLATES.glob("*.py")}
-    links = [r.url for f in findings.all() for r in f.related]
-    assert links and all(re.fullmatch(r"https://github\.com/[\w-]+/[\w-]+/(issues|pull)/\d+", u) for u in links)
+    assert {p.stem for p in upstream.LEDGER.glob("*.json")} == {f.id for f in findings.all()}
+    entries = [upstream.load(f.id) for f in findings.all()]
+    assert all(e.component and e.tracker.startswith("https://github.com/") for e in entries)
+    threads = [t for e in entries for t in e.threads]
+    assert threads and all(re.fullmatch(r"[\w-]+/[\w-]+#\d+", t.ref) for t in threads)
+    assert all(re.fullmatch(r"https://github\.com/[\w-]+/[\w-]+/(issues|pull)/\d+", t.url) for t in threads)
+    assert {t.relation for t in threads} <= {"same bug", "same cause, another back-end", "fix", "partial fix",
+                                             "mitigation", "related"}
+
+
+def test_the_timeline_and_the_advice_come_from_the_checks():
+    """Bites on one release and fixed on every later one: upgrade; still biting on the newest with a thread that has
+    it: comment there; with none: to file."""
+    from yolo26kit.repro import upstream
+
+    def line(*answers):
+        return upstream.timeline([upstream.Check({"torch": v}, "cpu", o) for v, o in answers])
+
+    fixed = line(("2.12.1", "fixed here"), ("2.11.0", "still bites"), ("2.15.0", "fixed here"))
+    assert fixed.answers[0] == ("2.11.0", "still bites") and fixed.fixed_from == "2.12.1"
+    same = upstream.Upstream("x", "c", "https://github.com/o/r/issues",
+                             (upstream.Thread("o/r#1", "issue", "open", "same bug"),))
+    assert upstream.advice(same, fixed).startswith("fixed upstream from torch 2.12.1")
+    biting = line(("2.11.0", "still bites"), ("2.15.0", "still bites"))
+    assert biting.bites_on_newest and not biting.fixed_from
+    assert upstream.advice(same, biting).startswith("a duplicate of o/r#1 (open)")
+    assert upstream.advice(upstream.Upstream("x", "c", "t"), biting).startswith("to file")
+    flaky = line(("2.11.0", "still bites"), ("2.14.1", "fails differently"), ("2.15.0", "fixed here"))
+    assert flaky.fixed_from == ""  # a later release that fails otherwise is not a fix
 
 
 def test_a_claim_names_its_finding_and_an_unknown_name_lists_the_known():
@@ -92,17 +121,25 @@ ENVIRONMENT = {"torch": "2.11.0+cu130", "device": "NVIDIA H200", "ultralytics": 
 
 
 def test_a_finding_folder_cites_the_runs_evidence_and_carries_the_repro_inline(tmp_path):
+    from yolo26kit.repro import report
+
     run = fake_run(tmp_path, {"environment": ENVIRONMENT, "claims": [
         {"id": "dynamic_shapes.aoti_cuda_dynamic", "verdict": "inconclusive",
          "evidence": "it also returned 300 detections at 352x352 above the exported max"}]})
     folder = command.write_finding("dynamic_shapes.aoti_answers_outside_range", tmp_path / "reports", execute=False,
                                    log=lambda s: None, out=tmp_path / "reports")
-    assert folder == run / "findings" / "dynamic_shapes.aoti_answers_outside_range"  # --out reports: beside the run
+    # --out reports: the one committed folder, whichever run met it
+    assert folder == tmp_path / "reports" / "findings" / "dynamic_shapes.aoti_answers_outside_range"
     repro = (folder / "repro.py").read_text()
     assert "# seen-on: torch 2.11.0+cu130, ultralytics 8.4.190 on NVIDIA H200 (kit run 20260101T000000Z" in repro
-    issue = (folder / "ISSUE.md").read_text()
-    assert repro.strip() in issue and "github.com/pytorch/pytorch/issues/141115" in issue
-    assert "20260101T000000Z-vm-cuda" in issue and "inconclusive" in issue and "papermill" not in issue
+    issue, readme = (folder / "ISSUE.md").read_text(), (folder / "README.md").read_text()
+    assert report.maintainer_view(repro).strip() in issue and "github.com/pytorch/pytorch/issues/141115" in issue
+    assert "def main" in issue and "# seen-on" not in issue
+    for section in ("### 🐛 Describe the bug", "**Expected:**", "### Versions", "### Where it bites", "### Related"):
+        assert section in issue
+    # what the kit met and how to re-check it is the README's, never the maintainer's text
+    assert "20260101T000000Z-vm-cuda" not in issue and "yolo26kit" not in issue and "papermill" not in issue
+    assert "20260101T000000Z-vm-cuda" in readme and "inconclusive" in readme and "--check" in readme
     assert not (folder / "reproduced.json").exists()
 
 
@@ -112,9 +149,14 @@ def test_a_results_findings_list_is_read_first_and_a_run_without_it_is_an_error(
          "stack": {"torch": "2.11.0"}, "smallest_input": "352 px", "claims": ["dynamic_shapes.aoti_cuda_dynamic"]}]})
     folder = command.write_finding("dynamic_shapes.aoti_answers_outside_range", tmp_path / "reports", execute=False,
                                    log=lambda s: None, out=tmp_path / "local")
-    assert "answers at 352 px" in (folder / "ISSUE.md").read_text()
-    with pytest.raises(ReproError, match="no cuda_graphs run"):
-        command.write_finding("cuda_graphs.toto_compile_max_nameerror", tmp_path / "reports", execute=False)
+    assert "answers at 352 px" in (folder / "README.md").read_text()
+    with pytest.raises(ReproError, match="does not show"):
+        command.write_finding("cuda_graphs.toto_compile_max_nameerror", tmp_path / "reports", execute=False,
+                              run=tmp_path / "reports" / "20260101T000000Z-vm-cuda")
+    # a finding no run shows yet is written from its own checks, saying so
+    alone = command.write_finding("cuda_graphs.toto_compile_max_nameerror", tmp_path / "reports", execute=False,
+                                  log=lambda s: None, out=tmp_path / "local")
+    assert "No committed run under reports/ shows it yet" in (alone / "README.md").read_text()
 
 
 def test_by_default_a_finding_folder_goes_to_the_ignored_local_runs_not_beside_the_tracked_run(tmp_path, monkeypatch):

@@ -1,4 +1,5 @@
-"""The findings the kit can write a repro for: what each is, where its evidence lies, what upstream knows of it.
+"""The findings the kit can write a repro for: what each is and where its evidence lies (what upstream knows of each
+is data: data/upstream/<id>.json, read by repro.upstream).
 
 A finding is a bug the kit meets that no seed claims. Its repro is a real script under `templates/` (package
 data, never imported by the kit); its header comments name what a clean environment needs (`# requires:`,
@@ -16,14 +17,6 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 
 @dataclass(frozen=True)
-class Related:
-    """An upstream issue or pull request, and why it matters here."""
-
-    url: str
-    why: str
-
-
-@dataclass(frozen=True)
 class Finding:
     """One bug the kit meets: its repro template, the report's words, and where the kit's evidence is."""
 
@@ -35,7 +28,6 @@ class Finding:
     upstream: str  # the tracker the report is for
     claims: tuple[str, ...]  # claims whose evidence names it (until results.json lists findings)
     evidence_mark: str  # a phrase of that evidence that names this bug
-    related: tuple[Related, ...] = field(default_factory=tuple)
     shrink: str = ""  # "aot": PyTorch's after-AOT minifier shrinks it; "" none applies
     workaround: str = ""
 
@@ -91,7 +83,6 @@ findings.register(Finding(
     upstream=PT,
     claims=("cuda_graphs.speedup_2_5x", "cuda_graphs.first_inference_60s", "cuda_graphs.memory_slightly_more"),
     evidence_mark="NameError: name 'Max' is not defined",
-    related=(),
     shrink="aot",
     workaround="torch 2.12 or newer; or leave capture_scalar_outputs off (Toto then graph-breaks at `.item()` and "
                "compiles).",
@@ -110,7 +101,6 @@ findings.register(Finding(
     upstream=PT,
     claims=("dynamic_shapes.aoti_cuda_dynamic",),
     evidence_mark="above the exported max",
-    related=(),
     workaround="Set `AOTI_RUNTIME_CHECK_INPUTS=1` where the package is loaded: it then refuses both sizes "
                "(`dim value is too large at 2, expected to be <= 320`).",
 ))
@@ -129,7 +119,6 @@ findings.register(Finding(
     upstream=ET,
     claims=("index_dtype.backbone_static_cuda", "index_dtype.et_cuda_full_model", "index_dtype.no_aten_fallback"),
     evidence_mark="split_copy.Tensor",
-    related=(),
     workaround="executorch 1.5.0 or newer (its view pass maps split_copy.Tensor).",
 ))
 
@@ -149,7 +138,6 @@ findings.register(Finding(
     upstream=PT,
     claims=("aoti.load_crash_cause",),
     evidence_mark="libstdc++",
-    related=(),
     workaround="Load the system libstdc++ with RTLD_GLOBAL before torch (`LD_PRELOAD`, or "
                "`ctypes.CDLL('libstdc++.so.6', mode=ctypes.RTLD_GLOBAL)` first).",
 ))

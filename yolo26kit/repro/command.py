@@ -29,7 +29,7 @@ def cuda_here() -> bool:
 def write_finding(name: str, reports: Path, run: Path | None = None, execute: bool = True, minify: bool = False,
                   envs: str | None = None, log: Any = print, out: Path | None = None) -> Path:
     """Write the finding's folder (report.finding_folder: `reports/runs/findings/<id>/` unless `out` names another
-    parent): repro.py, then (run here) reproduced.json, minified.py, and ISSUE.md."""
+    parent): repro.py, then (run here) reproduced.json, minified.py, ISSUE.md and README.md."""
     finding = findings.get(name)
     evidence = report.find_evidence(finding, reports, run)
     if out is not None:
@@ -71,6 +71,7 @@ def write_finding(name: str, reports: Path, run: Path | None = None, execute: bo
         environment = clean_env.collect_env(made["python"]) if made.get("python") else ""
     (folder / "ISSUE.md").write_text(report.issue_markdown(finding, folder, evidence, reproduced, environment,
                                                            minified))
+    (folder / "README.md").write_text(report.readme_markdown(finding, folder, evidence))
     log(f"[repro] {folder}")
     return folder
 
@@ -113,8 +114,8 @@ def add_subcommand(sub: Any) -> None:
     p.add_argument("--run", default="", metavar="DIR", help="the run whose evidence it cites (default: the newest "
                    "committed run under reports/ that shows it)")
     p.add_argument("--reports", default="", metavar="DIR", help="where runs are looked for (default reports/)")
-    p.add_argument("--out", default="", metavar="DIR", help="write DIR/<run>/findings/<id>/ (--out reports: beside the "
-                   "committed run) instead of reports/runs/findings/<id>/ (ignored by git)")
+    p.add_argument("--out", default="", metavar="DIR", help="write DIR/findings/<id>/ (--out reports: the committed "
+                   "folder every page links) instead of reports/runs/findings/<id>/ (ignored by git)")
     p.add_argument("--no-run", action="store_true", help="write repro.py and ISSUE.md only")
     p.add_argument("--minify", action="store_true", help="shrink a compile failure with PyTorch's minifier")
     p.add_argument("--check", default="", metavar="DIR", help="re-run a repro folder here: still bites / fixed here")

@@ -1,9 +1,11 @@
-"""A finding's folder with repro.py, ISSUE.md and reproduced.json (and minified.py).
+"""A finding's folder: repro.py, ISSUE.md (what a maintainer reads, in upstream's bug template), README.md (how the
+kit met it and how to re-check it), reproduced.json, and checked/ (its runs over releases: its timeline).
 
 The kit's evidence comes from the run's results.json: its `findings` list where it has one, else the claims the
-finding names whose evidence holds the finding's mark. Without `--run`, the newest committed run that holds it.
+finding names whose evidence holds the finding's mark. Without `--run`, the newest committed run that holds it; a
+finding no run holds yet (one reproduced on another stack than the runs') is written without it.
 The folder is `reports/runs/findings/<id>/` (ignored by git) unless an out folder is named: then
-`<out>/<run>/findings/<id>/`, so `--out reports` writes beside a committed run.
+`<out>/findings/<id>/`, so `--out reports` writes the committed one that every run's page links.
 """
 
 from __future__ import annotations
@@ -46,30 +48,31 @@ def find_evidence(finding: Finding, reports: Path, run: Path | None = None) -> d
             continue
         if found:
             return {"run": Path(folder).name, "run_dir": Path(folder), **found}
-    where = run or reports
-    raise ReproError(f"no {finding.investigation} run under {where} shows {finding.id} "
-                     f"(its evidence names {finding.evidence_mark!r})")
+    if run:
+        raise ReproError(f"the {finding.investigation} run {run} does not show {finding.id} "
+                         f"(its evidence names {finding.evidence_mark!r})")
+    return {}  # no run under reports/ shows it: the folder is written from the repro's own runs
 
 
 def seen_on(evidence: dict[str, Any]) -> str:
     """One header line: the versions and device the kit saw the bug on, and the run."""
+    if not evidence:
+        return "(no kit run under reports/ shows it yet; its checks over releases are in checked/)"
     stack = evidence["stack"]
     parts = [f"{k} {stack[k]}" for k in ("torch", "executorch", "ultralytics") if stack.get(k)]
     device = stack.get("device") or ""
     return f"{', '.join(parts)}{' on ' + device if device else ''} (kit run {evidence['run']}, {evidence['claim']})"
 
 
-def finding_folder(finding: Finding, evidence: dict[str, Any], out: Path | None = None) -> Path:
-    """Where a finding's folder goes: `<out>/<run>/findings/<id>/` when an out folder is named, else the local
-    `reports/runs/findings/<id>/` (a tracked run's folder is written only when asked for)."""
-    if out is None:
-        return DEFAULT_OUT / FINDINGS_DIR / finding.id
-    return Path(out) / evidence["run"] / FINDINGS_DIR / finding.id
+def finding_folder(finding: Finding, out: Path | None = None) -> Path:
+    """Where a finding's folder goes: `<out>/findings/<id>/` when an out folder is named, else the local
+    `reports/runs/findings/<id>/` (the committed folder is written only when asked for)."""
+    return (Path(out) if out is not None else DEFAULT_OUT) / FINDINGS_DIR / finding.id
 
 
 def write_repro(finding: Finding, evidence: dict[str, Any], out: Path | None = None) -> Path:
     """Write the finding's repro.py (finding_folder) from the template with its seen-on line; the folder."""
-    folder = finding_folder(finding, evidence, out)
+    folder = finding_folder(finding, out)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "repro.py").write_text(script.with_seen_on(template_text(finding), [seen_on(evidence)]))
     return folder
@@ -79,41 +82,77 @@ def _fence(text: str, lang: str = "") -> str:
     return f"```{lang}\n{text.rstrip()}\n```"
 
 
+KIT_HEADER = ("# finding:", "# seen-on:")  # the kit's own header lines: README.md says them
+
+
+def maintainer_view(repro: str) -> str:
+    """The repro as ISSUE.md shows it: without the kit's own header lines (its finding id, the runs that saw it)."""
+    return "\n".join(line for line in repro.splitlines() if not line.startswith(KIT_HEADER)) + "\n"
+
+
+def _threads(summary: dict[str, Any]) -> list[str]:
+    return [f"- [{t['ref']}]({t['url']}) ({t['kind']}, {t['state']}): {t['relation']} — {t['why']}"
+            for t in summary["threads"]] or ["- none found (searched the issue and pull-request threads)"]
+
+
 def issue_markdown(finding: Finding, folder: Path, evidence: dict[str, Any], reproduced: dict[str, Any] | None,
                    environment: str, minified: dict[str, Any] | None) -> str:
-    """ISSUE.md: what a maintainer reads, in the order they read it."""
-    repro = (folder / "repro.py").read_text()
-    out = [f"# {finding.title}", "", f"For: {finding.upstream}/issues", "", "## What happens", "", finding.happens, "",
-           "## What is expected", "", finding.expected, "", "## Repro", "",
-           "Standalone: `python repro.py` (it imports only the packages its header names). It exits 1 with the "
-           "failure's own message when the bug bites, 0 when it does not, and 77, saying so, where what it needs "
-           "cannot run (no CUDA device).", "", _fence(repro, "python"), ""]
+    """ISSUE.md in upstream's bug template: the bug, the minimal repro, expected and actual with the whole traceback,
+    the versions (collect_env), where it bites and where it is fixed, related threads. Nothing about the kit."""
+    from . import upstream
+
+    summary = upstream.summary(finding.id, folder)
+    repro = maintainer_view((folder / "repro.py").read_text())
+    out = [f"# {finding.title}", "", f"Tracker: {summary['tracker'] or finding.upstream + '/issues'}"
+           + (f" · component: {summary['component']}" if summary["component"] else ""), "",
+           f"> Upstream status: {summary['advice']}.", "", "### 🐛 Describe the bug", "", finding.happens, "",
+           "Minimal repro (standalone; `python repro.py` exits 1 with the failure's message when the bug bites, 0 "
+           "when it does not, 77 where what it needs cannot run):", "", _fence(repro, "python"), "",
+           "**Expected:** " + finding.expected, ""]
     if reproduced:
         versions = ", ".join(f"{k} {v}" for k, v in sorted(reproduced.get("versions", {}).items()))
-        env = reproduced.get("environment", {})
-        made = "a fresh uv environment" if env.get("kind") == "uv" else "the interpreter as it is"
-        out += ["## Output", "", f"Run in {made} with only the packages the header pins ({versions}); "
-                f"exit {reproduced['exit_code']} after {reproduced['seconds']} s: **{reproduced['outcome']}**.", "",
-                _fence("\n".join(reproduced.get("output_tail", "").splitlines()[-15:])), ""]
+        out += [f"**Actual** ({versions}; exit {reproduced['exit_code']}, {reproduced['outcome']}):", "",
+                _fence("\n".join(reproduced.get("output_tail", "").splitlines()[-12:])), ""]
+        if reproduced.get("traceback"):
+            out += ["<details><summary>Full traceback</summary>", "", _fence(reproduced["traceback"]), "",
+                    "</details>", ""]
     if minified and minified.get("text") and minified.get("verified"):
-        out += ["## Minified by PyTorch's minifier", "",
-                f"{minified['how']}: the failing graph went from {minified['launcher_ops']} operator calls to "
-                f"{minified['minified_ops']} (`minified.py` beside this file).", "",
-                _fence(minified["text"], "python"), ""]
-    elif minified:
-        why = minified.get("error") or "its smallest graph no longer fails with the finding's message"
-        out += ["## Minifier", "", f"PyTorch's after-AOT minifier was tried: {why}", ""]
-    if environment:
-        out += ["## Environment", "", "`python -m torch.utils.collect_env` in that environment:", "",
-                _fence(environment), ""]
+        out += [f"Minified by PyTorch's after-AOT minifier ({minified['launcher_ops']} → {minified['minified_ops']} "
+                "operator calls):", "", _fence(minified["text"], "python"), ""]
+    out += ["### Versions", ""]
+    out += [_fence(environment)] if environment else ["(collect_env was not run for this report: run "
+                                                       "`python -m torch.utils.collect_env` where it bites)"]
+    out += ["", "### Where it bites", "", f"{summary['timeline']['words']}: `repro.py` run in a clean environment per "
+            "release, the records in `checked/`.", ""]
     if finding.workaround:
-        out += ["## Workaround", "", finding.workaround, ""]
-    out += ["## Related upstream", ""]
-    out += [f"- {r.url}: {r.why}" for r in finding.related] or ["- none found yet"]
-    out += ["", "## Where yolo26kit met it", "",
-            f"Run `{evidence['run']}`, claim `{evidence['claim']}` (verdict {evidence['verdict']}), on "
-            f"{', '.join(f'{k} {v}' for k, v in evidence['stack'].items())}:", "",
-            f"> {evidence['evidence'][:1200]}", "",
-            "Check whether a stack still has it: `yolo26kit repro --check <this folder>` (exit 0 fixed here, 1 still "
-            "bites, 3 fails differently, 4 cannot run here).", ""]
+        out += ["### Workaround", "", finding.workaround, ""]
+    out += ["### Related", ""] + _threads(summary) + [""]
+    return "\n".join(out)
+
+
+def readme_markdown(finding: Finding, folder: Path, evidence: dict[str, Any]) -> str:
+    """README.md beside ISSUE.md: how yolo26kit met the finding, its timeline, and how to re-check it."""
+    from . import upstream
+
+    summary = upstream.summary(finding.id, folder)
+    out = [f"# {finding.id}", "", f"**{finding.title}**", "", f"What to do: **{summary['advice']}**.", ""]
+    if finding.workaround:
+        out += [f"Workaround: {finding.workaround}", ""]
+    out += ["## Releases", "", "| release | answer |", "|---|---|"]
+    out += [f"| {summary['timeline']['package']} {v} | {o} |" for v, o in summary["timeline"]["answers"]] or \
+        ["| (none checked) | |"]
+    out += ["", summary["timeline"]["words"] + ".", "", "## Upstream", ""] + _threads(summary)
+    out += ["", "## Where yolo26kit met it", ""]
+    if evidence:
+        out += [f"Run `{evidence['run']}`, claim `{evidence['claim']}` (verdict {evidence['verdict']}), on "
+                f"{', '.join(f'{k} {v}' for k, v in evidence['stack'].items())}:", "",
+                f"> {evidence['evidence'][:1200]}", ""]
+    else:
+        out += ["No committed run under reports/ shows it yet: its checks over releases (checked/) are the evidence.",
+                ""]
+    out += ["## Re-check it", "", "```bash",
+            f"yolo26kit repro --check {folder.as_posix()}                        # this stack",
+            f"yolo26kit repro --check {folder.as_posix()} --pin torch==2.15.0 --record   # another release, kept in "
+            "checked/", "```", "",
+            "Exit status of --check: 0 fixed here, 1 still bites, 3 fails differently, 4 cannot run here.", ""]
     return "\n".join(out)

@@ -158,7 +158,7 @@ def advice(upstream: Upstream, line: Timeline) -> str:
         via = f" (fixed by {', '.join(t.ref for t in fixes)})" if fixes else ""
         return f"fixed upstream from {line.package} {line.fixed_from}{via}: upgrade"
     if not line.answers:
-        return "not checked on any release yet: run `yolo26kit repro --check` on a host where it reproduces"
+        return "not checked on any release yet"
     if same:
         thread = same[0]
         return (f"a duplicate of {thread.ref} ({thread.state}): comment there with this repro rather than file a new "
