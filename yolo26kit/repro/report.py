@@ -109,6 +109,9 @@ def issue_markdown(finding: Finding, folder: Path, evidence: dict[str, Any], rep
            "Minimal repro (standalone; `python repro.py` exits 1 with the failure's message when the bug bites, 0 "
            "when it does not, 77 where what it needs cannot run):", "", _fence(repro, "python"), "",
            "**Expected:** " + finding.expected, ""]
+    if (folder / "minimal.py").is_file():  # a hand-made smaller repro beside the model's (its checks: checked/minimal-*)
+        out += ["The same failure in a few lines of torch alone (`minimal.py`):", "",
+                _fence((folder / "minimal.py").read_text(), "python"), ""]
     if reproduced:
         versions = ", ".join(f"{k} {v}" for k, v in sorted(reproduced.get("versions", {}).items()))
         out += [f"**Actual** ({versions}; exit {reproduced['exit_code']}, {reproduced['outcome']}):", "",

@@ -79,9 +79,25 @@ class Check:
     error_line: str = ""
 
 
+BISECT_ANSWER = {"bites": script.STILL_BITES, "fixed": script.FIXED_HERE, "fails_differently": script.FAILS_DIFFERENTLY}
+
+
+def bisect_checks(finding: str, reports: Path) -> list[Check]:
+    """The probes of the newest committed bisect over the finding's repro (reports/bisect-<finding>-<package>-*/)."""
+    folders = sorted(Path(reports).glob(f"bisect-{finding}-*/bisect.json"))
+    if not folders:
+        return []
+    raw = json.loads(folders[-1].read_text())
+    package = raw.get("package", "")
+    device = raw.get("device_type", "cpu")  # bisects run their probes on the CPU unless they record otherwise
+    return [Check({package: p["release"]}, device, BISECT_ANSWER[p["verdict"]])
+            for p in raw.get("probes", []) if p.get("verdict") in BISECT_ANSWER and p.get("release")]
+
+
 def read_checks(folder: Path) -> list[Check]:
-    """The checks recorded under <repro folder>/checked/ (one JSON per release set and device)."""
-    found = []
+    """The checks recorded under <repro folder>/checked/ (one JSON per release set and device), and the probes of a
+    committed bisect over the same repro (a finding folder sits in reports/findings/, its bisects in reports/)."""
+    found = bisect_checks(Path(folder).name, Path(folder).parent.parent)
     for path in sorted((Path(folder) / "checked").glob("*.json")):
         raw = json.loads(path.read_text())
         device = "cuda" if path.stem.endswith("-cuda") else "cpu"
