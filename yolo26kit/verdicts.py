@@ -18,33 +18,134 @@ BASES = ("measured", "derived", "both", "none")
 T = TypeVar("T")
 
 
+# What a figure's number is of its measurements, in words: one function below makes each kind, and pages say it as
+# written here (a page never computes a statistic of its own).
+STATISTICS = {"median": "median of {n} rounds", "count": "count", "pooled": "all {n} rounds pooled",
+              "single": "one measurement", "largest": "largest of {n} cases", "smallest": "smallest of {n} cases",
+              "total": "total of {n} cases"}
+# The conditions a figure holds under, in the order pages name them.
+FIGURE_CONDITIONS = ("model", "shape", "batch", "dtype", "device", "mode")
+
+
 @dataclass(frozen=True)
 class Figure:
-    """The one measured number that answers a claim: its value, unit and what it measures (`of`: the total of a
-    count, '3 of 5'). Pages and conclusions show it as it is; no figure is ever parsed out of an evidence sentence."""
+    """The one measured number that answers a claim: its value, unit, what it measures (`of`: the total of a count,
+    '3 of 5'), the statistic it is of its measurements (STATISTICS; `rounds`: how many rounds or cases, `low`–`high`:
+    their span) and the conditions it holds under (FIGURE_CONDITIONS first). Pages and conclusions show it as it is;
+    no figure is ever parsed out of an evidence sentence, and no page computes one."""
 
     value: float | int | str
     unit: str = ""
     measures: str = ""
     of: int | None = None
+    statistic: str = ""
+    conditions: dict[str, Any] = field(default_factory=dict)
+    rounds: int | None = None
+    low: float | None = None
+    high: float | None = None
 
     @property
     def text(self) -> str:
         """'1.78×', '3 of 3 loads', '7.5 ms': the value in 3 significant digits with its unit."""
-        value = self.value
-        shown = f"{value:.3g}" if isinstance(value, float) else str(value)
+        shown = short(self.value)
         if self.of is not None:
             shown = f"{shown} of {self.of}"
-        unit = self.unit
-        return f"{shown}{unit}" if not unit or unit[0] in "×%" else f"{shown} {unit}"
+        return with_unit(shown, self.unit)
+
+    @property
+    def statistic_text(self) -> str:
+        """'median of 8 rounds (2.1–3.3×)', 'one measurement'; '' for a figure recorded without its statistic."""
+        words = STATISTICS.get(self.statistic, self.statistic)
+        words = words.replace("{n}", str(self.rounds)) if self.rounds is not None else \
+            words.replace(" of {n}", "").replace(" {n}", "")
+        if self.low is not None and self.high is not None and short(self.low) != short(self.high):
+            words += f" ({with_unit(f'{short(self.low)}–{short(self.high)}', self.unit)})"
+        return words
+
+    @property
+    def conditions_text(self) -> str:
+        """'yolo26n, 32x5x1024, batch 1, fp32, cuda': the conditions, FIGURE_CONDITIONS first, each value once."""
+        keys = [*FIGURE_CONDITIONS, *sorted(set(self.conditions) - set(FIGURE_CONDITIONS))]
+        parts = [condition_words(k, self.conditions[k]) for k in keys
+                 if k in self.conditions and self.conditions[k] not in (None, "", [])]
+        return ", ".join(dict.fromkeys(parts))
+
+    @property
+    def caption(self) -> str:
+        """What the figure is, in full: what it measures, its statistic and its conditions."""
+        return "; ".join(p for p in (self.measures, self.statistic_text, self.conditions_text) if p)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None and v != {} and v != ""}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Figure | None:
+        """The figure results.json keeps (any release of it); None for anything that is not one."""
+        if not isinstance(data, Mapping) or data.get("value") in (None, ""):
+            return None
+        known = {k: data[k] for k in ("value", "of", "statistic", "rounds", "low", "high") if data.get(k) is not None}
+        conditions = data.get("conditions")
+        return cls(unit=str(data.get("unit") or ""), measures=str(data.get("measures") or ""),
+                   conditions=dict(conditions) if isinstance(conditions, Mapping) else {}, **known)
 
 
-def count_figure(held: int, tried: int, what: str, measures: str) -> Figure:
+def short(value: Any) -> str:
+    """A number in 3 significant digits (an integer whole); anything else as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return str(value) if isinstance(value, int) else f"{value:.3g}"
+
+
+def with_unit(shown: str, unit: str) -> str:
+    """'2.1×', '7.5 ms': a unit that starts with × or % sits right after the number."""
+    unit = unit.strip()
+    return f"{shown}{unit}" if not unit or unit[0] in "×%" else f"{shown} {unit}"
+
+
+def condition_words(key: str, value: Any) -> str:
+    """One condition of a figure in words: 'batch 1', 'fp32', 'cuda', 'capture scalar outputs off'; each value of a
+    list once."""
+    values = list(dict.fromkeys(value)) if isinstance(value, (list, tuple)) else [value]
+    if all(isinstance(v, bool) for v in values):
+        return f"{key.replace('_', ' ')} " + " or ".join("on" if v else "off" for v in values)
+    text = " or ".join(map(str, values))
+    return f"{key} {text}" if key in ("batch", "rounds", "threads") else text
+
+
+def figure_conditions(**conditions: Any) -> dict[str, Any]:
+    """A figure's conditions without those that do not apply (None)."""
+    return {k: v for k, v in conditions.items() if v is not None}
+
+
+def one_figure(value: float | int, unit: str, measures: str, **conditions: Any) -> Figure:
+    """One measurement as a claim's figure."""
+    return Figure(value, unit, measures, statistic="single", conditions=figure_conditions(**conditions))
+
+
+def count_figure(held: int, tried: int, what: str, measures: str, **conditions: Any) -> Figure:
     """'2 of 3 <what>': a count of cases as a figure."""
-    return Figure(int(held), what, measures, int(tried))
+    return Figure(int(held), what, measures, int(tried), "count", figure_conditions(**conditions))
+
+
+def extreme_figure(values: Iterable[float], unit: str, measures: str, largest: bool = True,
+                   **conditions: Any) -> Figure:
+    """The largest (or smallest) of several cases' values as a claim's figure, with their count and span."""
+    cases = sorted(float(v) for v in values)
+    return Figure(cases[-1] if largest else cases[0], unit, measures, statistic="largest" if largest else "smallest",
+                  conditions=figure_conditions(**conditions), rounds=len(cases), low=cases[0], high=cases[-1])
+
+
+def total_figure(values: Iterable[int], unit: str, measures: str, **conditions: Any) -> Figure:
+    """The sum of several cases' counts as a claim's figure."""
+    cases = [int(v) for v in values]
+    return Figure(sum(cases), unit, measures, statistic="total", conditions=figure_conditions(**conditions),
+                  rounds=len(cases))
+
+
+def pooled_figure(value: float, unit: str, measures: str, rounds: int, **conditions: Any) -> Figure:
+    """A statistic of all rounds pooled (pooled_decision's value) as a claim's figure."""
+    return Figure(float(value), unit, measures, statistic="pooled", conditions=figure_conditions(**conditions),
+                  rounds=int(rounds))
 
 
 @dataclass(frozen=True)
@@ -214,11 +315,11 @@ def rounds_until_decided(one_round: Callable[[], float], lo: float, hi: float, *
     return rounds
 
 
-def rounds_figure(values: Iterable[float], unit: str, measures: str) -> Figure:
-    """The median round as a claim's figure, the span and count in what it measures."""
+def rounds_figure(values: Iterable[float], unit: str, measures: str, **conditions: Any) -> Figure:
+    """The median round (median_round, the rounds rule's median) as a claim's figure, with the rounds' count and span."""
     rounds = sorted(float(v) for v in values)
-    span = f"{rounds[0]:.3g}–{rounds[-1]:.3g}{unit.strip() if unit.strip()[:1] in '×%' else ' ' + unit.strip()}"
-    return Figure(median_round(rounds), unit, f"{measures}: median of {len(rounds)} rounds ({span})")
+    return Figure(median_round(rounds), unit, measures, statistic="median", conditions=figure_conditions(**conditions),
+                  rounds=len(rounds), low=rounds[0], high=rounds[-1])
 
 
 def all_none_some(held: int, tried: int) -> str:
