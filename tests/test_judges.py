@@ -74,15 +74,16 @@ def test_judge_case(investigation: str, claim_id: str, expected: str, factory: A
     if expected in DECISIVE:
         assert set(seed) <= set(judged.run), f"{claim_id}: the run's conditions lack {sorted(set(seed) - set(judged.run))}"
         assert record["differ"] == [] or set(record["differ"]) <= set(judged.irrelevant)
-        assert_figure(claim_id, judged)
+        assert_figure(claim_id, final)
 
 
 def assert_figure(claim_id: str, judged: Judgement) -> None:
-    """A decided claim's judge returns its figure: a value, a unit, what it measures, its statistic (one of
-    verdicts.STATISTICS) and the conditions it holds under, the device among them."""
+    """A decided claim's judge returns its figure: a value, what it measures, its statistic (one of
+    verdicts.STATISTICS) and the conditions it holds under, the device among them (as settled: the conditions the
+    judge recorded for its run complete the figure's)."""
     figure = judged.figure
     assert figure is not None, f"{claim_id}: a decided claim without a figure"
-    assert figure.value not in (None, "") and figure.unit and figure.measures, f"{claim_id}: {figure}"
+    assert figure.value not in (None, "") and figure.measures, f"{claim_id}: {figure}"
     assert figure.statistic in STATISTICS, f"{claim_id}: statistic {figure.statistic!r}"
     assert figure.conditions.get("device"), f"{claim_id}: the figure's conditions name no device ({figure.conditions})"
 

@@ -20,11 +20,23 @@ T = TypeVar("T")
 
 # What a figure's number is of its measurements, in words: one function below makes each kind, and pages say it as
 # written here (a page never computes a statistic of its own).
-STATISTICS = {"median": "median of {n} rounds", "count": "count", "pooled": "all {n} rounds pooled",
+STATISTICS = {"median": "median of {n} rounds", "count": "count of cases", "pooled": "all {n} rounds pooled",
               "single": "one measurement", "largest": "largest of {n} cases", "smallest": "smallest of {n} cases",
-              "total": "total of {n} cases"}
+              "total": "total of {n} cases", "derived": "derived from the seed's own numbers"}
 # The conditions a figure holds under, in the order pages name them.
 FIGURE_CONDITIONS = ("model", "shape", "batch", "dtype", "device", "mode")
+# The kit's back-end and path ids as people call them (pages show these; the id stays in a tooltip).
+PATH_NAMES = {"eager": "eager", "eager_cpu": "eager on CPU", "export": "torch.export", "compile": "torch.compile",
+              "compile_cudagraphs": "torch.compile with CUDA graphs", "aoti": "AOT Inductor",
+              "et_cuda": "ExecuTorch CUDA", "et_xnnpack": "ExecuTorch XNNPACK", "executorch-cuda": "ExecuTorch CUDA",
+              "executorch-xnnpack": "ExecuTorch XNNPACK", "onnxruntime": "ONNX Runtime", "tensorrt": "TensorRT"}
+
+
+def path_name(value: str) -> str:
+    """A path or back-end id as people call it, its qualifier kept: 'et_cuda (op_index)' → 'ExecuTorch CUDA
+    (op_index)'; text that starts with no known id unchanged."""
+    head, sep, rest = str(value).partition(" ")
+    return f"{PATH_NAMES[head]}{sep}{rest}" if head in PATH_NAMES else str(value)
 
 
 @dataclass(frozen=True)
@@ -56,10 +68,12 @@ class Figure:
     def statistic_text(self) -> str:
         """'median of 8 rounds (2.1–3.3×)', 'one measurement'; '' for a figure recorded without its statistic."""
         words = STATISTICS.get(self.statistic, self.statistic)
+        if self.rounds == 1:  # 'median of 1 round', 'total of 1 case'
+            words = words.replace("rounds", "round").replace("cases", "case")
         words = words.replace("{n}", str(self.rounds)) if self.rounds is not None else \
             words.replace(" of {n}", "").replace(" {n}", "")
         if self.low is not None and self.high is not None and short(self.low) != short(self.high):
-            words += f" ({with_unit(f'{short(self.low)}–{short(self.high)}', self.unit)})"
+            words += f", {with_unit(f'{short(self.low)}–{short(self.high)}', self.unit)}"
         return words
 
     @property
@@ -103,13 +117,14 @@ def with_unit(shown: str, unit: str) -> str:
 
 
 def condition_words(key: str, value: Any) -> str:
-    """One condition of a figure in words: 'batch 1', 'fp32', 'cuda', 'capture scalar outputs off'; each value of a
-    list once."""
+    """One condition of a figure in words: 'batch 1', 'fp32', 'cpu / cuda', 'capture scalar outputs off'; each value
+    of a list once."""
     values = list(dict.fromkeys(value)) if isinstance(value, (list, tuple)) else [value]
     if all(isinstance(v, bool) for v in values):
-        return f"{key.replace('_', ' ')} " + " or ".join("on" if v else "off" for v in values)
-    text = " or ".join(map(str, values))
-    return f"{key} {text}" if key in ("batch", "rounds", "threads") else text
+        return f"{key.replace('_', ' ')} " + " / ".join("on" if v else "off" for v in values)
+    text = " / ".join(dict.fromkeys(path_name(v) if key == "mode" else str(v) for v in values))  # each value once
+    # the named conditions read by their value ('fp32', 'cuda'); a batch and any other condition by name and value
+    return text if key in FIGURE_CONDITIONS and key != "batch" else f"{key.replace('_', ' ')} {text}"
 
 
 def figure_conditions(**conditions: Any) -> dict[str, Any]:
@@ -120,6 +135,11 @@ def figure_conditions(**conditions: Any) -> dict[str, Any]:
 def one_figure(value: float | int, unit: str, measures: str, **conditions: Any) -> Figure:
     """One measurement as a claim's figure."""
     return Figure(value, unit, measures, statistic="single", conditions=figure_conditions(**conditions))
+
+
+def derived_figure(value: float | int | str, unit: str, measures: str, **conditions: Any) -> Figure:
+    """A number derived from the seed's own numbers (basis derived), not measured, as a claim's figure."""
+    return Figure(value, unit, measures, statistic="derived", conditions=figure_conditions(**conditions))
 
 
 def count_figure(held: int, tried: int, what: str, measures: str, **conditions: Any) -> Figure:
@@ -409,12 +429,34 @@ def _premise_rule(judgement: Judgement) -> Judgement:
                    data={**judgement.data, "premise_unmet": judgement.premise})
 
 
+# The run conditions a judge records (Judgement.run) that a figure holds under, by the figure's condition name.
+RUN_TO_FIGURE = {"model": ("model",), "shape": ("shape", "imgsz"), "batch": ("batch",),
+                 "dtype": ("dtype", "precision"), "device": ("device",), "mode": ("mode", "backend")}
+
+
+def complete_figure(figure: Figure | None, run: Mapping[str, Any], statistic: bool = True) -> Figure | None:
+    """A judge's figure with what it left unsaid filled in from the judgement itself: the conditions it holds under
+    from the run conditions the judge recorded (FIGURE_CONDITIONS it does not name), and, with `statistic`, its
+    statistic (a count when it has `of`, else one measurement: what a judge means by a bare figure; a page reading
+    an older results.json leaves a figure recorded without one as it is)."""
+    if figure is None:
+        return None
+    conditions = dict(figure.conditions)
+    for name, keys in RUN_TO_FIGURE.items():
+        found = next((run[k] for k in keys if run.get(k) not in (None, "", [])), None)
+        if name not in conditions and found is not None:
+            conditions[name] = found
+    told = figure.statistic or (("count" if figure.of is not None else "single") if statistic else "")
+    return replace(figure, conditions=conditions, statistic=told)
+
+
 def settle(judgement: Judgement, seed: Mapping[str, Any]) -> tuple[Judgement, dict[str, Any]]:
-    """Apply the engine's rules: the premise rule (`_premise_rule`), then the conditions rule: a decisive verdict
+    """Apply the engine's rules: the premise rule (`_premise_rule`), the figure's conditions completed from the run's
+    (`complete_figure`), then the conditions rule: a decisive verdict
     whose run differs from the seed's conditions in a way that was not shown not to matter becomes `inconclusive`,
     and the evidence names the condition. Returns the final judgement and the `conditions` record for results.json
     ({seed, run, differ, irrelevant})."""
-    judgement = _premise_rule(judgement)
+    judgement = replace(_premise_rule(judgement), figure=complete_figure(judgement.figure, judgement.run))
     differ = differing(seed, judgement.run)
     deciding = [k for k in differ if k not in judgement.irrelevant]
     record = {"seed": dict(seed), "run": dict(judgement.run), "differ": differ,
