@@ -148,7 +148,7 @@ def result_first(columns: list[str], keep: list[int]) -> list[int]:
 def mark_html(text: str) -> str | None:
     """A recorded status mark as a word on a coloured mark ('✅' → ok), None for other text."""
     word = STATUS_MARKS.get(str(text).strip())
-    return f"<span class='mark {word}' title='{html.escape(str(text).strip())}'>{word}</span>" if word else None
+    return f"<span class='mark {word}'>{word}</span>" if word else None
 
 
 def _cell(text: str, column: str = "") -> str:

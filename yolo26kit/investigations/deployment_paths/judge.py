@@ -606,6 +606,7 @@ def judge_gpu_latency(run: Run) -> Judgement:
                          basis="none")
     table = findings.ledger_entry(claim)["band"]["per_model_ms"]
     gpu = gpu_class(run.gpu)
+    seed_gpu = findings.ledger_entry(claim)["conditions"].get("gpu", "the seed's GPU")  # the seed's, from the ledger
     native = []
     for model in run.models:
         paths = sorted((r for r in run.rows if r.case.model == model and r.case.device.startswith("cuda")
@@ -616,7 +617,7 @@ def judge_gpu_latency(run: Run) -> Judgement:
                            "precision": paths[0].case.dtype, "ms": round(paths[0].median_ms, 3),
                            "seed_tensorrt": table["tensorrt"].get(model),
                            "seed_hybrid": table["hybrid executorch-cuda"].get(model)})
-    native_text = "; ".join(f"{n['model']}: {n['path']} {n['ms']:.3g} ms (seed on an A100: TensorRT "
+    native_text = "; ".join(f"{n['model']}: {n['path']} {n['ms']:.3g} ms (seed on an {seed_gpu}: TensorRT "
                             f"{'–'.join(map(str, n['seed_tensorrt']))}, hybrid {'–'.join(map(str, n['seed_hybrid']))} ms)"
                             for n in native)
     trt_rows = [_pick(run, "tensorrt", m) for m in run.models]
@@ -626,7 +627,7 @@ def judge_gpu_latency(run: Run) -> Judgement:
         why = "; ".join(f"{r.case.model}: {row_state(r)}" for r in trt_rows if r is not None) or "not among the back-ends"
         evidence = (f"neither TensorRT ({why}) nor the hybrid path (backbone on ExecuTorch CUDA, pre/post on the CPU: "
                     f"not a path this kit builds) was measured on this {gpu or 'GPU'}; the seed's figures are theirs on "
-                    f"an A100. Measured instead, the whole model (postprocess included) at {run.imgsz} px: "
+                    f"an {seed_gpu}. Measured instead, the whole model (postprocess included) at {run.imgsz} px: "
                     f"{native_text or 'no torch-native path ran correctly'}")
         cond = {"device": "cuda", "gpu": gpu, "backend": sorted({n["backend"] for n in native}) or ["none"],
                 "precision": sorted({n["precision"] for n in native}) or ["fp32"],
