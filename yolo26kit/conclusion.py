@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -220,16 +220,23 @@ def differs_from_seed(claim: dict[str, Any] | None) -> str:
                      for k in cond.get("differ") or [] if k in run)
 
 
+def caption(claim: dict[str, Any] | None, figure: Figure, label: str = "") -> str:
+    """What a figure is, for a page: what it measures (or `label`), its statistic, its conditions, then those the
+    run does not share with the seed (said once, beside the seed's)."""
+    differ = differs_from_seed(claim)
+    apart = set(((claim or {}).get("conditions") or {}).get("differ") or [])
+    shared = replace(figure, conditions={k: v for k, v in figure.conditions.items() if k not in apart})
+    return "; ".join(p for p in (label or figure.measures, figure.statistic_text, shared.conditions_text,
+                                 f"not the seed's: {differ}" if differ else "") if p)
+
+
 def headline(r: View, cid: str, label: str = "") -> dict[str, str] | None:
-    """A conclusion's headline figure: the claim's own figure (value, and as label what it measures, its statistic
-    and conditions, and any condition the run does not share with the seed), None when the claim has none."""
+    """A conclusion's headline figure: the claim's own figure (value, and as label its caption), None when the
+    claim has none."""
     figure = r.fig(cid)
     if figure is None:
         return None
-    differ = differs_from_seed(r.claims.get(cid))
-    caption = "; ".join(p for p in (label or figure.measures, figure.statistic_text, figure.conditions_text,
-                                    f"not the seed's: {differ}" if differ else "") if p)
-    return {"value": figure.text, "label": caption, "claim": cid}
+    return {"value": figure.text, "label": caption(r.claims.get(cid), figure, label), "claim": cid}
 
 
 def first_headline(r: View, entries: list[dict[str, Any]] | None) -> dict[str, str] | None:
@@ -297,5 +304,5 @@ def conclude(results: dict[str, Any], entries: list[dict[str, Any]] | None = Non
 
 
 __all__ = ["PLAIN", "UNDECIDED", "QUESTION_WORDS", "Conclusion", "View", "clip", "error_line", "plain", "num", "show",
-           "module_of", "name_of", "claim_figure", "differs_from_seed", "headline", "first_headline", "bug_claims",
+           "module_of", "name_of", "claim_figure", "caption", "differs_from_seed", "headline", "first_headline", "bug_claims",
            "device_need", "device_class", "concluder", "generic", "settled_headline", "conclude"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..conclusion import claim_figure, differs_from_seed
+from ..conclusion import caption, claim_figure
 from ..verdicts import Figure
 
 ROUND_KEYS = ("rounds", "ratios", "first_s", "speedups")  # data keys holding one figure per timed round
@@ -52,13 +52,11 @@ def shown(claim: dict[str, Any] | None, device_type: str = "") -> Shown | None:
     figure = claim_figure(claim)
     if figure is None:
         return None
-    differ = differs_from_seed(claim)
-    caption = "; ".join(p for p in (figure.caption, f"not the seed's: {differ}" if differ else "") if p)
     devices = figure_devices(figure)
     elsewhere = (f"on {' / '.join(d.upper() for d in devices)}" if device_type and devices
                  and device_type.lower() not in devices else "")
-    return Shown(figure.text, caption, str((claim or {}).get("id") or ""), str((claim or {}).get("verdict") or ""),
-                 elsewhere)
+    return Shown(figure.text, caption(claim, figure), str((claim or {}).get("id") or ""),
+                 str((claim or {}).get("verdict") or ""), elsewhere)
 
 
 def spread(claim_id: str, runs: list[Any]) -> tuple[str, list[str]]:

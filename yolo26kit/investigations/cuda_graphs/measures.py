@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import statistics
 import time
 from typing import Any, Callable, Iterator, Sequence
 
@@ -231,11 +230,6 @@ def rounds_in_turn(fns: dict[str, Callable[[], Any]], device: str, lo: float, hi
     return {"speedups": speedups, "spread_ratios": spreads, "calls_per_round": calls,
             "per_call_ms": per_call, "speed_verdict": band(speedups, lo, hi),
             "summary": {name: spread([v for r in rounds for v in r]) for name, rounds in per_call.items()}}
-
-
-def median(values: list[float]) -> float:
-    """The median (nan for none)."""
-    return statistics.median(values) if values else math.nan
 
 
 @contextlib.contextmanager

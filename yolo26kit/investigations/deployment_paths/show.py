@@ -3,13 +3,13 @@ ONNX) and the latency-vs-size plot."""
 
 from __future__ import annotations
 
-import statistics
 from typing import Any, Callable
 
 import pandas as pd
 
 from ...conclusion import clip
 from ... import env
+from ...verdicts import median_round
 from ...bench import artifacts, yolo
 from .measure import KIT_EXPORT, SEED_LATENCY_MS, TORCH_NATIVE_CUDA, Row, Run, label
 
@@ -188,7 +188,7 @@ def side_by_side_frame(run: Run) -> pd.DataFrame:
         return pd.DataFrame([step.row()])
     busy = step.value.get("others_busy_cores")
     return pd.DataFrame([{"case": tag, **{f"round {i + 1} ms": _round(ms) for i, ms in enumerate(medians)},
-                          "median of rounds ms": _round(statistics.median_high(medians)),
+                          "median of rounds ms": _round(median_round(medians)),
                           "cpu": step.value.get("cpu", ""), "threads": step.value.get("threads"),
                           "other processes' busy cores": busy}
                          for tag, medians in step.value.get("medians", {}).items()])
