@@ -185,6 +185,12 @@ def test_the_repetition_check_sees_a_list_that_says_one_value_many_times():
     assert pages.cond_value(["cpu"] * 16 + ["cuda"] * 16) == "cpu or cuda"
 
 
+def test_no_committed_run_page_or_the_index_draws_an_emoji_mark():
+    marks = re.compile("[\u2705\u274c\u26a0\u23ed]")
+    for page in [pages.index_page(REPORTS), *(pages.run_page(d) for d in NEWEST)]:
+        assert not marks.search(page), marks.search(page)
+
+
 def test_status_marks_read_as_words_without_an_emoji_font(tmp_path):
     from yolo26kit.report import display
 

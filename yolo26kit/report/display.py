@@ -145,6 +145,18 @@ def result_first(columns: list[str], keep: list[int]) -> list[int]:
     return head + [i for i in rest if is_result(i)] + [i for i in rest if not is_result(i)]
 
 
+# An emoji mark inside quoted text (a seed's "full model ✅") as a word in brackets.
+MARK_WORDS = {"✅": "(yes)", "❌": "(no)", "⚠️": "(warning)", "⚠": "(warning)", "⏭️": "(skipped)", "⏭": "(skipped)"}
+
+
+def marks_as_words(text: str) -> str:
+    """Text with every emoji status mark written as a word ('full model ✅' → 'full model (yes)')."""
+    text = str(text or "")  # a field the record lacks reads as ''
+    for mark, word in MARK_WORDS.items():
+        text = text.replace(mark, word)
+    return text
+
+
 def mark_html(text: str) -> str | None:
     """A recorded status mark as a word on a coloured mark ('✅' → ok), None for other text."""
     word = STATUS_MARKS.get(str(text).strip())
@@ -159,6 +171,7 @@ def _cell(text: str, column: str = "") -> str:
         return mark
     if column in PATH_COLUMNS and path_name(text) != text:
         return f"<span title='{html.escape(text)}'>{html.escape(path_name(text))}</span>"
+    text = marks_as_words(text)
     text = fmt_number(lists_in_text(list_text(text)))
     if len(text) <= LONG_CELL:
         return html.escape(text)

@@ -45,6 +45,7 @@ TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(TEMPLATES_DIR), autoescape=jinja2.select_autoescape(["html", "j2"])
 )
+TEMPLATES.filters["words"] = display.marks_as_words  # quoted text (a seed's words, evidence) without emoji marks
 NOTEBOOK_TEMPLATE = TEMPLATES_DIR / "notebook_offline.html.j2"  # nbconvert's lab template, offline
 MAX_TABLE_ROWS = 80  # larger tables stay in the notebook HTML and results.json
 LONG_CELL = 160  # characters; a longer table cell folds into <details>
@@ -123,7 +124,7 @@ def verdicts_html(results_path: Path) -> str:
     rows = "".join(f"<tr><td><span class='kit-v v-{html.escape(str(c.get('verdict')))}' title='"
                    f"{html.escape(str(c.get('verdict')))}'>{html.escape(verdict_name(str(c.get('verdict'))))}</span>"
                    f"</td><td><code>{html.escape(str(c.get('id')))}</code></td>"
-                   f"<td>{html.escape(display.lists_in_text(first_sentence(c.get('evidence', ''), 200)))}</td></tr>"
+                   f"<td>{html.escape(display.marks_as_words(display.lists_in_text(first_sentence(c.get('evidence', ''), 200))))}</td></tr>"
                    for c in claims if isinstance(c, dict))
     if not rows:
         return ""
@@ -277,6 +278,7 @@ def _scalar(value: Any) -> str:
 
 def _fold(text: str) -> Markup:
     """A cell's text, folded into <details> (its start as the summary) when it is long."""
+    text = display.marks_as_words(text)
     if len(text) <= LONG_CELL:
         return Markup(html.escape(text))
     return Markup(f"<details class='cell'><summary>{html.escape(clip(text, 100))}</summary>"
