@@ -956,3 +956,20 @@ def test_toto_capture_off_decides_the_cost_where_the_seed_setting_does_not_compi
     assert memory.verdict == "inconclusive" and memory.data["unlike_compiles"] and "cache protocols" in memory.evidence
     off["reduce_overhead"] = {"status": "error", "error": "x"}
     assert "beside it" not in cg_judge.judge_speedup(res).evidence
+
+
+def test_the_consistency_claim_is_judged_on_the_spread_its_ledger_entry_names(monkeypatch):
+    """Toto's case: CUDA graphs 1.5× faster, the same jitter per millisecond plus a little: p90 − p10 in ms is lower
+    with graphs, relative to the median it is higher. The ledger's `spread` (relative, with its reason) decides, and
+    the evidence says which spread and why."""
+    entry = findings.ledger_entry("cuda_graphs.consistent_latency")
+    assert entry["spread"]["kind"] == "relative" and "speed-up" in entry["spread"]["why"]
+    per_call = {"graphs": [_calls(66.0, 0.46)] * 5, "default": [_calls(100.0, 0.41)] * 5}
+    assert measures.spread_decision(per_call)[0] == "refuted"  # relative: 41% vs 46%, not more consistent
+    monkeypatch.setattr(measures, "spread_kind", lambda: "absolute")
+    assert measures.spread_decision(per_call)[0] == "confirmed"  # 41 ms vs 30 ms: what the absolute reading says
+    monkeypatch.undo()
+    rounds = {"per_call_ms": per_call, "calls_per_round": 20}
+    text = judge_toto.spread_evidence("single forecasts", "reduce-overhead", rounds, measures.spread_decision(per_call)[1])
+    assert text.startswith("relative spread (p90 − p10) / median of single forecasts")
+    assert "the seed's words mean the relative spread: the seed lists" in text and "(not judged)" in text
