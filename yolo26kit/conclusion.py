@@ -304,5 +304,6 @@ def conclude(results: dict[str, Any], entries: list[dict[str, Any]] | None = Non
 
 
 __all__ = ["PLAIN", "UNDECIDED", "QUESTION_WORDS", "Conclusion", "View", "clip", "error_line", "plain", "num", "show",
-           "module_of", "name_of", "claim_figure", "caption", "differs_from_seed", "headline", "first_headline", "bug_claims",
+           "module_of", "name_of", "claim_figure", "caption", "differs_from_seed", "headline", "first_headline",
+           "bug_claims",
            "device_need", "device_class", "concluder", "generic", "settled_headline", "conclude"]

@@ -186,7 +186,7 @@ class Answer:
     sentence: str = ""
     claims: list[str] = field(default_factory=list)  # every judged claim of this question, ledger order
     deciding_basis: str = ""  # measured | derived | both | none ('' in runs before the kit recorded it)
-    parts: list[str] = field(default_factory=list)  # a mixed answer: the deciding claim, then the first of each other word
+    parts: list[str] = field(default_factory=list)  # a mixed answer: the deciding claim, the first of each other word
 
     @property
     def counts_text(self) -> str:

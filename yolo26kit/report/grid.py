@@ -384,8 +384,8 @@ def figures_html(c: GridCell) -> str:
         spread = (f" <small class='spread' title='{_esc(', '.join(one.runs))}'>{_esc(one.spread)}</small>"
                   if one.spread else "")
         parts.append(f"<span class='fig' data-claim='{_esc(one.claim)}' title='{_esc(one.caption)}'>"
-                     f"<a href='{_esc(f.href)}'>{_esc(one.text)}</a>" + (f" <small>{_esc(extra)}</small>" if extra else "")
-                     + f"{spread}</span>")
+                     f"<a href='{_esc(f.href)}'>{_esc(one.text)}</a>"
+                     + (f" <small>{_esc(extra)}</small>" if extra else "") + f"{spread}</span>")
     return " · ".join(parts)
 
 

@@ -124,13 +124,18 @@ def verdicts_html(results_path: Path) -> str:
     rows = "".join(f"<tr><td><span class='kit-v v-{html.escape(str(c.get('verdict')))}' title='"
                    f"{html.escape(str(c.get('verdict')))}'>{html.escape(verdict_name(str(c.get('verdict'))))}</span>"
                    f"</td><td><code>{html.escape(str(c.get('id')))}</code></td>"
-                   f"<td>{html.escape(display.marks_as_words(display.lists_in_text(first_sentence(c.get('evidence', ''), 200))))}</td></tr>"
+                   f"<td>{html.escape(_said(c.get('evidence', '')))}</td></tr>"
                    for c in claims if isinstance(c, dict))
     if not rows:
         return ""
     return (f"<details class='kit-verdicts' open><summary>verdicts of this run ({len(claims)})</summary>"
             "<table class='kit-answers'><tr><th>verdict</th><th>claim</th><th>what the run found</th></tr>"
             f"{rows}</table></details>")
+
+
+def _said(evidence: str) -> str:
+    """An evidence's first sentence as a table cell shows it: lists as text, status marks as words."""
+    return display.marks_as_words(display.lists_in_text(first_sentence(evidence, 200)))
 
 
 def lift_main_plot(nb: Any) -> Any:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...conclusion import View, plain, show
 
-NAME = "AOT Inductor package load crash"
+NAME = "AOTI package load crash"  # its name for people: pages head it with this, the id small beside
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
 DEVICE = "cuda"
 CLAIM = "aoti.load_crash_cause"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...conclusion import PLAIN, View, plain
 
-NAME = "CDMaskFormer attention mask (masked_fill)"
+NAME = "CDMaskFormer attention mask"  # its name for people: pages head it with this, the id small beside
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
 DEVICE = "cuda"
 SPEED = (("mask.speedup_small_20x", "small"), ("mask.speedup_medium_3_5x", "medium"))

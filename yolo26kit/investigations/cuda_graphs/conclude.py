@@ -10,7 +10,7 @@ from typing import Any
 
 from ...conclusion import PLAIN, UNDECIDED, View, error_line, plain
 
-NAME = "CUDA graphs with a KV cache (.item() vs int())"
+NAME = "CUDA graphs and .item()"  # its name for people: pages head it with this, the id small beside
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
 DEVICE = "cuda"
 COSTS = (("cuda_graphs.speedup_2_5x", "the forecast", "seed: 2–5×"),

@@ -268,7 +268,8 @@ def judge_recommend_xnnpack(run: Run) -> Judgement:
     xnn = _pick(run, "et_xnnpack", et.case.model) if et is not None else None
     faster = et is not None and xnn is not None and et.median_ms and xnn.median_ms and et.median_ms < xnn.median_ms
     return Judgement("partly", evidence + " — XNNPACK works, but ExecuTorch CUDA runs the whole model too"
-                     + (f" and faster ({row_latency(et)} vs XNNPACK's {row_latency(xnn)})" if faster else ""), data, run=cond, figure=figure)
+                     + (f" and faster ({row_latency(et)} vs XNNPACK's {row_latency(xnn)})" if faster else ""), data,
+                     run=cond, figure=figure)
 
 
 def _ultralytics_text(run: Run, backend: str) -> tuple[str, dict[str, Any]]:
@@ -315,7 +316,8 @@ def judge_xnnpack_all_variants(run: Run) -> Judgement:
                           "lowered to XNNPACK, run in executorch.runtime", **_where(
                               cond["model"], "cpu", rows[0].case.imgsz, "fp32", "executorch-xnnpack"))
     if bad:
-        return Judgement("refuted", evidence + " — one failing variant is enough against \"all\"", data, run=cond, figure=figure)
+        return Judgement("refuted", evidence + " — one failing variant is enough against \"all\"", data, run=cond,
+                         figure=figure)
     if len(variants) >= ALL_VARIANTS and decided:
         return Judgement("confirmed", evidence, data, run=cond, figure=figure)
     stood_for, alone = _stood_for(run, {f"{t}/{m}" for t, m in variants})
@@ -325,7 +327,8 @@ def judge_xnnpack_all_variants(run: Run) -> Judgement:
         return Judgement("confirmed", evidence + f" — the other {len(stood_for)} were not lowered here, but each is "
                          "built from exactly the module types of its task's tried variant (ultralytics' parser, read "
                          "on the meta device): only widths and repeats differ, and a lowering's operators follow the "
-                         "module types, so the tried variants stand for them", data, basis="both", run=cond, figure=figure)
+                         "module types, so the tried variants stand for them", data, basis="both", run=cond,
+                         figure=figure)
     why = (f"; {len(alone)} untried ones are built from modules no tried variant of their task has: "
            f"{', '.join(sorted(alone)[:6])}" if alone and run.variant_modules is not None else "")
     return Judgement("inconclusive", evidence + f" — {len(variants)} of {ALL_VARIANTS} tried, all matched: \"all "

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...conclusion import UNDECIDED, View, plain
 
-NAME = "YOLO26 dynamic height and width"
+NAME = "YOLO26 dynamic H/W export"  # its name for people: pages head it with this, the id small beside
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
 DEVICE = "any"
 

@@ -90,7 +90,8 @@ def judge_guard_div8(res: Results) -> Judgement:
     hits = [g for g in guards if same_guard(g, SEED_GUARD_8) or same_guard(g, SEED_GUARD_8.replace("height", "width"))]
     return Judgement("confirmed" if hits else "refuted",
                      (f"{len(hits)} of {len(guards)} unprovable guards of plain {_range_text(span)} are the seed's //8 "
-                      f"guard (for height or width){': ' + '; '.join(hits) if hits else ''}"), {"guards": guards}, run=run,
+                      f"guard (for height or width){': ' + '; '.join(hits) if hits else ''}"), {"guards": guards},
+                     run=run,
                      figure=count_figure(len(hits), len(guards), "unprovable guards are the seed's //8 guard",
                                          f"unprovable guards of plain {_range_text(span)}",
                                          **_where(res, mode="torch.export")))

@@ -356,8 +356,8 @@ def judge_et_cuda_full_model(res: Results) -> Judgement:
     if "No choices to select" in text:
         kind = ("every candidate failed to compile" if "All choices failed" in text else
                 "no candidate existed" if "No choices exist" in text else "no candidate left")
-        return Judgement("confirmed", f"{what}: lowering failed, {kind}: {clip(lower.error, 200)}", {"kind": kind}, run=run,
-                         figure=figure)
+        return Judgement("confirmed", f"{what}: lowering failed, {kind}: {clip(lower.error, 200)}", {"kind": kind},
+                         run=run, figure=figure)
     moved = FLOAT_POINTER_ERROR.search(text)
     also = (f" — the float32 index reaches a Triton kernel as a pointer offset ('{moved.group(0)}'), as in the "
             "gather postprocess alone" if moved else "")

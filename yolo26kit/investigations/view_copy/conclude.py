@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...conclusion import PLAIN, UNDECIDED, View, plain
 
-NAME = "ExecuTorch CUDA view-copy pass (slice_copy → slice)"
+NAME = "ExecuTorch view-copy pass"  # its name for people: pages head it with this, the id small beside
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
 DEVICE = "any"
 
