@@ -909,19 +909,30 @@ def test_toto_wheels_travel_without_their_pinned_dependencies():
     assert [r.name for r in bundle.dependencies(plain)] == ["einops", "torch"]
 
 
-def test_conclusion_reads_toto_figures_and_failure_from_the_claims_data():
-    from yolo26kit.conclusion import View
+def test_conclusion_reads_toto_figures_and_failure_from_the_claims_figures():
+    from yolo26kit.conclusion import View, conclude as settle_conclusion
     from yolo26kit.investigations.cuda_graphs import conclude
+    from yolo26kit.verdicts import one_figure, rounds_figure
 
-    def view(speedup: str, data: dict, first: dict) -> View:
-        return View({"claims": [{"id": "cuda_graphs.speedup_2_5x", "verdict": speedup, "data": data},
-                                {"id": "cuda_graphs.first_inference_60s", "verdict": "confirmed", "data": first}]})
+    def results(speedup: str, data: dict, figures: dict) -> dict:
+        return {"investigation": "cuda_graphs", "claims": [
+            {"id": "cuda_graphs.speedup_2_5x", "verdict": speedup, "data": data,
+             "figure": figures.get("speedup")},
+            {"id": "cuda_graphs.first_inference_60s", "verdict": "confirmed", "data": {},
+             "figure": figures.get("first")}]}
 
-    out, figure = conclude.conclude(view("confirmed", {"speedups": [2.4, 3.0, 2.6]}, {"first_s": 55.0}))
-    assert "Toto with CUDA graphs runs a forecast 2.4–3× faster" in out["cost"] and "55 s" in out["cost"]
-    assert figure["value"] == "2.6×"
-    out, figure = conclude.conclude(view("inconclusive", {"premise_unmet": "IndexError: got SymInt\n  at line 3"}, {}))
-    assert out["cost"].endswith("no route enabled them on Toto here: IndexError: got SymInt.") and figure is None
+    speed = rounds_figure([2.4, 3.0, 2.6], "×", "Toto's forecast time, default compile / reduce-overhead", model="Toto",
+                          device="cuda", graph_replays=1, loose_kernel_launches=0, graph_breaks=0).to_dict()
+    first = one_figure(55.0, "s", "Toto's first forecast", device="cuda").to_dict()
+    res = results("confirmed", {"speedups": [2.4, 3.0, 2.6]}, {"speedup": speed, "first": first})
+    out, _ = conclude.conclude(View(res))
+    assert "2.6× (median of 3 rounds, 2.4–3×)" in out["cost"] and "with full CUDA graphs" in out["cost"]
+    assert "55 s" in out["cost"]
+    assert settle_conclusion(res).figure["value"] == "2.6×"
+    res = results("inconclusive", {"premise_unmet": "IndexError: got SymInt\n  at line 3"}, {})
+    out, _ = conclude.conclude(View(res))
+    assert out["cost"].endswith("no route enabled them on Toto here: IndexError: got SymInt.")
+    assert settle_conclusion(res).figure is None
 
 
 def test_toto_capture_off_decides_the_cost_where_the_seed_setting_does_not_compile():
@@ -945,3 +956,20 @@ def test_toto_capture_off_decides_the_cost_where_the_seed_setting_does_not_compi
     assert memory.verdict == "inconclusive" and memory.data["unlike_compiles"] and "cache protocols" in memory.evidence
     off["reduce_overhead"] = {"status": "error", "error": "x"}
     assert "beside it" not in cg_judge.judge_speedup(res).evidence
+
+
+def test_the_consistency_claim_is_judged_on_the_spread_its_ledger_entry_names(monkeypatch):
+    """Toto's case: CUDA graphs 1.5× faster, the same jitter per millisecond plus a little: p90 − p10 in ms is lower
+    with graphs, relative to the median it is higher. The ledger's `spread` (relative, with its reason) decides, and
+    the evidence says which spread and why."""
+    entry = findings.ledger_entry("cuda_graphs.consistent_latency")
+    assert entry["spread"]["kind"] == "relative" and "speed-up" in entry["spread"]["why"]
+    per_call = {"graphs": [_calls(66.0, 0.46)] * 5, "default": [_calls(100.0, 0.41)] * 5}
+    assert measures.spread_decision(per_call)[0] == "refuted"  # relative: 41% vs 46%, not more consistent
+    monkeypatch.setattr(measures, "spread_kind", lambda: "absolute")
+    assert measures.spread_decision(per_call)[0] == "confirmed"  # 41 ms vs 30 ms: what the absolute reading says
+    monkeypatch.undo()
+    rounds = {"per_call_ms": per_call, "calls_per_round": 20}
+    text = judge_toto.spread_evidence("single forecasts", "reduce-overhead", rounds, measures.spread_decision(per_call)[1])
+    assert text.startswith("relative spread (p90 − p10) / median of single forecasts")
+    assert "the seed's words mean the relative spread: the seed lists" in text and "(not judged)" in text

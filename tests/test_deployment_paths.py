@@ -193,7 +193,7 @@ def test_fastest_ignores_a_faster_wrong_path():
                                                                                    provider="CPUExecutionProvider")]
     fastest = inv.fastest_frame(rows)
     assert fastest.iloc[0]["fastest correct"] == "onnxruntime (CPU)"
-    assert fastest.iloc[0]["speed-up vs eager"] == 2.5
+    assert fastest.iloc[0]["speed-up vs eager (×)"] == 2.5 and fastest.iloc[0]["batch"] == 1
     assert inv.plot_latency(rows) is not None
 
 

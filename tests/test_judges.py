@@ -1,4 +1,5 @@
-"""Every registered judge is driven to each decisive verdict it can give, from synthetic measurements.
+"""Every registered judge is driven to each decisive verdict it can give, from synthetic measurements, and returns
+the figure that answers the claim with it.
 
 The cases live in tests/judge_cases/<investigation>.py (see its README). A judged claim must reach `confirmed` and
 `refuted`, or its ledger entry must say in `unreachable` why one of them cannot be reached; a decisive case must
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from yolo26kit import catalog, findings
-from yolo26kit.verdicts import DECISIVE, Judgement, settle
+from yolo26kit.verdicts import DECISIVE, STATISTICS, Judgement, settle
 
 CASES_DIR = Path(__file__).parent / "judge_cases"
 MUST_REACH = ("confirmed", "refuted")
@@ -73,6 +74,18 @@ def test_judge_case(investigation: str, claim_id: str, expected: str, factory: A
     if expected in DECISIVE:
         assert set(seed) <= set(judged.run), f"{claim_id}: the run's conditions lack {sorted(set(seed) - set(judged.run))}"
         assert record["differ"] == [] or set(record["differ"]) <= set(judged.irrelevant)
+        assert_figure(claim_id, final)
+
+
+def assert_figure(claim_id: str, judged: Judgement) -> None:
+    """A decided claim's judge returns its figure: a value, what it measures, its statistic (one of
+    verdicts.STATISTICS) and the conditions it holds under, the device among them (as settled: the conditions the
+    judge recorded for its run complete the figure's)."""
+    figure = judged.figure
+    assert figure is not None, f"{claim_id}: a decided claim without a figure"
+    assert figure.value not in (None, "") and figure.measures, f"{claim_id}: {figure}"
+    assert figure.statistic in STATISTICS, f"{claim_id}: statistic {figure.statistic!r}"
+    assert figure.conditions.get("device"), f"{claim_id}: the figure's conditions name no device ({figure.conditions})"
 
 
 def test_coverage_check_names_what_is_missing() -> None:

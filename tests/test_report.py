@@ -318,7 +318,7 @@ def test_conditions_and_basis_show_on_the_run_page(tmp_path, book):
     assert '<details class="conditions differ" open>' in row
     assert "2 of 3 conditions differ from the seed's:</b> gpu (A100 → H100); torch (1.11–2.0.1 → 2.11.0)" in row
     assert "does not decide: the ratio is the same on both GPUs in this run" in row
-    assert row.index("<td>gpu</td>") < row.index("<td>device</td>")  # differing ones first
+    assert row.index('<td title="gpu">gpu</td>') < row.index('<td title="device">device</td>')  # differing ones first
     fix = page[page.index('id="claim-alpha.fix"'):page.index('id="claim-alpha.cost"')]
     assert '<details class="conditions">' in fix and "conditions: 1 as the seed's" in fix
     cost = page[page.index('id="claim-alpha.cost"'):]

@@ -1,4 +1,5 @@
-"""The answer grid: stacks from runs (superseded kits left out), the deciding figure, what would decide it."""
+"""The answer grid: stacks from runs (superseded kits left out), the deciding claims' own figures, what would decide
+it, and how far a stack's batches agree."""
 
 from __future__ import annotations
 
@@ -82,26 +83,75 @@ def test_cells_carry_word_figure_link_and_what_would_decide(runs):
     assert bites.href == "20260102T000000Z-b-cuda/index.html#claim-alpha.bites"
     assert fix.word == "holds" and not fix.decide
     assert fix.figure == ""  # its judge gave no figure: none is read out of "3 of 3 loads run in 5 s"
-    # an undecided timing still shows every round measured and says what would decide it
-    assert cost.word == "cannot tell" and cost.figure == "1.9–2.6× over 5 rounds"
-    assert cost.decide == "rounds straddle the band 2.0–5.0×: more rounds decide"
+    # an undecided timing whose judge gave no figure shows none (no median is made from its rounds here) and says
+    # what would decide it
+    assert cost.word == "cannot tell" and cost.figure == ""
+    assert cost.decide == "its rounds straddle the seed's band: more rounds decide"
     assert cpu[0].decide == "decided on torch 2.11–2.11.99 (the seed's)" and cpu[0].figure == "1 of 1 packages loaded"
     assert cpu[1].word == "needs CUDA" and cpu[1].decide == "a CUDA run decides it"
 
 
-def test_no_cell_figure_is_read_out_of_evidence_text(runs):
-    """Every figure the grid shows is the deciding claim's own figure (judgement data) or its rounds: a claim whose
-    evidence is full of numbers but whose judge gave no figure shows none."""
+def test_no_cell_figure_is_read_out_of_evidence_text_or_made_from_data(runs):
+    """Every figure the grid shows is the figure the judge of the claim it links returned: a claim whose evidence is
+    full of numbers, or whose data holds rounds, but whose judge gave no figure shows none."""
+    from yolo26kit.verdicts import Figure
+
     columns = grid.stacks(runs)
     (row,) = grid.grid({"alpha": BOOK["alpha"]}, columns, lambda r: "")
     for cells in row.cells:
         for cell in cells or []:
             run = next(r for r in runs if r.name == cell.run)
-            claim = run.verdicts.get(cell.href.split("#claim-")[-1]) if cell.href else None
-            if cell.figure and claim:
-                assert cell.figure in (figures.claim_figure(claim, run.device_type, "×")[0],
-                                       figures.claim_figure(claim, run.device_type, "")[0])
-                assert claim.get("figure") or figures.rounds_in(claim.get("data"), run.device_type)[1]
+            for f in cell.figures:
+                claim = run.verdicts[f.href.split("#claim-")[-1]]
+                assert f.shown.text == Figure.from_dict(claim["figure"]).text
+
+
+def test_a_mixed_cost_answer_shows_what_held_and_what_did_not(runs):
+    """'partly as claimed' names both halves: the figure of the claim that held and of the one that did not, each
+    linked to its own claim."""
+    from yolo26kit.report import answers
+
+    book = [{"id": "alpha.first", "claim": "x", "question": "cost"}, {"id": "alpha.speed", "claim": "y", "question": "cost"}]
+    run = runs[1]
+    run.verdicts.update({
+        "alpha.first": {"id": "alpha.first", "verdict": "confirmed", "evidence": "",
+                        "figure": {"value": 35.4, "unit": "s", "measures": "first call", "statistic": "single"}},
+        "alpha.speed": {"id": "alpha.speed", "verdict": "refuted", "evidence": "",
+                        "figure": {"value": 1.56, "unit": "×", "measures": "speed-up", "statistic": "median",
+                                   "rounds": 5, "low": 1.5, "high": 1.57, "conditions": {"device": "cuda"}}}})
+    (cost,) = [c for c in grid.cells(answers.block("alpha", book, run), book, "p.html") if c.question == "cost"]
+    assert cost.word == "partly as claimed"
+    assert [(f.shown.text, f.verdict_words, f.href) for f in cost.figures] == [
+        ("35.4 s", "holds", "p.html#claim-alpha.first"), ("1.56×", "does not hold", "p.html#claim-alpha.speed")]
+    assert cost.figures[1].shown.caption == "speed-up; median of 5 rounds, 1.5–1.57×; cuda"
+
+
+def test_a_figure_measured_on_another_device_says_so(runs):
+    run = runs[1]  # a CUDA run whose cost claim was measured on the CPU
+    run.verdicts["alpha.cost"] = {**run.verdicts["alpha.cost"], "verdict": "confirmed",
+                                  "figure": {"value": 0.55, "unit": "×", "measures": "XNNPACK over eager"},
+                                  "conditions": {"run": {"device": "cpu"}}}
+    cell = next(c for c in grid.cells(pages.block("alpha", BOOK["alpha"], run), BOOK["alpha"], "")
+                if c.question == "cost")
+    assert (cell.figure, cell.figures[0].shown.elsewhere) == ("0.55×", "on CPU")
+
+
+def test_batches_of_a_stack_say_whether_they_agree_and_a_moving_figure_shows_its_span(tmp_path, monkeypatch):
+    monkeypatch.setattr(pages, "ledger", lambda: BOOK)
+    for name, value, verdict in (("20260102T000000Z-a-cuda", 1.5, "refuted"), ("20260103T000000Z-b-cuda", 1.6, "refuted"),
+                                 ("20260104T000000Z-c-cuda", 1.55, "inconclusive")):
+        _run(tmp_path, name, "cuda", [_claim("alpha.cost", verdict, "", figure={"value": value, "unit": "×",
+                                                                              "measures": "speed-up"})])
+    runs = [pages.load_run(d, tmp_path) for d in pages.find_runs(tmp_path)]
+    (stack,) = grid.stacks(runs)
+    assert stack.agreement.sentence == ("3 batches of kit 0.1.0+gnew on H100 agree on 0 of their 1 verdicts; they "
+                                        "differ on 1.")
+    assert stack.agreement.differ == {"alpha.cost": {"inconclusive": 1, "refuted": 2}}
+    (row,) = grid.grid({"alpha": BOOK["alpha"]}, [stack], lambda r: "")
+    cost = row.cells[0][2]
+    assert cost.figures[0].shown.spread == "1.5× to 1.6× over 3 batches"
+    index = pages.index_page(tmp_path)
+    assert "3 batches of kit 0.1.0+gnew on H100 agree on 0 of their 1 verdicts" in index
 
 
 def test_matrix_changes_are_named_by_package_and_release_and_kind():
@@ -137,13 +187,13 @@ def test_single_files_default_to_each_stacks_newest_batch(runs, tmp_path):
     assert 'data-left-out="20260101T000000Z-a-cuda/index.html"' in text
 
 
-def test_run_page_opens_with_its_grid_and_undecided_answers_show_their_figure(runs):
+def test_run_page_opens_with_its_grid_and_undecided_answers_say_what_decides_them(runs):
     page = pages.run_page(runs[1].dir)  # the current cuda run
     assert page.index('id="grid"') < page.index('id="answers"')
     assert "torch 2.11.0 · executorch 1.2.0 · ultralytics 8.4.190" in page
     answers = page.split('<section id="answers">')[1].split("</section>")[0]
-    cost = answers.split('data-question="cost"')[1]
-    assert "1.9–2.6× over 5 rounds</b>" in cost and "more rounds decide" in cost
+    measured = answers.split('data-question="cost"')[1].split('<span class="measured">')[1].split("</span>\n")[0]
+    assert "more rounds decide" in measured and "1.9" not in measured  # no number its judge did not return
 
 
 def test_answers_never_say_mixed():
@@ -157,13 +207,12 @@ def test_answers_never_say_mixed():
     assert answers.aggregate("bites", said[:1]) == ("yes", said[0])
 
 
-def test_a_count_of_claims_never_heads_a_conclusion_when_rounds_were_timed(runs):
-    from yolo26kit.conclusion import Conclusion
+def test_a_conclusion_is_headed_by_a_claims_figure_never_a_count_of_claims(runs):
+    from yolo26kit import conclusion
 
-    c = Conclusion("alpha", "cuda", {"cost": "x"}, {"value": "2/3", "label": "claims this run decided", "claim": ""})
-    got = figures.measured_headline(c, runs[1].verdicts, BOOK["alpha"], "cuda")
-    assert got.figure["value"] == "2.1×" and got.figure["claim"] == "alpha.cost"
-    assert "median of 5 rounds, 1.9–2.6×; the seed's band 2.0–5.0×" in got.figure["label"]
+    result = next(r for r in runs[1].results if r["investigation"] == "alpha")
+    c = conclusion.conclude(result, BOOK["alpha"])  # no conclude.py: the generic counts, headed by a claim's figure
+    assert c.figure == {"value": "3 of 3 loads crash", "label": "loads of the package", "claim": "alpha.bites"}
 
 
 def test_the_profile_is_run_jsons_never_guessed_from_the_parameters():

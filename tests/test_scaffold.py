@@ -55,15 +55,20 @@ def test_the_scaffolded_conclusion_speaks_of_its_own_claims(tmp_path: Path) -> N
                                                   tmp_path / "yolo26kit" / "investigations" / "demo" / "conclude.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    claims = [{"id": "demo.compiled_matches_eager", "verdict": "confirmed", "data": {"held": 2, "sizes": 2}},
-              {"id": "demo.compiles_once", "verdict": "partly", "data": {"once": 1, "sizes": 2}},
-              {"id": "demo.compiled_faster", "verdict": "refuted", "data": {"ratios": [1.1, 1.2, 1.0]}}]
+    from yolo26kit.verdicts import count_figure, rounds_figure
+
+    claims = [{"id": "demo.compiled_matches_eager", "verdict": "confirmed", "data": {"held": 2, "sizes": 2},
+               "figure": count_figure(2, 2, "sizes match eager", "sizes", device="cpu").to_dict()},
+              {"id": "demo.compiles_once", "verdict": "partly", "data": {"once": 1, "sizes": 2},
+               "figure": count_figure(1, 2, "sizes compile once", "sizes", device="cpu").to_dict()},
+              {"id": "demo.compiled_faster", "verdict": "refuted", "data": {"ratios": [1.1, 1.2, 1.0]},
+               "figure": rounds_figure([1.1, 1.2, 1.0], "×", "eager over compiled", device="cpu").to_dict()}]
     by_q, figure = module.conclude(conclusion.View({"investigation": "demo", "claims": claims}))
-    assert by_q["bites"] == "Compiled and eager agree at 2 of 2 sizes: the claim holds."
-    assert by_q["cost"].startswith("Cost: 1 of 2 sizes compiled one graph for repeated calls; the compiled subject "
-                                   "runs at 1–1.2× eager's speed")
-    assert figure == {"value": "1.1×", "label": "compiled vs eager speed, median round", "claim": "demo.compiled_faster"}
-    assert module.conclude(conclusion.View({"investigation": "demo", "claims": []})) == ({"bites": ""}, None)
+    assert by_q["bites"] == "Compiled and eager agree: 2 of 2 sizes match eager (the claim holds)."
+    assert by_q["cost"].startswith("Cost: 1 of 2 sizes compile once; the compiled subject runs at 1.1× (median of 3 "
+                                   "rounds, 1–1.2×) eager's speed")
+    assert figure == {"claim": "demo.compiled_faster"}  # the value is that claim's figure, filled in by the engine
+    assert module.conclude(conclusion.View({"investigation": "demo", "claims": []}))[0] == {"bites": ""}
 
 
 def _conclude_module(root: Path, name: str):

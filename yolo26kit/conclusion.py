@@ -6,11 +6,14 @@ bug needs ("cuda", "cpu" or "any") when a ledger entry names no `conditions.devi
 itself — the only ones that answer "bites here?" — carry `"bug": true` in the ledger. An investigation without a
 conclude.py, or whose function raises (results changed shape), gets `generic`: its verdicts counted per question.
 
-A function reads the results dict through `View` — verdicts by claim id (stable), numbers from a claim's `figure`
-and `data` (what its judge returned as data), never from its evidence text: without them it does without the number. Every sentence is
-gated on a verdict in this run: a claim with no verdict writes no sentence, and a sentence never states more than
-the verdict and the numbers it quotes. Verdicts that do not decide are said plainly ("this run cannot decide",
-"needs CUDA — this run cannot tell").
+A function reads the results dict through `View` — verdicts by claim id (stable), numbers only from a claim's
+`figure` (what its judge returned: `View.quote`), never computed from its data nor read from its evidence text: a
+claim without a figure gives no number. Its headline figure names a claim (`headline`), and `conclude` fills its
+value in from that claim's figure, so a headline always shows the number the claim's verdict rests on, with its
+statistic and conditions; without one the first decided claim with a figure (banded claims first) heads the
+conclusion, and without any there is no headline number. Every sentence is gated on a verdict in this run: a claim
+with no verdict writes no sentence, and a sentence never states more than the verdict and the figures it quotes.
+Verdicts that do not decide are said plainly ("this run cannot decide", "needs CUDA — this run cannot tell").
 """
 
 from __future__ import annotations
@@ -18,13 +21,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
-from .verdicts import count_figure
+from .verdicts import Figure, complete_figure, condition_words
 
 PLAIN = {"confirmed": "holds", "refuted": "does not hold", "partly": "holds only in part",
          "not_reproduced": "did not reproduce", "inconclusive": "this run cannot decide",
@@ -43,7 +46,7 @@ class Conclusion:
     investigation: str
     device: str
     by_question: dict[str, str] = field(default_factory=dict)
-    figure: dict[str, str] | None = None  # {"value", "label", "claim"}
+    figure: dict[str, str] | None = None  # {"value", "label", "claim"}: the value is that claim's figure
     generic: bool = False
     specific: tuple[str, ...] = ()  # the questions whose sentence the investigation's own function wrote
 
@@ -74,9 +77,23 @@ class View:
         return data.get(key) if isinstance(data, dict) else None
 
     def figure(self, cid: str) -> dict[str, Any] | None:
-        """The figure the claim's judge returned ({value, unit, measures[, of]}), None without one."""
+        """The figure the claim's judge returned ({value, unit, measures[, of, statistic, conditions]}), None
+        without one."""
         figure = (self.claims.get(cid) or {}).get("figure")
         return figure if isinstance(figure, dict) and figure.get("value") not in (None, "") else None
+
+    def fig(self, cid: str) -> Figure | None:
+        """The claim's figure as a verdicts.Figure, its conditions completed from the run's (claim_figure)."""
+        return claim_figure(self.claims.get(cid))
+
+    def quote(self, cid: str, statistic: bool = True) -> str:
+        """A claim's figure as a sentence quotes it: '1.56× (median of 5 rounds (1.5–1.57×))', '3 of 5 packages
+        crash on load'; '' without a figure."""
+        figure = self.fig(cid)
+        if figure is None:
+            return ""
+        told = figure.statistic_text if statistic and figure.statistic not in ("count", "single", "") else ""
+        return f"{figure.text} ({told})" if told else figure.text
 
     def count(self, cid: str) -> tuple[int, int] | None:
         """(held, of) of a claim whose figure is a count ('3 of 5'), None otherwise."""
@@ -121,25 +138,11 @@ def num(x: Any) -> str:
     return f"{f:.3g}"
 
 
-def numbers(value: Any) -> list[float]:
-    """The numbers in a claim's data value: a list, or a dict of lists (per case) flattened; [] for anything else."""
-    items = [x for v in value.values() for x in (v if isinstance(v, list) else [v])] if isinstance(value, dict) \
-        else value if isinstance(value, list) else []
-    return sorted(float(x) for x in items if isinstance(x, (int, float)) and not isinstance(x, bool))
-
-
-def span(values: list[float], unit: str) -> str:
-    """'0.55–0.79×' for a sorted list of numbers ('0.3 s' when all are the same)."""
-    lo, hi = num(values[0]), num(values[-1])
-    return f"{lo}{unit}" if lo == hi else f"{lo}–{hi}{unit}"
-
-
 def show(value: Any) -> str:
     """A condition's value in words: a range as 'min–max', a list joined."""
     if isinstance(value, dict):
         return f"{value.get('min', '')}–{value.get('max', '')}".strip("–")
-    return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
-
+    return ", ".join(map(str, dict.fromkeys(value))) if isinstance(value, (list, tuple)) else str(value)
 
 
 # ---------------------------------------------------------------- what each investigation says of itself
@@ -161,6 +164,12 @@ def module_of(investigation: str) -> ModuleType | None:
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
+
+
+def name_of(investigation: str) -> str:
+    """The investigation's name for people (its conclude.NAME), else its id with spaces for underscores."""
+    name = getattr(module_of(investigation), "NAME", "") if investigation else ""
+    return str(name or investigation.replace("_", " "))
 
 
 def bug_claims(entries: list[dict[str, Any]]) -> list[str]:
@@ -186,22 +195,58 @@ def device_class(entry: dict[str, Any] | None, investigation: str) -> str:
     return device_need(investigation)
 
 
-def data_figure(claim: dict[str, Any]) -> dict[str, Any] | None:
-    """A claim's figure made from its judgement data by its investigation's conclude.FIGURES (claim id → function of
-    the data), for claims whose judge returned none (runs judged before their judge did); None without one."""
-    make = getattr(module_of(str(claim.get("investigation") or "")), "FIGURES", {}).get(claim.get("id"))
-    data = claim.get("data")
-    if make is None or not isinstance(data, dict):
+def claim_figure(claim: dict[str, Any] | None) -> Figure | None:
+    """The figure a claim's judge returned, with the conditions it holds under completed from the run's conditions
+    the judge recorded (verdicts.complete_figure: results.json made before figures named their own); None when its
+    judge gave none: no page ever makes one from the claim's data."""
+    figure = Figure.from_dict((claim or {}).get("figure"))
+    if figure is None:
         return None
-    try:
-        return make(data)
-    except (KeyError, TypeError, ValueError, AttributeError):  # data of another shape: no figure, never a wrong one
-        return None
+    run = ((claim or {}).get("conditions") or {}).get("run") or {}
+    return complete_figure(figure, run if isinstance(run, dict) else {}, statistic=False)
 
 
-def count(held: Any, of: Any, unit: str, measures: str) -> dict[str, Any]:
-    """A count figure as data: '3 of 5 <unit>' (verdicts.count_figure, as results.json keeps it)."""
-    return count_figure(int(held), int(of), unit, measures).to_dict()
+def differs_from_seed(claim: dict[str, Any] | None) -> str:
+    """The conditions a claim ran under that are not the seed's, in words ('capture scalar outputs off (the seed's:
+    on)', 'torch 2.14.1 (the seed's: 2.11–2.11.99)'); '' when none differ."""
+    cond = (claim or {}).get("conditions") or {}
+    seed, run = cond.get("seed") or {}, cond.get("run") or {}
+
+    def said(key: str, value: Any) -> str:
+        words = condition_words(key, value) if not isinstance(value, dict) else show(value)
+        return words.removeprefix(key.replace("_", " ") + " ")
+
+    return "; ".join(f"{k.replace('_', ' ')} {said(k, run[k])} (the seed's: {said(k, seed.get(k))})"
+                     for k in cond.get("differ") or [] if k in run)
+
+
+def caption(claim: dict[str, Any] | None, figure: Figure, label: str = "") -> str:
+    """What a figure is, for a page: what it measures (or `label`), its statistic, its conditions, then those the
+    run does not share with the seed (said once, beside the seed's)."""
+    differ = differs_from_seed(claim)
+    apart = set(((claim or {}).get("conditions") or {}).get("differ") or [])
+    shared = replace(figure, conditions={k: v for k, v in figure.conditions.items() if k not in apart})
+    return "; ".join(p for p in (label or figure.measures, figure.statistic_text, shared.conditions_text,
+                                 f"not the seed's: {differ}" if differ else "") if p)
+
+
+def headline(r: View, cid: str, label: str = "") -> dict[str, str] | None:
+    """A conclusion's headline figure: the claim's own figure (value, and as label its caption), None when the
+    claim has none."""
+    figure = r.fig(cid)
+    if figure is None:
+        return None
+    return {"value": figure.text, "label": caption(r.claims.get(cid), figure, label), "claim": cid}
+
+
+def first_headline(r: View, entries: list[dict[str, Any]] | None) -> dict[str, str] | None:
+    """The headline of a conclusion that named none: the first decided claim with a figure, banded claims (a
+    measured quantity against the seed's) first, in ledger order; None without one."""
+    order = [str(e.get("id")) for e in entries or [] if isinstance(e, dict) and e.get("id")] or list(r.claims)
+    banded = {str(e.get("id")) for e in entries or [] if isinstance(e, dict) and e.get("band")}
+    decided = [cid for cid in order if r.v(cid) and r.v(cid) not in UNDECIDED and r.fig(cid) is not None]
+    decided.sort(key=lambda cid: cid not in banded)
+    return headline(r, decided[0]) if decided else None
 
 
 def concluder(investigation: str) -> Concluder | None:
@@ -213,7 +258,8 @@ def concluder(investigation: str) -> Concluder | None:
 
 
 def generic(r: View, entries: list[dict[str, Any]] | None = None) -> tuple[dict[str, str], dict[str, str] | None]:
-    """Per question: the verdicts of its claims counted, in plain words; the figure: claims decided of judged."""
+    """Per question: the verdicts of its claims counted, in plain words; the figure: the first decided claim's
+    (first_headline), never a count of claims."""
     by_q: dict[str, list[str]] = {}
     question = {e.get("id"): e.get("question") or "other" for e in entries or []}
     for cid in r.claims:
@@ -226,9 +272,15 @@ def generic(r: View, entries: list[dict[str, Any]] | None = None) -> tuple[dict[
         counts = {v: vs.count(v) for v in dict.fromkeys(vs)}
         out[q] = (f"{QUESTION_WORDS[q]}? Of {len(vs)} claim{'s' if len(vs) != 1 else ''}: "
                   + ", ".join(f"{n} {PLAIN.get(v, v)}" for v, n in counts.items()) + ".")
-    decided = sum(1 for c in r.claims if r.v(c) not in UNDECIDED)
-    figure = {"value": f"{decided}/{len(r.claims)}", "label": "claims this run decided", "claim": ""} if r.claims else None
-    return out, figure
+    return out, first_headline(r, entries)
+
+
+def settled_headline(r: View, figure: dict[str, str] | None) -> dict[str, str] | None:
+    """The headline a conclude() returned, its value always its claim's figure (a headline that names no claim, or
+    a claim without a figure, is none)."""
+    if not isinstance(figure, dict) or not figure.get("claim"):
+        return None
+    return headline(r, str(figure["claim"]), str(figure.get("label") or ""))
 
 
 def conclude(results: dict[str, Any], entries: list[dict[str, Any]] | None = None) -> Conclusion:
@@ -243,16 +295,15 @@ def conclude(results: dict[str, Any], entries: list[dict[str, Any]] | None = Non
         by_q, figure, is_generic = *generic(r, entries), True
     specific = () if is_generic else tuple(q for q, s in by_q.items() if s)
     if fn and len([s for s in by_q.values() if s]) < 2:  # too little for a conclusion: add the counts
-        extra, fig2 = generic(r, entries)
-        for q, s in extra.items():
+        for q, s in generic(r, entries)[0].items():
             by_q.setdefault(q, s)
-        figure = figure or fig2
-    if figure is None:
-        figure = generic(r, entries)[1]
+    figure = settled_headline(r, figure) or first_headline(r, entries)
     if (results or {}).get("notebook_error"):
         by_q = {"other": f"The notebook failed: {error_line(results['notebook_error'])}", **by_q}
     return Conclusion(inv, r.device, {q: s for q, s in by_q.items() if s}, figure, is_generic, specific)
 
 
-__all__ = ["PLAIN", "UNDECIDED", "QUESTION_WORDS", "Conclusion", "View", "clip", "error_line", "plain", "num", "numbers", "span",
-           "show", "module_of", "data_figure", "count", "bug_claims", "device_need", "device_class", "concluder", "generic", "conclude"]
+__all__ = ["PLAIN", "UNDECIDED", "QUESTION_WORDS", "Conclusion", "View", "clip", "error_line", "plain", "num", "show",
+           "module_of", "name_of", "claim_figure", "caption", "differs_from_seed", "headline", "first_headline",
+           "bug_claims",
+           "device_need", "device_class", "concluder", "generic", "settled_headline", "conclude"]

@@ -18,33 +18,154 @@ BASES = ("measured", "derived", "both", "none")
 T = TypeVar("T")
 
 
+# What a figure's number is of its measurements, in words: one function below makes each kind, and pages say it as
+# written here (a page never computes a statistic of its own).
+STATISTICS = {"median": "median of {n} rounds", "count": "count of cases", "pooled": "all {n} rounds pooled",
+              "single": "one measurement", "largest": "largest of {n} cases", "smallest": "smallest of {n} cases",
+              "total": "total of {n} cases", "derived": "derived from the seed's own numbers"}
+# The conditions a figure holds under, in the order pages name them.
+FIGURE_CONDITIONS = ("model", "shape", "batch", "dtype", "device", "mode")
+# The kit's back-end and path ids as people call them (pages show these; the id stays in a tooltip).
+PATH_NAMES = {"eager": "eager", "eager_cpu": "eager on CPU", "export": "torch.export", "compile": "torch.compile",
+              "compile_cudagraphs": "torch.compile with CUDA graphs", "aoti": "AOT Inductor",
+              "et_cuda": "ExecuTorch CUDA", "et_xnnpack": "ExecuTorch XNNPACK", "executorch-cuda": "ExecuTorch CUDA",
+              "executorch-xnnpack": "ExecuTorch XNNPACK", "onnxruntime": "ONNX Runtime", "tensorrt": "TensorRT"}
+
+
+def path_name(value: str) -> str:
+    """A path or back-end id as people call it, its qualifier kept: 'et_cuda (op_index)' → 'ExecuTorch CUDA
+    (op_index)'; text that starts with no known id unchanged."""
+    head, sep, rest = str(value).partition(" ")
+    return f"{PATH_NAMES[head]}{sep}{rest}" if head in PATH_NAMES else str(value)
+
+
 @dataclass(frozen=True)
 class Figure:
-    """The one measured number that answers a claim: its value, unit and what it measures (`of`: the total of a
-    count, '3 of 5'). Pages and conclusions show it as it is; no figure is ever parsed out of an evidence sentence."""
+    """The one measured number that answers a claim: its value, unit, what it measures (`of`: the total of a count,
+    '3 of 5'), the statistic it is of its measurements (STATISTICS; `rounds`: how many rounds or cases, `low`–`high`:
+    their span) and the conditions it holds under (FIGURE_CONDITIONS first). Pages and conclusions show it as it is;
+    no figure is ever parsed out of an evidence sentence, and no page computes one."""
 
     value: float | int | str
     unit: str = ""
     measures: str = ""
     of: int | None = None
+    statistic: str = ""
+    conditions: dict[str, Any] = field(default_factory=dict)
+    rounds: int | None = None
+    low: float | None = None
+    high: float | None = None
 
     @property
     def text(self) -> str:
         """'1.78×', '3 of 3 loads', '7.5 ms': the value in 3 significant digits with its unit."""
-        value = self.value
-        shown = f"{value:.3g}" if isinstance(value, float) else str(value)
+        shown = short(self.value)
         if self.of is not None:
             shown = f"{shown} of {self.of}"
-        unit = self.unit
-        return f"{shown}{unit}" if not unit or unit[0] in "×%" else f"{shown} {unit}"
+        return with_unit(shown, self.unit)
+
+    @property
+    def statistic_text(self) -> str:
+        """'median of 8 rounds (2.1–3.3×)', 'one measurement'; '' for a figure recorded without its statistic."""
+        words = STATISTICS.get(self.statistic, self.statistic)
+        if self.rounds == 1:  # 'median of 1 round', 'total of 1 case'
+            words = words.replace("rounds", "round").replace("cases", "case")
+        words = words.replace("{n}", str(self.rounds)) if self.rounds is not None else \
+            words.replace(" of {n}", "").replace(" {n}", "")
+        if self.low is not None and self.high is not None and short(self.low) != short(self.high):
+            words += f", {with_unit(f'{short(self.low)}–{short(self.high)}', self.unit)}"
+        return words
+
+    @property
+    def conditions_text(self) -> str:
+        """'yolo26n, 32x5x1024, batch 1, fp32, cuda': the conditions, FIGURE_CONDITIONS first, each value once."""
+        keys = [*FIGURE_CONDITIONS, *sorted(set(self.conditions) - set(FIGURE_CONDITIONS))]
+        parts = [condition_words(k, self.conditions[k]) for k in keys
+                 if k in self.conditions and self.conditions[k] not in (None, "", [])]
+        return ", ".join(dict.fromkeys(parts))
+
+    @property
+    def caption(self) -> str:
+        """What the figure is, in full: what it measures, its statistic and its conditions."""
+        return "; ".join(p for p in (self.measures, self.statistic_text, self.conditions_text) if p)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None and v != {} and v != ""}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Figure | None:
+        """The figure results.json keeps (any release of it); None for anything that is not one."""
+        if not isinstance(data, Mapping) or data.get("value") in (None, ""):
+            return None
+        known = {k: data[k] for k in ("value", "of", "statistic", "rounds", "low", "high") if data.get(k) is not None}
+        conditions = data.get("conditions")
+        return cls(unit=str(data.get("unit") or ""), measures=str(data.get("measures") or ""),
+                   conditions=dict(conditions) if isinstance(conditions, Mapping) else {}, **known)
 
 
-def count_figure(held: int, tried: int, what: str, measures: str) -> Figure:
+def short(value: Any) -> str:
+    """A number in 3 significant digits (an integer whole); anything else as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return str(value) if isinstance(value, int) else f"{value:.3g}"
+
+
+def with_unit(shown: str, unit: str) -> str:
+    """'2.1×', '7.5 ms': a unit that starts with × or % sits right after the number."""
+    unit = unit.strip()
+    return f"{shown}{unit}" if not unit or unit[0] in "×%" else f"{shown} {unit}"
+
+
+def condition_words(key: str, value: Any) -> str:
+    """One condition of a figure in words: 'batch 1', 'fp32', 'cpu / cuda', 'capture scalar outputs off'; each value
+    of a list once."""
+    values = list(dict.fromkeys(value)) if isinstance(value, (list, tuple)) else [value]
+    if all(isinstance(v, bool) for v in values):
+        return f"{key.replace('_', ' ')} " + " / ".join("on" if v else "off" for v in values)
+    text = " / ".join(dict.fromkeys(path_name(v) if key == "mode" else str(v) for v in values))  # each value once
+    # the named conditions read by their value ('fp32', 'cuda'); a batch and any other condition by name and value
+    return text if key in FIGURE_CONDITIONS and key != "batch" else f"{key.replace('_', ' ')} {text}"
+
+
+def figure_conditions(**conditions: Any) -> dict[str, Any]:
+    """A figure's conditions without those that do not apply (None)."""
+    return {k: v for k, v in conditions.items() if v is not None}
+
+
+def one_figure(value: float | int, unit: str, measures: str, **conditions: Any) -> Figure:
+    """One measurement as a claim's figure."""
+    return Figure(value, unit, measures, statistic="single", conditions=figure_conditions(**conditions))
+
+
+def derived_figure(value: float | int | str, unit: str, measures: str, **conditions: Any) -> Figure:
+    """A number derived from the seed's own numbers (basis derived), not measured, as a claim's figure."""
+    return Figure(value, unit, measures, statistic="derived", conditions=figure_conditions(**conditions))
+
+
+def count_figure(held: int, tried: int, what: str, measures: str, **conditions: Any) -> Figure:
     """'2 of 3 <what>': a count of cases as a figure."""
-    return Figure(int(held), what, measures, int(tried))
+    return Figure(int(held), what, measures, int(tried), "count", figure_conditions(**conditions))
+
+
+def extreme_figure(values: Iterable[float], unit: str, measures: str, largest: bool = True,
+                   **conditions: Any) -> Figure:
+    """The largest (or smallest) of several cases' values as a claim's figure, with their count and span."""
+    cases = sorted(float(v) for v in values)
+    return Figure(cases[-1] if largest else cases[0], unit, measures, statistic="largest" if largest else "smallest",
+                  conditions=figure_conditions(**conditions), rounds=len(cases), low=cases[0], high=cases[-1])
+
+
+def total_figure(values: Iterable[int], unit: str, measures: str, **conditions: Any) -> Figure:
+    """The sum of several cases' counts as a claim's figure."""
+    cases = [int(v) for v in values]
+    return Figure(sum(cases), unit, measures, statistic="total", conditions=figure_conditions(**conditions),
+                  rounds=len(cases))
+
+
+def pooled_figure(value: float, unit: str, measures: str, rounds: int, **conditions: Any) -> Figure:
+    """A statistic of all rounds pooled (pooled_decision's value) as a claim's figure."""
+    return Figure(float(value), unit, measures, statistic="pooled", conditions=figure_conditions(**conditions),
+                  rounds=int(rounds))
 
 
 @dataclass(frozen=True)
@@ -214,11 +335,11 @@ def rounds_until_decided(one_round: Callable[[], float], lo: float, hi: float, *
     return rounds
 
 
-def rounds_figure(values: Iterable[float], unit: str, measures: str) -> Figure:
-    """The median round as a claim's figure, the span and count in what it measures."""
+def rounds_figure(values: Iterable[float], unit: str, measures: str, **conditions: Any) -> Figure:
+    """The median round (median_round, the rounds rule's median) as a claim's figure, with the rounds' count and span."""
     rounds = sorted(float(v) for v in values)
-    span = f"{rounds[0]:.3g}–{rounds[-1]:.3g}{unit.strip() if unit.strip()[:1] in '×%' else ' ' + unit.strip()}"
-    return Figure(median_round(rounds), unit, f"{measures}: median of {len(rounds)} rounds ({span})")
+    return Figure(median_round(rounds), unit, measures, statistic="median", conditions=figure_conditions(**conditions),
+                  rounds=len(rounds), low=rounds[0], high=rounds[-1])
 
 
 def all_none_some(held: int, tried: int) -> str:
@@ -308,12 +429,34 @@ def _premise_rule(judgement: Judgement) -> Judgement:
                    data={**judgement.data, "premise_unmet": judgement.premise})
 
 
+# The run conditions a judge records (Judgement.run) that a figure holds under, by the figure's condition name.
+RUN_TO_FIGURE = {"model": ("model",), "shape": ("shape", "imgsz"), "batch": ("batch",),
+                 "dtype": ("dtype", "precision"), "device": ("device",), "mode": ("mode", "backend")}
+
+
+def complete_figure(figure: Figure | None, run: Mapping[str, Any], statistic: bool = True) -> Figure | None:
+    """A judge's figure with what it left unsaid filled in from the judgement itself: the conditions it holds under
+    from the run conditions the judge recorded (FIGURE_CONDITIONS it does not name), and, with `statistic`, its
+    statistic (a count when it has `of`, else one measurement: what a judge means by a bare figure; a page reading
+    an older results.json leaves a figure recorded without one as it is)."""
+    if figure is None:
+        return None
+    conditions = dict(figure.conditions)
+    for name, keys in RUN_TO_FIGURE.items():
+        found = next((run[k] for k in keys if run.get(k) not in (None, "", [])), None)
+        if name not in conditions and found is not None:
+            conditions[name] = found
+    told = figure.statistic or (("count" if figure.of is not None else "single") if statistic else "")
+    return replace(figure, conditions=conditions, statistic=told)
+
+
 def settle(judgement: Judgement, seed: Mapping[str, Any]) -> tuple[Judgement, dict[str, Any]]:
-    """Apply the engine's rules: the premise rule (`_premise_rule`), then the conditions rule: a decisive verdict
+    """Apply the engine's rules: the premise rule (`_premise_rule`), the figure's conditions completed from the run's
+    (`complete_figure`), then the conditions rule: a decisive verdict
     whose run differs from the seed's conditions in a way that was not shown not to matter becomes `inconclusive`,
     and the evidence names the condition. Returns the final judgement and the `conditions` record for results.json
     ({seed, run, differ, irrelevant})."""
-    judgement = _premise_rule(judgement)
+    judgement = replace(_premise_rule(judgement), figure=complete_figure(judgement.figure, judgement.run))
     differ = differing(seed, judgement.run)
     deciding = [k for k in differ if k not in judgement.irrelevant]
     record = {"seed": dict(seed), "run": dict(judgement.run), "differ": differ,

@@ -8,8 +8,9 @@ The headline aggregates the decisive verdicts (confirmed → yes, refuted / not_
 `aggregate`: all alike → that word; "fix holds?" is the weakest link (a fix that fails or only moves the failure on
 one path the seed claims it for does not hold there, so any no → "does not hold"); otherwise some yes and some no →
 partly. None decisive → the first claim's inconclusive / needs_cuda / error. The deciding claim is the claim that gave
-the headline its word (ledger order), else the first with any verdict; the answer's sentence is the conclusion's
-sentence for that question, else the deciding claim's whole first sentence (never cut mid-word).
+the headline its word (ledger order), else the first with any verdict; a mixed answer also names the first claim of
+each other word (`parts`), so that what did not hold is shown beside what held; the answer's sentence is the
+conclusion's sentence for that question, else the deciding claim's whole first sentence (never cut mid-word).
 The index takes each investigation's answers from the newest run of each device type that judged it
 (answering_runs). Nothing in an answer is typed in: it all comes from results.json.
 """
@@ -27,8 +28,7 @@ from typing import Any
 from markupsafe import Markup
 
 from .. import findings, verdicts
-from ..conclusion import Conclusion, bug_claims, conclude, device_class
-from .figures import measured_headline
+from ..conclusion import Conclusion, bug_claims, conclude, device_class, name_of
 
 SENTENCE_LIMIT = 240  # characters of an evidence's first sentence shown as the one-line answer
 QUESTIONS = ("bites", "fix", "cost")
@@ -105,6 +105,27 @@ class Run:
     def seconds(self) -> float:
         return float(self.meta.get("wall_seconds") or sum(r.get("seconds") or 0 for r in self.results))
 
+    @property
+    def date(self) -> str:
+        """When the run started, for people: '29 Nov 2026, 03:25 UTC' (run.json's, a results.json's, else the run
+        id's time; '' when none can be read)."""
+        return readable_date(str(self.meta.get("started") or next((r.get("started") for r in self.results
+                                                                        if r.get("started")), "") or self.name))
+
+
+def readable_date(stamp: str) -> str:
+    """An ISO time or a run id's leading '20261129T032557Z' as '29 Nov 2026, 03:25 UTC'; '' when it is neither."""
+    from datetime import datetime, timezone
+
+    for fmt, text in (("%Y%m%dT%H%M%SZ", stamp[:16]), (None, stamp)):
+        try:
+            when = datetime.strptime(text, fmt) if fmt else datetime.fromisoformat(text)
+        except ValueError:
+            continue
+        when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+        return when.strftime("%-d %b %Y, %H:%M UTC")
+    return ""
+
 
 def _load_results(run_dir: Path) -> list[dict[str, Any]]:
     """Every results.json of a run folder; an unreadable one becomes an entry with `notebook_error`."""
@@ -165,6 +186,7 @@ class Answer:
     sentence: str = ""
     claims: list[str] = field(default_factory=list)  # every judged claim of this question, ledger order
     deciding_basis: str = ""  # measured | derived | both | none ('' in runs before the kit recorded it)
+    parts: list[str] = field(default_factory=list)  # a mixed answer: the deciding claim, the first of each other word
 
     @property
     def counts_text(self) -> str:
@@ -215,14 +237,27 @@ def answer(question: str, entries: list[dict[str, Any]], verdicts: dict[str, dic
     deciding = [(cid, verdicts[cid]) for cid in deciders if cid in verdicts] or seen
     decisive = [(cid, c) for cid, c in deciding if c.get("verdict") in DECISIVE]
     cid, claim = (decisive or deciding)[0]
+    parts: list[str] = []
     if decisive:
         polarity, (cid, claim) = aggregate(question, decisive)
         state, headline = "answered", HEADLINES[question][polarity]
+        parts = mixed_parts(cid, decisive) if polarity == "partly" else []  # a yes or no is its deciding claim's
     else:
         state, headline = "undecided", UNDECIDED.get(claim.get("verdict", ""), str(claim.get("verdict")))
     sentence = (conclusion.sentence(question) if conclusion else "") or first_sentence(claim.get("evidence", ""))
     return Answer(question, label, state, headline, verdict_counts([c.get("verdict", "") for _, c in seen]),
-                  cid, claim.get("verdict", ""), sentence, judged, str(claim.get("basis") or ""))
+                  cid, claim.get("verdict", ""), sentence, judged, str(claim.get("basis") or ""), parts)
+
+
+def mixed_parts(deciding: str, decisive: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """For an answer whose claims say different things: the deciding claim, then the first claim of each other
+    word (ledger order); [] when they all say the same."""
+    first: dict[str, str] = {}
+    for cid, c in decisive:
+        first.setdefault(POLARITY[c["verdict"]], cid)
+    if len(first) < 2:
+        return []
+    return [deciding, *(cid for cid in first.values() if cid != deciding)]
 
 
 def aggregate(question: str, decisive: list[tuple[str, dict[str, Any]]]) -> tuple[str, tuple[str, dict[str, Any]]]:
@@ -262,14 +297,15 @@ def conclusion_html(c: Conclusion, run_label: str = "") -> str:
              ".kit-conclusion h2{margin:0 0 .3rem;font-size:1.15rem;border:0}</style>")
     fig = ""
     if c.figure:
-        fig = (f"<div class='figure' data-claim='{html.escape(c.figure.get('claim', ''))}'><b>"
-               f"{html.escape(str(c.figure.get('value', '')))}</b><span>{html.escape(str(c.figure.get('label', '')))}"
-               "</span></div>")
+        claim = html.escape(c.figure.get("claim", ""))
+        fig = (f"<div class='figure' data-claim='{claim}'><b>{html.escape(str(c.figure.get('value', '')))}</b>"
+               f"<span>{html.escape(str(c.figure.get('label', '')))}</span></div>")
     where = f" · {html.escape(run_label)}" if run_label else ""
     body = "".join(f"<p>{html.escape(s)}</p>" for s in c.sentences)
+    name = html.escape(name_of(c.investigation))
     return (f"{style}<div class='kit-conclusion' data-investigation='{html.escape(c.investigation)}'>{fig}"
-            f"<h2>Conclusion: {html.escape(c.investigation)} on {html.escape(c.device)}{where}</h2>{body}"
-            "<div style='clear:both'></div></div>")
+            f"<h2 title='{html.escape(c.investigation)}'>Conclusion: {name} on {html.escape(c.device.upper())}{where}"
+            "</h2>" f"{body}<div style='clear:both'></div></div>")
 
 
 @dataclass
@@ -341,7 +377,6 @@ def block(investigation: str, entries: list[dict[str, Any]], run: Run) -> Block:
     mine = [run.verdicts[e["id"]] for e in testable if e["id"] in run.verdicts]
     result = next((r for r in run.results if r["investigation"] == investigation), None)
     conclusion = conclude(result, entries) if result is not None else None
-    conclusion = measured_headline(conclusion, run.verdicts, entries, run.device_type)
     return Block(investigation, sources_of(entries), run,
                  answers(entries, run.verdicts, run.device_type, investigation, conclusion),
                  verdict_counts([c.get("verdict", "") for c in mine]), len(mine), len(testable),

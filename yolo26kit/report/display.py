@@ -26,6 +26,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from ..conclusion import clip
+from ..verdicts import path_name
 
 MAX_COLUMNS = 10
 MAX_ROWS = 40
@@ -41,6 +42,11 @@ UNITS = {"ms": "ms", "s": "s", "seconds": "s", "mib": "MiB", "mb": "MB", "gib": 
          "percent": "%", "x": "×", "us": "µs"}
 HEADER_WORDS = {"max_abs_diff": "max |Δ|", "max_abs": "max |Δ|", "speedup": "speed-up (×)",
                 "imgsz": "image size (px)"}
+# Status marks some tables were recorded with (emoji, which draw as empty boxes where no emoji font is installed):
+# shown as a word on a coloured mark instead.
+STATUS_MARKS = {"✅": "ok", "❌": "failed", "⚠️": "differs", "⚠": "differs", "⏭️": "skipped", "⏭": "skipped"}
+# Columns whose values are the kit's path or back-end ids (shown by name, the id in a tooltip).
+PATH_COLUMNS = ("path", "backend", "fastest correct", "runner-up")
 # a list inside a sentence, not a subscript: `x.size()[0]` and `rows[-1]` stay code
 _SENTENCE_LIST = re.compile(r"(?<![\w)\]])\[[^\[\]]*\]")
 _INNER_DICT = re.compile(r"\{[^{}]*\}")
@@ -75,6 +81,8 @@ def human_header(name: str) -> str:
     raw = str(name)
     if raw in HEADER_WORDS:
         return HEADER_WORDS[raw]
+    if ("speed-up" in raw or "speedup" in raw) and "(" not in raw:
+        return f"{raw.replace('_', ' ')} (×)"  # a speed-up is a factor: its header says so
     if "_" not in raw or raw.strip() != raw:
         return raw
     parts = raw.split("_")
@@ -137,10 +145,33 @@ def result_first(columns: list[str], keep: list[int]) -> list[int]:
     return head + [i for i in rest if is_result(i)] + [i for i in rest if not is_result(i)]
 
 
-def _cell(text: str) -> str:
+# An emoji mark inside quoted text (a seed's "full model ✅") as a word in brackets.
+MARK_WORDS = {"✅": "(yes)", "❌": "(no)", "⚠️": "(warning)", "⚠": "(warning)", "⏭️": "(skipped)", "⏭": "(skipped)"}
+
+
+def marks_as_words(text: str) -> str:
+    """Text with every emoji status mark written as a word ('full model ✅' → 'full model (yes)')."""
+    text = str(text or "")  # a field the record lacks reads as ''
+    for mark, word in MARK_WORDS.items():
+        text = text.replace(mark, word)
+    return text
+
+
+def mark_html(text: str) -> str | None:
+    """A recorded status mark as a word on a coloured mark ('✅' → ok), None for other text."""
+    word = STATUS_MARKS.get(str(text).strip())
+    return f"<span class='mark {word}'>{word}</span>" if word else None
+
+
+def _cell(text: str, column: str = "") -> str:
     text = str(text)
     if is_missing(text):
         return DASH
+    if (mark := mark_html(text)) is not None:
+        return mark
+    if column in PATH_COLUMNS and path_name(text) != text:
+        return f"<span title='{html.escape(text)}'>{html.escape(path_name(text))}</span>"
+    text = marks_as_words(text)
     text = fmt_number(lists_in_text(list_text(text)))
     if len(text) <= LONG_CELL:
         return html.escape(text)
@@ -174,7 +205,8 @@ def curated(columns: list[str], rows: list[list[str]], full_html: str = "", note
     head = "".join(f"<th title='{html.escape(columns[i])}'>{html.escape(human_header(columns[i]))}</th>" for i in keep)
     numeric = {i for i in keep if any(not is_missing(r[i]) for r in rows)
                and all(is_missing(r[i]) or _NUMBER.match(r[i].strip()) for r in rows)}
-    body = "".join("<tr>" + "".join(f"<td{' class=num' if i in numeric else ''}>{_cell(r[i])}</td>" for i in keep)
+    body = "".join("<tr>" + "".join(f"<td{' class=num' if i in numeric else ''}>{_cell(r[i], columns[i])}</td>"
+                                    for i in keep)
                    + "</tr>" for r in shown_rows)
     lines = []
     if notes:
@@ -208,7 +240,10 @@ KIT_TABLE_STYLE = ("<style>.kit-frame table.kit-table{border-collapse:collapse;f
                    "vertical-align:top;max-width:28rem;overflow-wrap:anywhere}.kit-frame td.num{text-align:right!important;white-space:nowrap}"
                    ".kit-frame th{background:#f5f5f5}.kit-note{color:#666;font-size:.8rem;margin:.2rem 0}"
                    ".kit-scroll{overflow-x:auto}.kit-frame details.cell>summary{font-weight:normal}"
-                   ".kit-frame .full{white-space:pre-wrap}</style>")
+                   ".kit-frame .full{white-space:pre-wrap}.kit-frame .mark{font-weight:600;padding:0 .3rem;"
+                   "border-radius:.25rem}.kit-frame .mark.ok{background:#d4f7d4}.kit-frame .mark.failed{background:"
+                   "#ffd6d6}.kit-frame .mark.differs{background:#fff1c2}.kit-frame .mark.skipped{background:#eee}"
+                   "</style>")
 
 
 def missing_as_dash(table_html: str) -> str:
@@ -297,8 +332,8 @@ def refresh_kit_table(output_html: str) -> str:
     shown = _KIT_STYLE.sub(lambda m: KIT_TABLE_STYLE, shown, count=1)
     shown = _KIT_HEAD.sub(lambda m: f"<th title='{html.escape(html.unescape(m.group(1)))}'>"
                                     f"{html.escape(human_header(html.unescape(m.group(1))))}</th>", shown)
-    shown = _KIT_TEXT.sub(lambda m: m.group(1) + html.escape(lists_in_text(list_text(html.unescape(m.group(2)))),
-                                                             quote=False) + m.group(3), shown)
+    shown = _KIT_TEXT.sub(lambda m: m.group(1) + (mark_html(html.unescape(m.group(2))) or html.escape(
+        lists_in_text(list_text(html.unescape(m.group(2)))), quote=False)) + m.group(3), shown)
     shown = _KIT_FOLD.sub(lambda m: _folded(html.unescape(m.group(1))), shown)
     return shown + sep + full
 

@@ -3,9 +3,12 @@
 A stack is what a verdict depends on: device type, the GPU or CPU model, torch, executorch and ultralytics. Runs of
 an older kit on a device type that a newer kit has run are superseded and left out of the grid. Per stack and
 investigation the cell's answer comes from the newest run of that stack that judged the investigation; each cell
-shows a word (the answer's headline), the deciding figure (the figure the deciding claim's judge returned as data,
-or the median of its per-round data; never a number read out of evidence text) and a link to the deciding claim. An undecided answer says what would decide it (the seed's condition the run lacks,
-a CUDA run, more rounds).
+shows a word (the answer's headline), the deciding claim's figure as its judge returned it (figures.shown: no number
+is computed here, and a claim without a figure shows none), each figure linking its claim — a mixed answer shows the
+figure of each word, what held beside what did not — the device a figure was measured on where it is not the
+column's, and the figure's spread over the stack's batches where it moves. An undecided answer says what would
+decide it (the seed's condition the run lacks, a CUDA run, more rounds). Under the grid each stack says how many of
+its batches agree on every verdict (`agreement`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import display
-from .figures import band_unit, claim_figure, rounds_in
+from .figures import FIGURE_VERDICT, Shown, has_rounds, shown, spread
 from .answers import HEADLINES, QUESTIONS, Answer, Block, Run, block, judged
 
 # The short word a grid cell shows for an answer's headline (the answer block keeps the long one).
@@ -38,6 +41,11 @@ class Stack:
     used: list[Run] = field(default_factory=list)  # the runs the grid's cells come from, newest first
 
     @property
+    def agreement(self) -> Agreement:
+        """How far this stack's batches agree on their verdicts."""
+        return agreement(self.runs)
+
+    @property
     def profile(self) -> str:
         """The profile of the runs the grid's cells come from (each one's changes named)."""
         return profile_of(*(self.used or self.runs))
@@ -48,18 +56,38 @@ class Stack:
 
 
 @dataclass
+class CellFigure:
+    """One figure a cell shows: the figure (figures.Shown), the link to its claim and how its verdict reads there
+    (where the cell shows several)."""
+
+    shown: Shown
+    href: str = ""
+    verdict_words: str = ""
+
+
+@dataclass
 class GridCell:
-    """One answer in the grid: word, verdict class, deciding figure, link, what would decide it, its sentence."""
+    """One answer in the grid: word, verdict class, its figures (the deciding claim's first), link, what would
+    decide it, its sentence."""
 
     question: str
     word: str
     verdict: str
-    figure: str = ""
-    measures: str = ""  # what the figure measures (a cell's tooltip)
+    figures: list[CellFigure] = field(default_factory=list)
     href: str = ""
     decide: str = ""
     sentence: str = ""
     run: str = ""
+
+    @property
+    def figure(self) -> str:
+        """The deciding claim's figure ('' without one)."""
+        return self.figures[0].shown.text if self.figures else ""
+
+    @property
+    def measures(self) -> str:
+        """What the deciding figure is (its caption: a cell's tooltip)."""
+        return self.figures[0].shown.caption if self.figures else ""
 
 
 @dataclass
@@ -68,6 +96,49 @@ class GridRow:
 
     investigation: str
     cells: list[list[GridCell] | None]
+
+
+@dataclass
+class Agreement:
+    """How far the batches (runs) of one stack agree: how many of which kit, on which device, and per claim judged
+    the verdicts that differ between them (claim → verdict → how many batches)."""
+
+    device: str
+    kits: dict[str, int]
+    verdicts: int
+    differ: dict[str, dict[str, int]]
+
+    @property
+    def batches(self) -> int:
+        return sum(self.kits.values())
+
+    @property
+    def sentence(self) -> str:
+        """'4 batches of kit 0.1.0+g4679a42 on NVIDIA H200 agree on every one of their 62 verdicts.'"""
+        kits = " and ".join(f"{n} {'batch' if n == 1 else 'batches'} of kit {k or 'not recorded'}" if i == 0
+                            else f"{n} of kit {k or 'not recorded'}" for i, (k, n) in enumerate(self.kits.items()))
+        if self.batches < 2:
+            return f"{kits} on {self.device}: no other batch of this stack to compare its {self.verdicts} verdicts with."
+        if not self.differ:
+            return f"{kits} on {self.device} agree on every one of their {self.verdicts} verdicts."
+        return (f"{kits} on {self.device} agree on {self.verdicts - len(self.differ)} of their {self.verdicts} "
+                f"verdicts; they differ on {len(self.differ)}.")
+
+
+def agreement(stack_runs: list[Run]) -> Agreement:
+    """Whether the batches of one stack give every claim the same verdict (a claim a batch did not judge counts as
+    'not judged' there)."""
+    kits: dict[str, int] = {}
+    for run in stack_runs:
+        kits[kit_of(run)] = kits.get(kit_of(run), 0) + 1
+    claims = list(dict.fromkeys(cid for run in stack_runs for cid in run.verdicts))
+    differ = {}
+    for cid in claims:
+        said = [str((run.verdicts.get(cid) or {}).get("verdict") or "not judged") for run in stack_runs]
+        if len(set(said)) > 1:
+            differ[cid] = {v: said.count(v) for v in dict.fromkeys(said)}
+    device = str(stack_runs[0].environment.get("device") or stack_runs[0].device_type) if stack_runs else ""
+    return Agreement(device, kits, len(claims), differ)
 
 
 def stack_key(run: Run) -> tuple[str, ...]:
@@ -134,13 +205,21 @@ def answering_run(stack: Stack, investigation: str) -> Run | None:
         next((r for r in stack.runs if investigation in r.investigations), None)
 
 
-def deciding_figure(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None,
-                    device_type: str) -> tuple[str, str]:
-    """The figure that decided an answer and what it measures: the deciding claim's own figure (judgement data),
-    else the median of its rounds; ('', '') when the run could not measure it (needs CUDA) or the judge gave none."""
-    if not claim or answer.deciding_verdict == "needs_cuda":
-        return "", ""
-    return claim_figure(claim, device_type, band_unit(entry))
+def answer_figures(answer: Answer, run: Run, href: str, batches: list[Run] | None = None) -> list[CellFigure]:
+    """The figures of an answer: the deciding claim's, and for a mixed answer the first claim's of each other word
+    (Answer.parts), each as its judge returned it and linked to its claim, with its spread over `batches` (the
+    stack's runs) where it moves; [] when the run could not measure it (needs CUDA) or no judge gave a figure."""
+    if answer.deciding_verdict == "needs_cuda" or answer.state not in ("answered", "undecided"):
+        return []
+    out = []
+    for cid in answer.parts or [answer.deciding]:
+        one = shown(run.verdicts.get(cid), run.device_type)
+        if one is None:
+            continue
+        one.spread, one.runs = spread(cid, batches or [])
+        words = FIGURE_VERDICT.get(one.verdict, "") if answer.parts else ""
+        out.append(CellFigure(one, f"{href}#claim-{cid}", words))
+    return out
 
 
 def what_would_decide(answer: Answer, claim: dict[str, Any] | None, entry: dict[str, Any] | None) -> str:
@@ -160,42 +239,43 @@ def what_would_decide(answer: Answer, claim: dict[str, Any] | None, entry: dict[
     if claim.get("basis") == "none":
         return "its step did not run here"
     band = (entry or {}).get("band") or {}
-    if band and rounds_in(claim.get("data"), "")[1]:
-        return f"rounds straddle the band {band.get('lo')}–{band.get('hi')}{band_unit(entry)}: more rounds decide"
+    if band and has_rounds(claim.get("data")):
+        return "its rounds straddle the seed's band: more rounds decide"
     return "see the claim's evidence"
 
 
 def _show(value: Any) -> str:
-    """A seed condition in words: a range as min–max, a list joined with 'or'."""
+    """A seed condition in words: a range as min–max, a list joined with 'or', each value once."""
     if isinstance(value, dict) and set(value) <= {"min", "max"}:
         return f"{value.get('min', '…')}–{value.get('max', '…')}"
     if isinstance(value, (list, tuple)):
-        return " or ".join(map(str, value))
+        return " or ".join(map(str, dict.fromkeys(value)))
     return str(value)
 
 
-def cells(b: Block, entries: list[dict[str, Any]], href: str) -> list[GridCell]:
-    """The three cells of one investigation's block; `href` is the page holding its #claim-<id> rows."""
+def cells(b: Block, entries: list[dict[str, Any]], href: str, batches: list[Run] | None = None) -> list[GridCell]:
+    """The three cells of one investigation's block; `href` is the page holding its #claim-<id> rows, `batches` the
+    runs of its stack (a figure's spread over them)."""
     by_id = {e["id"]: e for e in entries}
     out = []
     for a in b.answers:
         if a.question not in QUESTIONS:
             continue
         claim = b.run.verdicts.get(a.deciding)
-        entry = by_id.get(a.deciding)
         verdict = a.deciding_verdict if a.state in ("answered", "undecided") else "none"
         if a.state == "answered" and a.headline == HEADLINES[a.question]["partly"]:
             verdict = "partly"  # a mix of holds and does not: the cell's colour follows its word, not one claim
-        figure, measures = deciding_figure(a, claim, entry, b.run.device_type) if a.state != "no_claims" else ("", "")
-        out.append(GridCell(a.question, CELL_WORDS.get(a.headline, a.headline), verdict, figure, measures,
+        out.append(GridCell(a.question, CELL_WORDS.get(a.headline, a.headline), verdict,
+                            answer_figures(a, b.run, href, batches),
                             f"{href}#claim-{a.deciding}" if a.deciding else "",
-                            what_would_decide(a, claim, entry), display.lists_in_text(a.sentence), b.run.name))
+                            what_would_decide(a, claim, by_id.get(a.deciding)), display.lists_in_text(a.sentence),
+                            b.run.name))
     return out
 
 
-def with_cells(b: Block, entries: list[dict[str, Any]], href: str = "") -> Block:
-    """The block with its grid cells by question, so that each answer shows its figure and what would decide it."""
-    b.cells = {c.question: c for c in cells(b, entries, href)}
+def with_cells(b: Block, entries: list[dict[str, Any]], href: str = "", batches: list[Run] | None = None) -> Block:
+    """The block with its grid cells by question, so that each answer shows its figures and what would decide it."""
+    b.cells = {c.question: c for c in cells(b, entries, href, batches)}
     return b
 
 
@@ -210,7 +290,8 @@ def grid(investigations: dict[str, list[dict[str, Any]]], columns: list[Stack], 
             run = answering_run(stack, inv)
             if run and run not in stack.used:
                 stack.used.append(run)
-            row.append(cells(block(inv, entries, run), entries, href_of(run)) if run else None)
+            batches = [r for r in stack.runs if judged(r, inv)]
+            row.append(cells(block(inv, entries, run), entries, href_of(run), batches) if run else None)
         rows.append(GridRow(inv, row))
     for stack in columns:
         stack.used.sort(key=lambda r: r.name, reverse=True)
@@ -227,34 +308,61 @@ HEAD_STYLE = ("<style>.kit-head{font:14px/1.4 system-ui,sans-serif;border-bottom
               ".kit-answers .v-refuted{background:#ffd6d6}"
               ".kit-answers .v-partly{background:#fff1c2}.kit-answers .v-not_reproduced{background:#e6e6ff}"
               ".kit-answers .v-inconclusive{background:#fde2c8}.kit-answers .v-needs_cuda{background:#eee}"
-              ".kit-answers .v-error{background:#ffb3b3}.kit-answers .decide{color:#555;font-style:italic}</style>")
+              ".kit-answers .v-error{background:#ffb3b3}.kit-answers .decide{color:#555;font-style:italic}"
+              ".kit-head small.id,.kit-head .where .where{color:#666;font-size:.8rem}.kit-head .links{font-size:.85rem}"
+              ".kit-answers .fig small{color:#555}</style>")
 
 
 def page_head_html(run: Run, investigation: str, entries: list[dict[str, Any]]) -> str:
-    """The top of a notebook page: investigation, stack, device, profile, run id and links to the run page and the
-    index of runs (one line of facts), for a page that travels alone."""
+    """The top of a notebook page, for a page that travels alone: yolo26kit and the kit version the run was made
+    with, the investigation (its name; the id beside it, small), the run's date and stack, its profile and run id,
+    and the links to the run page and the index of runs, each followed by where that page lies, so that a page sent
+    alone still says where to find them."""
+    from ..conclusion import name_of
+
     env = run.environment
-    facts = [f"<b>{_esc(investigation)}</b>", f"{_esc(run.device_type.upper())} · {_esc(env.get('device') or '?')}",
-             f"torch {_esc(env.get('torch') or '?')} · executorch {_esc(env.get('executorch') or '?')} · "
-             f"ultralytics {_esc(env.get('ultralytics') or '?')}",
-             f"profile {_esc(recorded_profile(run.meta, investigation))}",
-             f"run <code>{_esc(run.name)}</code>", "<a href='index.html'>this run's page</a>",
-             "<a href='../index.html'>all runs</a>"]
+    kit = env.get("kit") or "not recorded"
+    stack = [f"{run.device_type.upper()} · {env.get('device') or 'device not recorded'}",
+             *(f"{pkg} {env[pkg]}" for pkg in ("torch", "executorch", "ultralytics", "python") if env.get(pkg))]
+    facts = [f"<b>{_esc(name_of(investigation))}</b> <small class='id'>{_esc(investigation)}</small>",
+             f"yolo26kit <code>{_esc(kit)}</code>", _esc(run.date or "date not recorded"), *map(_esc, stack),
+             f"profile {_esc(recorded_profile(run.meta, investigation))}", f"run <code>{_esc(run.name)}</code>"]
+    links = [("index.html", "this run's page", f"{run.name}/index.html"),
+             ("../index.html", "all runs", f"index.html beside the folder {run.name}")]
+    away = " ".join(f"<span class='away'><a href='{href}'>{_esc(text)}</a><span class='where'> ({_esc(where)})</span>"
+                    "</span>" for href, text, where in links)
     spans = "".join(f"<span>{fact}</span>" for fact in facts)
-    return f"{HEAD_STYLE}<div class='kit-head'><div class='where'>{spans}</div></div>"
+    return f"{HEAD_STYLE}<div class='kit-head'><div class='where'>{spans}</div><div class='links'>{away}</div></div>"
 
 
 def answers_table_html(b: Block, entries: list[dict[str, Any]]) -> str:
-    """The three answers of a block as a small table: question, word, deciding figure, what would decide it, and
-    the answer's sentence when the conclusion above does not already say it."""
+    """The three answers of a block as a small table: question, word, its figures (each with its caption as a
+    tooltip and where it differs the device it was measured on), what would decide it, and the answer's sentence
+    when the conclusion above does not already say it."""
     rows = []
     for c in cells(b, entries, "index.html"):
         decide = f" <span class='decide'>{_esc(c.decide)}</span>" if c.decide else ""
         link = f"<a href='{_esc(c.href)}'>{_esc(c.word)}</a>" if c.href else _esc(c.word)
         rows.append(f"<tr data-question='{c.question}'><th>{_esc(GRID_LABELS[c.question])}</th>"
-                    f"<td class='v-{_esc(c.verdict)}'><b>{link}</b></td><td>{_esc(c.figure)}{decide}</td>"
+                    f"<td class='v-{_esc(c.verdict)}'><b>{link}</b></td><td>{figures_html(c)}{decide}</td>"
                     f"<td>{_esc(c.sentence if c.sentence not in b.said else '')}</td></tr>")
     return f"<table class='kit-answers'>{''.join(rows)}</table>" if rows else ""
+
+
+def figures_html(c: GridCell) -> str:
+    """A cell's figures: each its claim's figure as its judge returned it, linked to that claim, with the device it
+    was measured on where not the page's, how its verdict reads where the cell shows several, and its spread over
+    the stack's batches where it moves."""
+    parts = []
+    for f in c.figures:
+        one = f.shown
+        extra = " ".join(x for x in (one.elsewhere, f.verdict_words) if x)
+        spread = (f" <small class='spread' title='{_esc(', '.join(one.runs))}'>{_esc(one.spread)}</small>"
+                  if one.spread else "")
+        parts.append(f"<span class='fig' data-claim='{_esc(one.claim)}' title='{_esc(one.caption)}'>"
+                     f"<a href='{_esc(f.href)}'>{_esc(one.text)}</a>"
+                     + (f" <small>{_esc(extra)}</small>" if extra else "") + f"{spread}</span>")
+    return " · ".join(parts)
 
 
 def _esc(text: Any) -> str:

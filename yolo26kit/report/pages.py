@@ -23,9 +23,10 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import bisect_page, display, figures, grid, matrix_page
-from .. import findings
-from ..conclusion import clip, conclude
+from . import bisect_page, display, grid, matrix_page
+from .. import __version__, findings
+from ..conclusion import clip, conclude, name_of
+from ..verdicts import path_name
 from .answers import (DECISIVE, HEADLINES, POLARITY, QUESTION_LABELS, QUESTIONS, SENTENCE_LIMIT, UNDECIDED,
                        UNTESTABLE_LEDGER, Answer, Block, Cell, Coverage, Run, investigations_in, sources_of, answer,
                        answering_runs, answers, block, compare, conclusion_html, coverage, find_runs, first_sentence,
@@ -38,12 +39,13 @@ __all__ = ["TEMPLATES_DIR", "TEMPLATES", "NOTEBOOK_TEMPLATE", "MAX_TABLE_ROWS", 
            "Answer", "verdict_counts", "answer", "answers", "conclusion_html", "Coverage", "untestable_entries",
            "coverage", "Block", "block", "Cell", "compare", "judged", "answering_runs", "newest_per_device",
            "trace_link", "frames_html", "table_html", "time_split_bar", "cond_value", "render_run", "run_page",
-           "render_index", "index_page", "notebook_and_conclusion"]
+           "render_index", "index_page", "notebook_and_conclusion", "verdict_name", "seed_name"]
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(TEMPLATES_DIR), autoescape=jinja2.select_autoescape(["html", "j2"])
 )
+TEMPLATES.filters["words"] = display.marks_as_words  # quoted text (a seed's words, evidence) without emoji marks
 NOTEBOOK_TEMPLATE = TEMPLATES_DIR / "notebook_offline.html.j2"  # nbconvert's lab template, offline
 MAX_TABLE_ROWS = 80  # larger tables stay in the notebook HTML and results.json
 LONG_CELL = 160  # characters; a longer table cell folds into <details>
@@ -92,10 +94,7 @@ def notebook_and_conclusion(ipynb: Path) -> tuple[Any, str]:
         return nb, ""
     inv = res.get("investigation", stem)
     entries = ledger().get(inv, [])
-    claims = {c["id"]: c for c in res.get("claims", []) if isinstance(c, dict) and c.get("id")}
-    device_type = str((res.get("environment") or {}).get("device_type") or "")
-    headline = figures.measured_headline(conclude(res, entries), claims, entries, device_type)
-    return nb, notebook_head(ipynb.parent, inv, entries) + conclusion_html(headline) + \
+    return nb, notebook_head(ipynb.parent, inv, entries) + conclusion_html(conclude(res, entries)) + \
         _answers_of(ipynb.parent, inv, entries)
 
 
@@ -122,15 +121,21 @@ def verdicts_html(results_path: Path) -> str:
         claims = findings.read_results(results_path).get("claims") or []
     except (ValueError, OSError, json.JSONDecodeError):
         return ""
-    rows = "".join(f"<tr><td><span class='kit-v v-{html.escape(str(c.get('verdict')))}'>"
-                   f"{html.escape(str(c.get('verdict')))}</span></td><td><code>{html.escape(str(c.get('id')))}</code></td>"
-                   f"<td>{html.escape(display.lists_in_text(first_sentence(c.get('evidence', ''), 200)))}</td></tr>"
+    rows = "".join(f"<tr><td><span class='kit-v v-{html.escape(str(c.get('verdict')))}' title='"
+                   f"{html.escape(str(c.get('verdict')))}'>{html.escape(verdict_name(str(c.get('verdict'))))}</span>"
+                   f"</td><td><code>{html.escape(str(c.get('id')))}</code></td>"
+                   f"<td>{html.escape(_said(c.get('evidence', '')))}</td></tr>"
                    for c in claims if isinstance(c, dict))
     if not rows:
         return ""
     return (f"<details class='kit-verdicts' open><summary>verdicts of this run ({len(claims)})</summary>"
             "<table class='kit-answers'><tr><th>verdict</th><th>claim</th><th>what the run found</th></tr>"
             f"{rows}</table></details>")
+
+
+def _said(evidence: str) -> str:
+    """An evidence's first sentence as a table cell shows it: lists as text, status marks as words."""
+    return display.marks_as_words(display.lists_in_text(first_sentence(evidence, 200)))
 
 
 def lift_main_plot(nb: Any) -> Any:
@@ -278,6 +283,7 @@ def _scalar(value: Any) -> str:
 
 def _fold(text: str) -> Markup:
     """A cell's text, folded into <details> (its start as the summary) when it is long."""
+    text = display.marks_as_words(text)
     if len(text) <= LONG_CELL:
         return Markup(html.escape(text))
     return Markup(f"<details class='cell'><summary>{html.escape(clip(text, 100))}</summary>"
@@ -329,6 +335,10 @@ def table_html(rows: list[dict[str, Any]], run_dir: Path) -> Markup:
                 cell = trace_link(_scalar(value), run_dir)
             elif c == "status" and isinstance(value, str) and value in STEP_STATUSES:
                 cell = Markup(f"<span class='step {value}'>{value}</span>")
+            elif isinstance(value, str) and display.mark_html(value):
+                cell = Markup(display.mark_html(value))
+            elif c in display.PATH_COLUMNS and isinstance(value, str) and path_name(value) != value:
+                cell = Markup(f"<span title='{html.escape(value)}'>{html.escape(path_name(value))}</span>")
             else:
                 cell = _fold(_scalar(value))
             cells.append(f"<td>{cell}</td>")
@@ -380,17 +390,47 @@ def _common() -> dict[str, Any]:
     """Names both page templates use."""
     return {"labels": QUESTION_LABELS, "first_sentence": first_sentence, "pretty": _pretty,
             "verdicts": findings.VERDICTS, "cond_value": cond_value, "basis_words": BASIS_WORDS,
-            "basis_labels": BASIS_LABELS, "grid_labels": grid.GRID_LABELS}
+            "basis_labels": BASIS_LABELS, "grid_labels": grid.GRID_LABELS, "name_of": name_of,
+            "verdict_name": verdict_name, "seed_name": seed_name, "kit_version": __version__}
+
+
+# Verdicts as people read them (the id stays in the chip's class and tooltip).
+VERDICT_NAMES = {"not_reproduced": "not reproduced", "needs_cuda": "needs CUDA", "not judged": "not judged"}
+
+
+def verdict_name(verdict: str) -> str:
+    """A verdict in words: 'not reproduced', 'needs CUDA'; the others as they are."""
+    return VERDICT_NAMES.get(verdict, verdict.replace("_", " "))
+
+
+def seed_name(source: str) -> str:
+    """A seed by its title ('seed 003: Toto CUDA graphs optimization fix …'), the kit's own claims as such; a
+    file the seed list lacks by its name."""
+    source = str(source or "")  # an entry without a source (a run's claim the ledger lacks) reads as ''
+    if source == "kit":
+        return "the kit's own claims"
+    titles = {s.get("file"): s.get("title") for s in _seeds()}
+    number = source.split("_", 1)[0]
+    return f"seed {number}: {titles[source]}" if titles.get(source) else source
+
+
+def _seeds() -> list[dict[str, str]]:
+    """data/seeds.json: each seed file with its title ([] when unreadable)."""
+    try:
+        return json.loads((findings.DATA / "seeds.json").read_text())
+    except (OSError, ValueError):
+        return []
 
 
 def cond_value(value: Any) -> str:
-    """A condition's value as a reader wants it: a range as min–max, a list as 'a or b', None as '—'."""
+    """A condition's value as a reader wants it: a range as min–max, a list as 'a or b' with each value once, None
+    as '—'."""
     if value is None or value == "":
         return "—"
     if isinstance(value, dict) and set(value) <= {"min", "max"}:
         return f"{value.get('min', '…')}–{value.get('max', '…')}"
     if isinstance(value, (list, tuple)):
-        return " or ".join(cond_value(v) for v in value)
+        return " or ".join(dict.fromkeys(cond_value(v) for v in value))
     return str(value)
 
 
@@ -449,7 +489,7 @@ def run_page(run_dir: Path, present: frozenset[str] = frozenset()) -> str:
     book = ledger()
     invs = investigations_in(book, [run])
     ran = [inv for inv in invs if inv in run.investigations]
-    blocks = [grid.with_cells(block(inv, invs[inv], run), invs[inv]) for inv in ran]
+    blocks = [grid.with_cells(block(inv, invs[inv], run), invs[inv], "", [run]) for inv in ran]
     columns = grid.stacks([run])
     grid_rows = grid.grid({inv: invs[inv] for inv in ran}, columns, lambda _run: "")
     claim_rows = []
@@ -472,6 +512,12 @@ def run_page(run_dir: Path, present: frozenset[str] = frozenset()) -> str:
     return page
 
 
+def _batches_of(columns: list[grid.Stack], run: Run, investigation: str) -> list[Run]:
+    """The runs of the stack `run` belongs to that judged the investigation (its batches), [run] alone without one."""
+    stack = next((s for s in columns if run in s.runs), None)
+    return [r for r in stack.runs if judged(r, investigation)] if stack else [run]
+
+
 def render_index(root: Path, title: str = "") -> Path:
     """Write root/index.html (index_page)."""
     target = Path(root) / "index.html"
@@ -492,7 +538,8 @@ def index_page(root: Path, title: str = "") -> str:
     columns = grid.stacks(runs)
     grid_rows = grid.grid(invs, columns, lambda run: f"{run.rel}/index.html")
     groups = [{"investigation": inv, "sources": sources_of(entries),
-               "blocks": [grid.with_cells(block(inv, entries, run), entries, f"{run.rel}/index.html")
+               "blocks": [grid.with_cells(block(inv, entries, run), entries, f"{run.rel}/index.html",
+                                          _batches_of(columns, run, inv))
                           for run in answering_runs(current, inv)]}
               for inv, entries in invs.items()]
     comparison = []

@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+from ..conclusion import name_of
 from .answers import find_runs
 from .pages import index_page, notebook_and_conclusion, notebook_pages, offline, run_page
 
@@ -142,7 +143,7 @@ def single_file(target: Path, out: Path | None = None) -> Path:
             else:
                 page = (run_dir / f"{stem}.nocode.html").read_text(encoding="utf-8")
             pages[f"{prefix}{stem}.nocode.html"] = page
-            labels[f"{prefix}{stem}.nocode.html"] = stem
+            labels[f"{prefix}{stem}.nocode.html"] = name_of(stem)  # its name for people; the id is the page's
         for path in sorted(run_dir.iterdir()):
             if path.is_file() and path.name.endswith(SINGLE_FILE_DOWNLOADS):
                 kind = "application/json" if path.suffix == ".json" else "text/plain"
@@ -157,7 +158,8 @@ def single_file(target: Path, out: Path | None = None) -> Path:
         sources.append(f'<script type="text/html" id="kit-src-{n}">{_script_safe(body)}</script>')
         if rel.endswith("index.html") and (not single_run or rel == "index.html") and nav:
             nav.append("<span class='sep'></span>")
-        nav.append(f'<a href="#page={html.escape(pid)}" data-page="{html.escape(pid)}">{html.escape(labels[rel])}</a>')
+        nav.append(f'<a href="#page={html.escape(pid)}" data-page="{html.escape(pid)}" title="{html.escape(pid)}">'
+                   f'{html.escape(labels[rel])}</a>')
     title = f"yolo26kit · {target.name}"
     doc = ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
            f"<title>{html.escape(title)}</title><style>"

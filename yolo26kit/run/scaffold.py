@@ -121,13 +121,12 @@ JUDGE = '''"""One judge per claim of data/claims/$name.json, each reading the me
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 import pandas as pd
 
 from ... import findings
-from ...verdicts import Judgement, all_none_some, band
+from ...verdicts import Judgement, all_none_some, band, count_figure, median_round, rounds_figure
 from .measure import CALLS, Row
 
 ATOL = 1e-5  # |compiled − eager| that still counts as the same result (float32, fused kernels reorder sums)
@@ -143,9 +142,11 @@ def judge_compiled_matches_eager(rows: list[Row]) -> Judgement:
     worst = max(r.max_abs_diff for r in ran)
     evidence = (f"{len(held)} of {len(ran)} sizes match eager within {ATOL:g} (worst max |Δ| {worst:.2g})"
                 + (f"; did not run: {'; '.join(failed)}" if failed else ""))
+    devices = sorted({r.device for r in ran})
     return Judgement(all_none_some(len(held), len(ran)), evidence,
-                     {"held": len(held), "sizes": len(ran), "max_abs_diff": worst},
-                     run={"device": sorted({r.device for r in ran})})
+                     {"held": len(held), "sizes": len(ran), "max_abs_diff": worst}, run={"device": devices},
+                     figure=count_figure(len(held), len(ran), "sizes match eager", f"sizes whose compiled result is "
+                                         f"eager's within {ATOL:g}", device=devices, mode="torch.compile"))
 
 
 def judge_compiles_once(rows: list[Row]) -> Judgement:
@@ -156,9 +157,11 @@ def judge_compiles_once(rows: list[Row]) -> Judgement:
     once = [r for r in ran if r.graphs == 1]
     evidence = (f"{len(once)} of {len(ran)} sizes compiled one graph for {CALLS} calls"
                 + "".join(f"; size {r.size}: {r.graphs} graphs" for r in ran if r.graphs != 1))
+    devices = sorted({r.device for r in ran})
     return Judgement(all_none_some(len(once), len(ran)), evidence,
-                     {"once": len(once), "sizes": len(ran), "graphs": [r.graphs for r in ran]},
-                     run={"device": sorted({r.device for r in ran})})
+                     {"once": len(once), "sizes": len(ran), "graphs": [r.graphs for r in ran]}, run={"device": devices},
+                     figure=count_figure(len(once), len(ran), "sizes compile once", f"sizes that compiled one graph "
+                                         f"for {CALLS} calls", device=devices, mode="torch.compile"))
 
 
 def judge_compiled_faster(rows: list[Row]) -> Judgement:
@@ -171,9 +174,12 @@ def judge_compiled_faster(rows: list[Row]) -> Judgement:
     ratios = [e / c for e, c in zip(largest.eager_ms, largest.compiled_ms) if e > 0 and c > 0]
     if not ratios:
         return Judgement("inconclusive", f"size {largest.size}: could not time (a round's net time was not positive)")
-    evidence = (f"size {largest.size}: compiled is {statistics.median_high(ratios):.2f}× eager's speed "
+    evidence = (f"size {largest.size}: compiled is {median_round(ratios):.2f}× eager's speed "
                 f"(rounds {min(ratios):.2f}–{max(ratios):.2f}×; band {lo:g}–{hi:g}×)")
-    return Judgement(band(ratios, lo, hi), evidence, {"ratios": ratios}, run={"device": largest.device})
+    return Judgement(band(ratios, lo, hi), evidence, {"ratios": ratios}, run={"device": largest.device},
+                     figure=rounds_figure(ratios, "×", "eager's time over the compiled subject's, rounds timed in "
+                                          "turn", shape=f"size {largest.size}", device=largest.device,
+                                          mode="torch.compile"))
 
 
 JUDGES = {
@@ -221,35 +227,29 @@ Imported without torch (the pages render without it): only the kit's conclusion 
 
 from __future__ import annotations
 
-import statistics
+from ...conclusion import PLAIN, View, plain
 
-from ...conclusion import PLAIN, View, num, numbers, plain, span
-
+NAME = "$title"  # the investigation's name for people: pages head it with this (its id small beside it)
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
 DEVICE = "any"
 MATCH, ONCE, FASTER = "$name.compiled_matches_eager", "$name.compiles_once", "$name.compiled_faster"
 
 
 def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
-    """Sentences by question and the headline figure of one $name run; each needs its claim's verdict."""
+    """Sentences by question and the headline of one $name run; each needs its claim's verdict, and every number is
+    a figure its judge returned (View.quote), never one computed here."""
     out: dict[str, str] = {}
-    held, sizes = r.data(MATCH, "held"), r.data(MATCH, "sizes")
-    if r.v(MATCH) and sizes:
-        out["bites"] = f"Compiled and eager agree at {held} of {sizes} sizes: the claim {PLAIN.get(r.v(MATCH), r.v(MATCH))}."
+    if r.v(MATCH) and r.quote(MATCH):
+        out["bites"] = f"Compiled and eager agree: {r.quote(MATCH)} (the claim {PLAIN.get(r.v(MATCH), r.v(MATCH))})."
     else:
         out["bites"] = plain(r, MATCH, "torch.compile matches eager")
-    once, tried = r.data(ONCE, "once"), r.data(ONCE, "sizes")
-    costs = [f"{once} of {tried} sizes compiled one graph for repeated calls" if r.v(ONCE) and tried else ""]
-    ratios = numbers(r.data(FASTER, "ratios"))
-    figure = None
-    if r.v(FASTER) and ratios:
-        costs.append(f"the compiled subject runs at {span(ratios, '×')} eager's speed, round by round "
+    costs = [r.quote(ONCE) if r.v(ONCE) else ""]
+    if r.v(FASTER) and r.quote(FASTER):
+        costs.append(f"the compiled subject runs at {r.quote(FASTER)} eager's speed "
                      f"(the claim {PLAIN.get(r.v(FASTER), r.v(FASTER))})")
-        figure = {"value": f"{num(statistics.median(ratios))}×", "label": "compiled vs eager speed, median round",
-                  "claim": FASTER}
     if any(costs):
         out["cost"] = "Cost: " + "; ".join(c for c in costs if c) + "."
-    return out, figure
+    return out, {"claim": FASTER}  # the headline: that claim's figure, filled in by conclusion.conclude
 '''
 
 LEDGER = [

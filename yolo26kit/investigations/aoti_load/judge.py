@@ -48,8 +48,10 @@ def judge_load_crash_cause(rows: pd.DataFrame) -> Judgement:
         return Judgement("not_reproduced", f"{(as_is.status == 'ok').sum()} of {len(as_is)} packages loaded and ran as "
                          f"they are on torch {release} (max |Δ| vs eager {diffs.max():.1e}); nothing crashed, so no "
                          "workaround was applied", data, run=run,
-                         figure=count_figure(0, len(as_is), "packages crash on load", "AOT Inductor packages loaded as they are"))
-    figure = count_figure(len(crashed), len(as_is), "packages crash on load", "AOT Inductor packages loaded as they are")
+                         figure=count_figure(0, len(as_is), "packages crash on load", "AOT Inductor packages loaded as "
+                                             "they are", model="two-op model", device=run["device"]))
+    figure = count_figure(len(crashed), len(as_is), "packages crash on load", "AOT Inductor packages loaded as they are",
+                          model="two-op model", device=run["device"])
     crash = (Finding("aoti_load.static_libstdcxx_crash", f"Loading an AOT Inductor package crashes the process on torch "
                      f"{release}", f"{len(crashed)} of {len(as_is)} packages crashed as they are "
                      f"({crashed.signal.iloc[0]}); top frames: {clip(crashed.frames.iloc[0], 300)}"

@@ -49,7 +49,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ... import findings, verdicts
-from ...verdicts import Judgement
+from ...verdicts import Judgement, count_figure, derived_figure, one_figure
 from .judge_cost import (index_kernels_of, kernels_of, judge_different_kernels, judge_memory_lower,
                          judge_speedup_medium, judge_speedup_small)
 from .kernel import (MASKED_FILL_DISPATCH, assert_numbers, build_date, dispatches_to_masked_fill, fires, load_issues,
@@ -98,12 +98,22 @@ DERIVED_WHY = ("derived from the seed's own assert message and configuration wit
                "(assert_numbers); nothing this run measured on its device or torch enters the verdict")
 
 
-def _derived(claim_id: str, verdict: str, evidence: str, data: dict[str, Any], res: Results) -> Judgement:
+def _derived(claim_id: str, verdict: str, evidence: str, data: dict[str, Any], res: Results,
+             figure: Any = None) -> Judgement:
     """A verdict computed from the seed's own numbers: basis derived, the run's real conditions beside the seed's,
     each marked as not deciding (nothing measured on them is used)."""
     run = {"device": _run_devices_of(res) or ["cpu"], "torch": res.torch_version}
     run = {k: run.get(k, "") for k in _conditions(claim_id)}
-    return Judgement(verdict, evidence, data, "derived", run, {k: DERIVED_WHY for k in _conditions(claim_id)})
+    return Judgement(verdict, evidence, data, "derived", run, {k: DERIVED_WHY for k in _conditions(claim_id)},
+                     figure=figure)
+
+
+SEED_SHAPE = "32x5x49"  # the seed's mask ([batch·heads, queries, H·W]) in the assert message's numbers
+
+
+def _seed_figure(value: Any, unit: str, measures: str) -> Any:
+    """A figure derived from the seed's assert message, under the seed's conditions (its mask, on CUDA)."""
+    return derived_figure(value, unit, measures, shape=SEED_SHAPE, device="cuda")
 
 
 def _run_devices_of(res: Results) -> list[str]:
@@ -137,7 +147,9 @@ def judge_equivalent(res: Results) -> Judgement:
               f"on {', '.join(devs)} (kinds: {'; '.join(dict.fromkeys(eq['case']))}) — " + ", ".join(f"{k} {v}/{n}" for k, v in others.items())
               + "; masked_fill returns a new tensor where the original writes in place")
     verdict = "confirmed" if mf == n and bi == n else "partly" if mf == n else "refuted"
-    return Judgement(verdict, detail, {"equal": others, "cases": n}, "measured", {"device": devs})
+    return Judgement(verdict, detail, {"equal": others, "cases": n}, "measured", {"device": devs},
+                     figure=count_figure(mf, n, "cases equal", "cases where masked_fill equals the NumPy reference",
+                                         shape=sorted(set(eq["shape"])) if "shape" in eq else None, device=devs))
 
 
 def _pair(row: pd.Series) -> str:
@@ -226,7 +238,9 @@ def judge_bool_index_alternative(res: Results) -> Judgement:
         why = f"it returned a different result than the reference on this run ({n - bi} of {n} cases)"
         return Judgement("refuted", f"{text}: not identical results, so not a replacement", {"equal": bi, "cases": n},
                          "measured", {"device": devs, "torch": res.torch_version},
-                         {"device": why, "torch": why})
+                         {"device": why, "torch": why},
+                         figure=count_figure(bi, n, "cases equal", "cases where bool_index_put equals the NumPy "
+                                             "reference", device=devs))
     cuda = _cuda_attempts(res.trig)
     version = _attempt_torch(cuda, res) if len(cuda) else res.torch_version
     if len(cuda) and _in_torch_range(cid, version):
@@ -246,9 +260,13 @@ def judge_bool_index_alternative(res: Results) -> Judgement:
            "PyTorch since July 2021 (before 1.11) and seen on 1.12.1 (#87287)"
            + ("" if kernels is None else ", and this run's CUDA kernels agree with it"))
     run = {"device": _run_devices_of(res) or devs, "torch": res.torch_version}
+    figure = (one_figure(len(kernels), "indexing kernels", "indexing kernels bool_index_put launches",
+                         device="cuda", mode="deterministic algorithms off and on") if kernels is not None else
+              _seed_figure("masked_fill_" if holds else "index_put_", "dispatch", "where PR #61612's rule sends the "
+                           "seed's call"))
     return Judgement("confirmed" if away else "refuted", evidence,
                      {"equal": bi, "dispatch_rule": holds, "index_kernels": kernels}, "both" if kernels is not None
-                     else "derived", run, {"device": why, "torch": why})
+                     else "derived", run, {"device": why, "torch": why}, figure=figure)
 
 
 def _bool_index_measured(cuda: pd.DataFrame, text: str, bi: int, version: str) -> Judgement | None:
@@ -264,7 +282,8 @@ def _bool_index_measured(cuda: pd.DataFrame, text: str, bi: int, version: str) -
     verdict = "refuted" if len(alt_fired) else "confirmed"
     return Judgement(verdict, f"{text}; {seen}" + (f" — {_fired_text(alt_fired)}" if len(alt_fired) else ""),
                      {"equal": bi, "original_fired": len(orig_fired), "alternative_fired": len(alt_fired)},
-                     "measured", run)
+                     "measured", run, figure=count_figure(len(alt_fired), len(alt), "attempts assert", "sort-path "
+                                                          "CUDA attempts of bool_index_put that assert", device="cuda"))
 
 
 def _not_reproducible_derived(res: Results, seen: str) -> Judgement:
@@ -288,7 +307,9 @@ def _not_reproducible_derived(res: Results, seen: str) -> Judgement:
                                      f"snippets under deterministic algorithms on torch {lo}–{hi}, numbers the "
                                      f"arithmetic reproduces: {listed}. Synthetic, well-formed input asserts every "
                                      f"time once a row is all True and deterministic algorithms are on. {seen}"),
-                    {"synthetic": list(synthetic), "snippets": [r["number"] for r in snippets]}, res)
+                    {"synthetic": list(synthetic), "snippets": [r["number"] for r in snippets]}, res,
+                    _seed_figure(f"{synthetic[0]} vs {synthetic[1]}", "(lhs vs rhs)", "the assert's numbers the "
+                                 "kernel arithmetic gives a synthetic mask with every row all True"))
 
 
 def judge_not_reproducible(res: Results) -> Judgement:
@@ -311,13 +332,16 @@ def judge_not_reproducible(res: Results) -> Judgement:
     if not _in_torch_range(cid, version):
         return _not_reproducible_derived(res, f"Measured, not deciding: {seen}; torch {version} is not one of "
                                               f"{_range_text(cid)}, whose kernel the claim is about.")
+    figure = count_figure(len(fired), len(line), "attempts assert", "synthetic-mask CUDA attempts of the seed's line "
+                          "that assert", device="cuda", mode="deterministic algorithms off and on")
     if len(fired):
-        return Judgement("refuted", f"{seen} — {_fired_text(fired)}", {"fired": len(fired)}, "measured", run)
+        return Judgement("refuted", f"{seen} — {_fired_text(fired)}", {"fired": len(fired)}, "measured", run,
+                         figure=figure)
     if covering.empty:
         return _not_reproducible_derived(res, f"Measured, not deciding: {seen}: the attempts lack the setting the "
                                               "assert needs (deterministic algorithms, ≥1 all-True row).")
     return Judgement("confirmed", f"{seen}: synthetic masks do not reproduce it on this torch, not even there",
-                     {"fired": 0, "covering": len(covering)}, "measured", run)
+                     {"fired": 0, "covering": len(covering)}, "measured", run, figure=figure)
 
 
 def judge_data_independent(res: Results) -> Judgement:
@@ -341,12 +365,15 @@ def judge_data_independent(res: Results) -> Judgement:
             (varied if by_share.any() and not by_share.all() else always if by_share.all() else []).append(
                 f"{form} {shape}: " + ", ".join(f"{p}% {'asserts' if f else 'no assert'}" for p, f in by_share.items()))
         run = {"device": "cuda", "torch": version}
+        figure = count_figure(len(varied), len(varied) + len(always), "shapes assert at some shares only", "shapes "
+                              "the seed's line was tried at with several shares of all-True rows", device="cuda",
+                              mode="deterministic algorithms on")
         if varied:
             return Judgement("refuted", f"on torch {version}, same shape, different contents: " + "; ".join(varied),
-                             {"varied": varied}, "measured", run)
+                             {"varied": varied}, "measured", run, figure=figure)
         if always:
             return Judgement("confirmed", f"on torch {version} the seed's line asserts at every share of all-True rows: "
-                                          + "; ".join(always), {"always": always}, "measured", run)
+                                          + "; ".join(always), {"always": always}, "measured", run, figure=figure)
         measured_txt = (f"; this run's CUDA attempts on torch {version} cannot decide (no shape tried at several "
                         "shares with an assert)")
     cfg = res.seed_config
@@ -366,7 +393,9 @@ def judge_data_independent(res: Results) -> Judgement:
             f"0 all-True rows → {zero[0]} vs {zero[1]} ({'assert' if fires(*zero) else 'no kernel launch, no assert'}), "
             f"1 → {one[0]} vs {one[1]} ({'assert' if fires(*one) else 'no assert'}){measured_txt}")
     verdict = "refuted" if fires(*one) and not fires(*zero) else "inconclusive"
-    return _derived(cid, verdict, text, {"zero": list(zero), "one": list(one), "slice_size": hw}, res)
+    return _derived(cid, verdict, text, {"zero": list(zero), "one": list(one), "slice_size": hw}, res,
+                    _seed_figure(rhs, "all-True rows", "the rows the seed's 'N vs M' counts: the indexed all-True "
+                                 "rows of the mask, i.e. its contents"))
 
 
 def judge_ratio_spatial(res: Results) -> Judgement:
@@ -385,14 +414,17 @@ def judge_ratio_spatial(res: Results) -> Judgement:
     text = (f"{lhs} / {rhs} = {ratio:g}; the kernel compares linearIndex.numel()·sliceSize·nElemBefore with the value's "
             f"elements, and the mask [{cfg['batch']}·{cfg['heads']}, {cfg['queries']}, H·W] has {rows} rows")
     data = {"ratio": ratio, "rows": rows}
+    figure = _seed_figure(ratio, "elements per indexed row", "lhs / rhs of the seed's assert message")
     if not whole:
         return _derived(cid, "refuted", f"{text}: {rhs} indexed rows with a whole slice each cannot give {lhs}, so the "
-                                        "ratio is not one row's spatial slice", data, res)
+                                        "ratio is not one row's spatial slice", data, res, figure)
     if not square:
-        return _derived(cid, "refuted", f"{text}: a slice of {int(ratio)} elements per row is not a square H×W", data, res)
+        return _derived(cid, "refuted", f"{text}: a slice of {int(ratio)} elements per row is not a square H×W", data,
+                        res, figure)
     return _derived(cid, "confirmed", (f"{text}: {rhs} indexed rows × sliceSize {int(ratio)} = H·W = {side}×{side} "
                                        f"vs the value expanded to the {rhs} rows only — the value lacks the spatial "
-                                       f"({side}×{side}) dimension of each row"), {**data, "slice_size": int(ratio)}, res)
+                                       f"({side}×{side}) dimension of each row"), {**data, "slice_size": int(ratio)},
+                    res, figure)
 
 
 def judge_assert_trigger(res: Results) -> Judgement:
@@ -418,17 +450,19 @@ def judge_assert_trigger(res: Results) -> Judgement:
             f"the 1.11–2.0 arithmetic predicts {len(predicted)}, of which {len(hit)} assert; {sum(exact)} with the "
             f"predicted numbers" + (f" — {_fired_text(fired)}" if len(fired) else ""))
     data = {"fired": len(fired), "attempts": len(cuda), "predicted": len(predicted), "hit": len(hit)}
+    figure = count_figure(len(hit), len(predicted), "predicted attempts assert", "CUDA attempts the 1.11–2.0 "
+                          "arithmetic says fail that assert", device="cuda")
     if not _in_torch_range(cid, version):
         return Judgement("inconclusive", f"{text}. The claim is about the kernel of torch {_range_text(cid)}; torch "
                                          f"{version} is outside it: a CUDA run on one of those releases is needed "
                                          f"({_no_wheel_text()}). Model: {model_txt}", data, "measured", run)
     if len(off_path) or (len(predicted) and hit.empty):
-        return Judgement("refuted", text, data, "measured", run)
+        return Judgement("refuted", text, data, "measured", run, figure=figure)
     if predicted.empty:
         return Judgement("inconclusive", f"{text}: no attempt had the setting the claim names (deterministic "
                                          "algorithms or accumulate=True with ≥1 all-True row)", data, "measured", run)
     verdict = "confirmed" if len(hit) == len(predicted) and all(exact) else "partly"
-    return Judgement(verdict, text, data, "measured", run)
+    return Judgement(verdict, text, data, "measured", run, figure=figure)
 
 
 def judge_updates_fix(res: Results) -> Judgement:
@@ -449,7 +483,9 @@ def judge_updates_fix(res: Results) -> Judgement:
     verdict = verdicts.all_none_some(len(predicted) - len(still), len(predicted))
     return Judgement(verdict, (f"{len(still)} of {len(predicted)} CUDA attempts that the 1.11–2.0 kernel arithmetic says "
                                f"fail (the seed's torch was built {build_date(res.seed_message)}) still assert on torch "
-                               f"{version}"), {"predicted": len(predicted), "still": len(still)}, "both", run)
+                               f"{version}"), {"predicted": len(predicted), "still": len(still)}, "both", run,
+                     figure=count_figure(len(still), len(predicted), "still assert", "CUDA attempts the 1.11–2.0 "
+                                         f"arithmetic says fail that still assert on torch {version}", device="cuda"))
 
 
 JUDGES: dict[str, Callable[[Results], Judgement]] = {

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Any
 
 import pandas as pd
 
 from ... import findings, verdicts
-from ...verdicts import Judgement
+from ...verdicts import Judgement, count_figure, extreme_figure, rounds_figure
 from .measure import DISTURBED_FACTOR, Results
 from .model import ORIGINAL, Shape, parse_shape, shape_label
 
@@ -54,7 +53,7 @@ def speed_rounds(bench: pd.DataFrame, dev: str, shape: Shape) -> tuple[str, list
         return (f"{label}: could not time — net time per round {ORIGINAL} {o} ms, masked_fill {f} ms: in some round "
                 "the call took no longer than the input copy timed beside it (too busy a machine)"), None
     ratios = [a / b for a, b in zip(o, f)]
-    mid = statistics.median_high(ratios)
+    mid = verdicts.median_round(ratios)  # the rounds rule's median, as every figure of rounds
     text = (f"{label}: {ORIGINAL}/masked_fill = {mid:.2f}× (masked_fill {'faster' if mid > 1 else 'not faster'}; "
             f"median of {len(ratios)} rounds timed in turn: {', '.join(f'{r:.2f}' for r in ratios)}×; "
             f"{ORIGINAL} {_ms(orig.get('net_ms'))} vs "
@@ -121,6 +120,21 @@ def combine_modes(decisions: dict[bool, str | None], leanings: dict[bool, str] |
     return verdict if all((leanings or {}).get(mode) == verdict for mode in undecided) else "inconclusive"
 
 
+SPEED_MEASURES = "the original's net time over masked_fill's, rounds timed in turn"
+
+
+def _speed_figure(rows: pd.DataFrame, shape: str, res: Results) -> Any:
+    """The speed claim's figure: the median round of the mode with deterministic algorithms off (PyTorch's
+    default; the other mode is in the evidence), else of the mode timed."""
+    timed = [(bool(r["deterministic"]), _timed_rounds(r)) for _, r in rows.iterrows() if not r.get("error")]
+    timed = sorted((t for t in timed if t[1]), key=lambda t: t[0])
+    if not timed:
+        return None
+    det, rounds = timed[0]
+    return rounds_figure(rounds, "×", SPEED_MEASURES, shape=shape, device="cuda", mode=MODE_WORDS[det].split(" (")[0],
+                         rows_all_true=f"{res.full_percent}%")
+
+
 def _judge_speed_rounds(res: Results, claim_id: str, seed_txt: str, data: dict[str, Any]) -> Judgement:
     """A speed claim from the rounds timed until decided (speed_rounds_table), deterministic algorithms off and on."""
     lo, hi = findings.band_of(claim_id)
@@ -145,7 +159,7 @@ def _judge_speed_rounds(res: Results, claim_id: str, seed_txt: str, data: dict[s
     text = (f"cuda {shape}, {res.full_percent}% of (image, query) rows all True — "
             + "; ".join(_mode_text(r, lo, hi) for _, r in cuda.iterrows()) + f"; {seed_txt} ({rule})")
     return Judgement(verdict, f"{text}. {cpu_txt}".rstrip(". ") + ".", data, "measured",
-                     {"device": "cuda", "shape": shape})
+                     {"device": "cuda", "shape": shape}, figure=_speed_figure(cuda, shape, res))
 
 
 def _judge_speed(res: Results, claim_id: str) -> Judgement:
@@ -176,7 +190,10 @@ def _judge_speed(res: Results, claim_id: str) -> Judgement:
     why = {"confirmed": "two thirds of the rounds and their median inside (the rounds rule)",
            "refuted": "two thirds of the rounds and their median outside (the rounds rule)",
            "inconclusive": "rounds on both sides of an edge, neither side holding two thirds and the median"}[verdict]
-    return Judgement(verdict, f"{cuda_txt} ({common}); {seed_txt}: {why}. {cpu_txt}", data, "measured", run)
+    figure = rounds_figure(ratios, "×", SPEED_MEASURES, shape=shape_label(shape), device="cuda",
+                           mode="deterministic algorithms off", rows_all_true=f"{res.full_percent}%")
+    return Judgement(verdict, f"{cuda_txt} ({common}); {seed_txt}: {why}. {cpu_txt}", data, "measured", run,
+                     figure=figure)
 
 
 def judge_speedup_small(res: Results) -> Judgement:
@@ -235,8 +252,8 @@ def judge_memory_lower(res: Results) -> Judgement:
                                + "; ".join(f"{s}: masked_fill {f:,} B vs {ORIGINAL} {o:,} B" for s, f, o in pairs)
                                + f"{allocator_txt}. {cpu_txt}"),
                      {"cuda": {s: [f, o] for s, f, o in pairs}, "allocator_equal": same}, "measured", {"device": "cuda"},
-                     figure=verdicts.Figure(max(ratios), "×", "masked_fill's peak of new tensors over the original's "
-                                            "(largest of the shapes)") if ratios else None)
+                     figure=extreme_figure(ratios, "×", "masked_fill's peak of new tensors over the original's",
+                                           shape=[s for s, _, _ in pairs], device="cuda") if ratios else None)
 
 
 KERNEL_COLUMNS = ("cuda kernels", "cuda kernels (deterministic)")
@@ -283,4 +300,7 @@ def judge_different_kernels(res: Results) -> Judgement:
     if not orig_idx:
         return Judgement("inconclusive", f"{text} — no kernel of the original has index/nonzero/sort in its name, so "
                                          "this run cannot tell its indexing kernels", data, "measured", {"device": "cuda"})
-    return Judgement("refuted" if shared else "confirmed", text, data, "measured", {"device": "cuda"})
+    return Judgement("refuted" if shared else "confirmed", text, data, "measured", {"device": "cuda"},
+                     figure=count_figure(len(shared), len(orig_idx), "shared", "the original's indexing kernels that "
+                                         "masked_fill launches too", device="cuda",
+                                         mode="deterministic algorithms off and on"))

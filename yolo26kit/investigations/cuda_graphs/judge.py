@@ -11,8 +11,10 @@ import torch
 from ...conclusion import clip
 from ...bench import timing
 from ...findings import band_of
-from ...verdicts import Figure, Judgement, all_none_some, band, combine, count_figure, rounds_figure
+from ...verdicts import (Judgement, all_none_some, band, combine, count_figure, extreme_figure, figure_conditions,
+                         one_figure, pooled_figure, rounds_figure)
 from . import judge_toto
+from .conclude import graphs_words
 from .measure import (Config, Results, capture_class, case_label, case_setting, launches_of_eager,
                       row_outputs)
 from .measures import max_abs_diff, spread_decision
@@ -60,6 +62,30 @@ def _run(res: Results, rows: list[dict[str, Any]], **extra: Any) -> dict[str, An
         if values := _values(rows, key):
             run[name] = values
     return {**run, **extra}
+
+
+def _where(res: Results, rows: list[dict[str, Any]], **more: Any) -> dict[str, Any]:
+    """A figure's conditions: the kit forecaster, its batch, the device, and the modes and settings of `rows`."""
+    run = _run(res, rows)
+    where = {"model": "kit forecaster", "batch": res.config.batch, "device": run["device"], "mode": run.get("mode"),
+             "capture_scalar_outputs": run.get("capture_scalar_outputs"), "graph_partition": run.get("graph_partition")}
+    return figure_conditions(**{**where, **more})
+
+
+def _graphed_where(res: Results, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """_where of reduce-overhead rows, with what their profiled decode steps replay: graph replays and loose kernel
+    launches (a page says "full CUDA graphs" only where the loose launches are none)."""
+    def counts(key: str) -> Any:
+        values = sorted({int(r.get(key) or 0) for r in rows})
+        return values[0] if len(values) == 1 else values
+
+    return _where(res, rows, graph_replays=counts("graph_launches"), loose_kernel_launches=counts("kernel_launches"))
+
+
+def _rows_words(rows: list[dict[str, Any]]) -> str:
+    """graphs_words of reduce-overhead rows' profiled decode steps."""
+    return graphs_words([int(r.get("graph_launches") or 0) for r in rows],
+                        [int(r.get("kernel_launches") or 0) for r in rows])
 
 
 def _describe(res: Results, rows: list[dict[str, Any]]) -> str:
@@ -140,7 +166,8 @@ def judge_item_skips(res: Results) -> Judgement:
                  + "; graphs launched where " + ", ".join(case_setting(r) for r, h in zip(rows, held) if not h))
     return Judgement(verdict, text, {"classes": [_captured(res, r) for r in rows], "skipped": held},
                      run=_run(res, rows), figure=count_figure(sum(held), len(held), "cases skip CUDA graphs",
-                                                              ".item() + capture on under reduce-overhead"))
+                                                              ".item() + capture on under reduce-overhead",
+                                                              **_where(res, rows)))
 
 
 def judge_item_local_scalar_dense(res: Results) -> Judgement:
@@ -157,7 +184,10 @@ def judge_item_local_scalar_dense(res: Results) -> Judgement:
             f"{', '.join(map(str, eager_reads)) or '-'} aten::_local_scalar_dense calls in a profiled step ({res.device})")
     seen = [n > 0 for n in in_graph + eager_reads]
     return Judgement(all_none_some(sum(seen), len(seen)), text, {"in_graph": in_graph, "profiled": eager_reads},
-                     run=_run(res, on + off))
+                     run=_run(res, on + off),
+                     figure=count_figure(sum(seen), len(seen), "cases read it", ".item() cases with "
+                                         "aten._local_scalar_dense in the traced graph (capture on) or the profiled "
+                                         "step (capture off)", **_where(res, on + off)))
 
 
 def _syncs(rows: list[dict[str, Any]]) -> list[int]:
@@ -181,7 +211,7 @@ def judge_item_syncs(res: Results) -> Judgement:
         text += " — it holds in part: only " + ", ".join(case_label(r) for r, s in zip(rows, syncs) if s) + " sync"
     return Judgement(verdict, text, {"syncs": syncs}, run=_run(res, rows),
                      figure=count_figure(sum(s > 0 for s in syncs), len(syncs), "item cases sync",
-                                         "stream synchronisations in a decode step"))
+                                         "stream synchronisations in a decode step", **_where(res, rows)))
 
 
 def judge_item_capture_scalar(res: Results) -> Judgement:
@@ -223,7 +253,9 @@ def judge_item_capture_scalar(res: Results) -> Judgement:
         text += (" — it holds in part: " + "; ".join(f"{k}: {'holds' if v else 'fails'}" for k, v in parts.items())
                  + ". int() with capture on gives the same graph (see int_enables)")
     run = _run(res, basis_rows, **({"mode": ["default"]} if irrelevant else {}))
-    return Judgement(verdict, text, {"parts": parts}, run=run, irrelevant=irrelevant)
+    return Judgement(verdict, text, {"parts": parts}, run=run, irrelevant=irrelevant,
+                     figure=count_figure(sum(parts.values()), len(parts), "senses hold", "senses of 'cannot be "
+                                         "captured': (a) by Dynamo, (b) by CUDA graphs", **_where(res, basis_rows)))
 
 
 def _last_frame(row: dict[str, Any]) -> str:
@@ -244,7 +276,10 @@ def judge_partition_non_gpu_ops(res: Results) -> Judgement:
             return Judgement("not_reproduced", "the only cases that can log a graph partition (item, capture on, "
                              f"graph partition on) end before any partition is logged: {_ended(failed)}"
                              + "".join(f" (raised at {_last_frame(r)})" for r in failed if _last_frame(r)),
-                             {"failed": [r["error"] for r in failed]}, run=_run(res, failed))
+                             {"failed": [r["error"] for r in failed]}, run=_run(res, failed),
+                             figure=count_figure(0, len(failed), "cases run to the end", "the cases that can log a "
+                                                 "graph partition (item, capture on, partition on)",
+                                                 **_where(res, failed)))
         if res.device == "cpu" or any(r["status"] == "skipped" for r in res.rows):
             return _no_graph_rows(res, "graph partitions for CUDA graphs happen on CUDA only", **where)
         return Judgement("error", "no item reduce-overhead case with capture on and graph partition on was run "
@@ -255,12 +290,16 @@ def judge_partition_non_gpu_ops(res: Results) -> Judgement:
     text = (f"{literal} 'non gpu ops' partition messages and {len(split)}/{len(rows)} item reduce-overhead cases "
             f"(capture on, partition on) with a non-cudagraphable partition (reasons: {', '.join(reasons) or 'none'}; "
             + ", ".join(f"{case_setting(r)}: {r.get('partitions')}" for r in rows) + ")")
+    messages = one_figure(literal, "'non gpu ops' messages", "partition messages the item reduce-overhead cases log "
+                          "(capture on, partition on)", **_where(res, rows))
     if literal:
-        return Judgement("confirmed", text, {"messages": literal}, run=_run(res, rows))
+        return Judgement("confirmed", text, {"messages": literal}, run=_run(res, rows), figure=messages)
     if split:
         return Judgement("partly", text + " — it holds in part: the graph is partitioned around a non-GPU op, but "
-                         "the log says so in other words on this torch", {"split": len(split)}, run=_run(res, rows))
-    return Judgement("not_reproduced", text, {}, run=_run(res, rows))
+                         "the log says so in other words on this torch", {"split": len(split)}, run=_run(res, rows),
+                         figure=count_figure(len(split), len(rows), "cases partitioned", "item reduce-overhead cases "
+                                             "with a non-cudagraphable partition", **_where(res, rows)))
+    return Judgement("not_reproduced", text, {}, run=_run(res, rows), figure=messages)
 
 
 def judge_int_enables(res: Results) -> Judgement:
@@ -281,7 +320,10 @@ def judge_int_enables(res: Results) -> Judgement:
                 + (f" (the reduce-overhead cases did not run to the end: {_ended(_failed(res, mode='reduce-overhead', **where))})"
                    if _failed(res, mode="reduce-overhead", **where) else ""),
                 {"flagged": flagged, "item_flagged": item_flagged},
-                run=_run(res, traced, mode=["default"]), irrelevant={"device": TRACE_NOT_DEVICE, "mode": TRACE_NOT_MODE})
+                run=_run(res, traced, mode=["default"]), irrelevant={"device": TRACE_NOT_DEVICE, "mode": TRACE_NOT_MODE},
+                figure=count_figure(sum(bool(f) for f in flagged), len(flagged), "traced graphs hold a refused node",
+                                    "int() + capture on graphs whose node Inductor's cudagraph check refuses",
+                                    **_where(res, traced)))
         return _no_graph_rows(res, f"int {_cpu_note(res, 'int')}; item {_cpu_note(res, 'item')}", **where)
     int_classes = [_captured(res, r) for r in rows]
     item_rows = _ro_rows(res, variant="item", capture_scalar_outputs=True)
@@ -307,7 +349,8 @@ def judge_int_enables(res: Results) -> Judgement:
                      + ", not with " + ", ".join(case_setting(r) for r, f in zip(rows, full) if not f))
     return Judgement(verdict, evidence, {"int": int_classes, "item": item_by}, run=_run(res, rows),
                      figure=count_figure(sum(full), len(full), "int() cases fully graphed",
-                                         "int() + capture on cases whose decode step replays one CUDA graph"))
+                                         "int() + capture on cases whose decode step replays one CUDA graph (input "
+                                         "copies aside)", **_where(res, rows)))
 
 
 def judge_int_no_sync(res: Results) -> Judgement:
@@ -330,7 +373,8 @@ def judge_int_no_sync(res: Results) -> Judgement:
         text += " — it holds in part: no sync in " + ", ".join(case_label(r) for r, s in zip(rows, syncs) if not s)
     return Judgement(verdict, text, {"syncs": syncs}, run=_run(res, rows),
                      figure=count_figure(sum(s == 0 for s in syncs), len(syncs), "int() cases without a sync",
-                                         "compiled int() + capture on cases with no stream sync in a decode step"))
+                                         "compiled int() + capture on cases with no stream sync in a decode step",
+                                         **_where(res, rows)))
 
 
 def judge_mutated_inputs(res: Results) -> Judgement:
@@ -348,17 +392,22 @@ def judge_mutated_inputs(res: Results) -> Judgement:
                       f"{p.get('graph_launches')} graph / {p.get('kernel_launches')} kernel launches"
                       for p in probe)
     text = f"{len(in_model)} of {len(_ro_rows(res))} model cases (cache in module buffers) log it; probe: {parts}"
+    where = _where(res, _ro_rows(res), mode=["reduce-overhead"])
     if not in_model and not hits:
-        return Judgement("not_reproduced", text, {}, run=run)
+        return Judgement("not_reproduced", text, {}, run=run,
+                         figure=count_figure(0, len(_ro_rows(res)) + len(probe), "cases log it", "model and probe "
+                                             "cases that log 'skipping cudagraphs due to mutated inputs'", **where))
     logged = [(f"the probe's cache passed as {p['cache']}", p.get("graph_launches", 0)) for p in hits]
     logged += [(case_label(r), r.get("graph_launches", 0)) for r in in_model]
     ungraphed = [name for name, launches in logged if not launches]
+    figure = count_figure(len(logged) - len(ungraphed), len(logged), "steps still graphed", "steps that log "
+                          "'mutated inputs' and still replay CUDA graphs", **where)
     if not ungraphed:
         return Judgement("confirmed", text + " — every step that logs it is still replayed from CUDA graphs", {},
-                         run=run)
+                         run=run, figure=figure)
     return Judgement("partly", text + " — it holds in part: (a) the message comes from cache updates ("
                      + ", ".join(name for name, _ in logged) + "); (b) fails: no CUDA graph is launched in the step of "
-                     + ", ".join(ungraphed), {"ungraphed": ungraphed}, run=run)
+                     + ", ".join(ungraphed), {"ungraphed": ungraphed}, run=run, figure=figure)
 
 
 def _on_toto(res: Results, judge: Any) -> Judgement | None:
@@ -413,13 +462,15 @@ def judge_speedup(res: Results) -> Judgement:
     pooled = [v for ratios in per.values() for v in ratios]
     verdict = band(pooled, lo, hi)
     cfg = res.config
-    text = (f"default compile / reduce-overhead forecast time, round by round (timed in turn), with full CUDA graphs "
+    words = _rows_words(timed)
+    text = (f"default compile / reduce-overhead forecast time, round by round (timed in turn), with {words} "
             f"(d_model={cfg.d_model}, n_layers={cfg.n_layers}, batch={cfg.batch}): "
             + "; ".join(f"{k}: {', '.join(f'{v:.2f}' for v in ratios)}×" for k, ratios in per.items())
             + f"; the seed's band {lo:g}–{hi:g}×"
             + (" — rounds fall on both sides of a band edge" if verdict == "inconclusive" else ""))
     return Judgement(verdict, text, {"ratios": per}, run=_run(res, timed),
-                     figure=rounds_figure(pooled, "×", "forecast time, default compile / full CUDA graphs"))
+                     figure=rounds_figure(pooled, "×", "forecast time, default compile / reduce-overhead",
+                                          **_graphed_where(res, timed)))
 
 
 def judge_first_inference(res: Results) -> Judgement:
@@ -442,8 +493,10 @@ def judge_first_inference(res: Results) -> Judgement:
             f"{'cases whose compile came first in their process' if cold is not rows else 'every full-graph case'}; "
             f"{sum(bool(r.get('fxgraph_cache_hit')) for r in cold)}/{len(cold)} hit the FX graph cache) vs a steady "
             f"{min(r['median_ms'] for r in cold):.2f} ms; the seed's band {lo:g}–{hi:g} s, for Toto")
-    return Judgement(verdict, text, {"first_s": firsts}, run=_run(res, cold),
-                     figure=Figure(firsts[0], "s", "first forecast with full CUDA graphs, compile included"))
+    measures = "first forecast with reduce-overhead, compile included"
+    figure = (rounds_figure(firsts, "s", measures, **_graphed_where(res, cold)) if len(firsts) > 1
+              else one_figure(firsts[0], "s", measures, **_graphed_where(res, cold)))
+    return Judgement(verdict, text, {"first_s": firsts}, run=_run(res, cold), figure=figure)
 
 
 def judge_memory(res: Results) -> Judgement:
@@ -473,8 +526,10 @@ def judge_memory(res: Results) -> Judgement:
             + f"; 'slightly higher': above {lo:g}× and at most {hi:g}×")
     if verdict == "partly":
         text += " — it holds in part: only for " + ", ".join(case_label(r) for (r, _, _), i in zip(pairs, inside) if i)
-    return Judgement(verdict, text, {"ratios": ratios}, run=_run(res, [p[0] for p in pairs]),
-                     figure=Figure(max(ratios), "×", "peak CUDA memory, full CUDA graphs / default compile (largest)"))
+    graphed = [p[0] for p in pairs]
+    return Judgement(verdict, text, {"ratios": ratios}, run=_run(res, graphed),
+                     figure=extreme_figure(ratios, "×", "peak CUDA memory, reduce-overhead / default compile",
+                                           **_graphed_where(res, graphed)))
 
 
 def judge_consistent_latency(res: Results) -> Judgement:
@@ -500,9 +555,13 @@ def judge_consistent_latency(res: Results) -> Judgement:
         text += f"; Toto itself not timed: {judge_toto.failure(toto, torch_release=str(res.stack.get('torch')))}"
     ratios = {k: shares["value"] for k, (_, shares) in decided.items()}
     verdict = combine([v or "inconclusive" for v, _ in decided.values()], len(timed))
-    return Judgement(verdict, text, {"spread_ratios": ratios}, run=_run(res, timed),
-                     figure=Figure(min(ratios.values()), "×", "relative spread of single forecasts, default "
-                                   "compile's over full CUDA graphs', all rounds pooled (lowest case)"),
+    measures = f"{judge_toto.spread_name()} of single forecasts, default compile's over reduce-overhead's"
+    figure = (pooled_figure(ratios[case_label(with_calls[0])], "×", measures,
+                            len(_rounds(with_calls[0])["per_call_ms"]["graphs"]), **_graphed_where(res, with_calls))
+              if len(with_calls) == 1 else
+              extreme_figure(ratios.values(), "×", measures + ", all rounds pooled per case", largest=False,
+                             **_graphed_where(res, with_calls)))
+    return Judgement(verdict, text, {"spread_ratios": ratios}, run=_run(res, timed), figure=figure,
                      findings=(found,) if found else ())
 
 
@@ -533,8 +592,11 @@ def judge_accuracy(res: Results) -> Judgement:
     else:
         verdict = "partly"
         evidence += f" — it holds in part: within atol {res.atol:g} (accuracy unchanged), but not identical"
+    compared = [eager["int"], eager["item"]] + [r for r, _ in pairs]
     return Judgement(verdict, evidence, {"eager_bitwise": bitwise, "fix_vs_item": [d for _, d in pairs]},
-                     run=_run(res, [eager["int"], eager["item"]] + [r for r, _ in pairs]))
+                     run=_run(res, compared),
+                     figure=extreme_figure(deltas, "abs. difference", "int() against .item() forecasts, in eager "
+                                           "and under each compile mode and setting", **_where(res, compared)))
 
 
 def judge_tensor_position(res: Results) -> Judgement:
@@ -555,7 +617,8 @@ def judge_tensor_position(res: Results) -> Judgement:
         text += " — it holds in part: only with " + ", ".join(case_setting(r) for r, g in zip(rows, good) if g)
     return Judgement(verdict, text, {"full": good}, run=_run(res, rows),
                      figure=count_figure(sum(good), len(good), "tensor cases fully graphed, no sync",
-                                         "tensor-position cases replaying one CUDA graph with no stream sync"))
+                                         "tensor-position cases replaying one CUDA graph (input copies aside) with no "
+                                         "stream sync", **_where(res, rows)))
 
 
 JUDGES = {

@@ -15,9 +15,12 @@ from typing import Any
 import torch
 
 from ...conclusion import clip
+from ... import findings
 from ...findings import band_of
-from ...verdicts import MARGIN, Figure, Finding, Judgement, band, band_decision, rounds_figure, unmet
-from .measures import SPREAD_BAND, paired_rounds, pooled_spread_ratio, spread, spread_decision
+from ...verdicts import (MARGIN, Finding, Judgement, band, band_decision, figure_conditions, one_figure, pooled_figure,
+                         rounds_figure, unmet)
+from .conclude import graphs_words
+from .measures import SPREAD_BAND, paired_rounds, pooled_spread_ratio, spread, spread_decision, spread_kind
 
 SEED_VARIANT = "seed_int"
 MIB = 2 ** 20
@@ -78,6 +81,16 @@ def failure(row: dict[str, Any] | None, mode: str = "reduce_overhead", torch_rel
     where = f" at {sub['where']}" if sub.get("where") else ""
     return (f"{mode.replace('_', '-')} compile of {_size(row)} failed{on} after {sub.get('seconds', 0):.0f} s: "
             f"{clip(sub.get('error'), 220)}{where}")
+
+
+def _where(res: Any, row: dict[str, Any]) -> dict[str, Any]:
+    """A Toto figure's conditions: model, batch, device, mode, the capture setting and what its decode step replays."""
+    sub = row.get("reduce_overhead") or {}
+    return figure_conditions(model="Toto", batch=(row.get("run") or {}).get("batch"),
+                             device=torch.device(res.device).type, mode="reduce-overhead",
+                             capture_scalar_outputs=bool(row.get("capture_scalar_outputs", True)),
+                             graph_replays=sub.get("graph_launches"), loose_kernel_launches=sub.get("kernel_launches"),
+                             graph_breaks=sub.get("graph_breaks"))
 
 
 def _graphed(sub: dict[str, Any]) -> str:
@@ -166,7 +179,8 @@ def judge_speedup(res: Any, row: dict[str, Any]) -> Judgement:
             + ", ".join(f"{v:.2f}" for v in speedups) + f"× (medians {_ms(summary, 'default')} vs "
             f"{_ms(summary, 'graphs')}); {_graphed(row['reduce_overhead'])}; the seed's {SEED_WORDS['speedup']}")
     return Judgement(verdict, text, {"speedups": speedups, "rounds": len(speedups)}, run=_run(res, row),
-                     figure=rounds_figure(speedups, "×", "Toto's forecast, default compile / reduce-overhead time"))
+                     figure=rounds_figure(speedups, "×", "Toto's forecast time, default compile / reduce-overhead",
+                                          **_where(res, row)))
 
 
 def _ms(summary: dict[str, Any], name: str) -> str:
@@ -191,7 +205,8 @@ def judge_first_inference(res: Any, row: dict[str, Any]) -> Judgement:
         return Judgement("error", text + " — the compile was not cold, so the figure does not count", basis="none",
                          run=_run(res, row))
     return Judgement(band_decision([first], lo, hi) or "inconclusive", text, {"first_s": first}, run=_run(res, row),
-                     figure=Figure(first, "s", "Toto's first forecast with reduce-overhead, cold compile included"))
+                     figure=one_figure(first, "s", "Toto's first forecast with reduce-overhead, cold compile included",
+                                       **_where(res, row)))
 
 
 def memory_ratio(row: dict[str, Any]) -> tuple[float, float] | None:
@@ -223,7 +238,7 @@ def judge_memory(res: Any, row: dict[str, Any]) -> Judgement:
             f"+{ro.get('mem_reserved_added', 0) / MIB:.0f}"
             f" vs +{de.get('mem_reserved_added', 0) / MIB:.0f} MiB); 'slightly higher': above {lo:g}× and at most "
             f"{hi:g}×; the seed's {SEED_WORDS['memory']}")
-    figure = Figure(ratio, "×", "Toto's peak CUDA memory, reduce-overhead / default compile")
+    figure = one_figure(ratio, "×", "Toto's peak CUDA memory, reduce-overhead / default compile", **_where(res, row))
     data = {"ratio": ratio, "added_mib": added}
     if bool(ro.get("cold")) != bool(de.get("cold")):
         # each peak includes what its compile allocated, which depends on the cache protocol: seen on an H100, the
@@ -251,24 +266,42 @@ def judge_consistent_latency(res: Any, row: dict[str, Any]) -> Judgement:
                                                                 rounds, shares),
                      {"spread_ratio": shares["value"], "spread_ratios": rounds.get("spread_ratios") or [],
                       "resamples_agreeing": max(shares["inside"], shares["outside"])}, run=_run(res, row),
-                     figure=Figure(shares["value"], "×", "Toto's relative spread of single forecasts, default "
-                                   "compile's over reduce-overhead's, all rounds pooled"))
+                     figure=pooled_figure(shares["value"], "×", f"Toto's {spread_name()} of single forecasts, default "
+                                          "compile's over reduce-overhead's", len(rounds["per_call_ms"]["graphs"]),
+                                          **_where(res, row)))
+
+
+def spread_name() -> str:
+    """The spread the consistency claim is judged on, in words (the ledger's `spread.kind`)."""
+    return {"relative": "relative spread (p90 − p10) / median",
+            "absolute": "spread p90 − p10 in milliseconds"}[spread_kind()]
 
 
 def spread_evidence(what: str, graphed: str, rounds: dict[str, Any], shares: dict[str, float]) -> str:
-    """The consistency claim's evidence: both pooled spreads, their ratio, the resamples and the rounds' own ratios."""
-    per_call, lo = rounds["per_call_ms"], SPREAD_BAND[0]
+    """The consistency claim's evidence: the judged spread (the ledger's, and why), both pooled spreads, their ratio,
+    the resamples and the rounds' own ratios, and the other spread beside, not judged."""
+    per_call, lo, kind = rounds["per_call_ms"], SPREAD_BAND[0], spread_kind()
     g, d = (spread([v for calls in per_call[k] for v in calls]) for k in ("graphs", "default"))
     per_round = [v for v in map(pooled_spread_ratio, ([pair] for pair in paired_rounds(per_call))) if not math.isnan(v)]
-    return (f"relative spread (p90 − p10) / median of {what}, {len(per_call['graphs'])} rounds of "
-            f"{rounds.get('calls_per_round')} calls each timed in turn, all calls pooled: {d['rel_spread']:.1%} with "
-            f"the default compile vs {g['rel_spread']:.1%} with {graphed} ({shares['value']:.2f}×; "
+    judged = (f"{d['rel_spread']:.1%} with the default compile vs {g['rel_spread']:.1%} with {graphed}"
+              if kind == "relative" else f"{_ms_span(d)} with the default compile vs {_ms_span(g)} with {graphed}")
+    beside = (f"In milliseconds p90 − p10 is {_ms_span(d)} with the default compile vs {_ms_span(g)} with {graphed} "
+              "(not judged)" if kind == "relative" else
+              f"Relative to the median it is {d['rel_spread']:.1%} vs {g['rel_spread']:.1%} (not judged)")
+    return (f"{spread_name()} of {what}, {len(per_call['graphs'])} rounds of {rounds.get('calls_per_round')} calls "
+            f"each timed in turn, all calls pooled: {judged} ({shares['value']:.2f}×; "
             f"{max(shares['inside'], shares['outside']):.0%} of resamples of whole rounds on one side of "
             f"{lo:g}×, {shares['edge']:.0%} within {MARGIN:.0%} of it; round by round "
             + (f"{min(per_round):.2f}–{max(per_round):.2f}×" if per_round else "none")
             + f"); 'more consistent': at least {lo:g}× (steadier with CUDA graphs by the rules' {MARGIN:.0%} margin, "
-            f"an edge kept clear by that margin too). In milliseconds p90 − p10 is {_ms_span(d)} with the default "
-            f"compile vs {_ms_span(g)} with {graphed}: the judged spread is relative, as the two medians differ")
+            f"an edge kept clear by that margin too); the seed's words mean the {kind} spread: {spread_why()}. "
+            f"{beside}")
+
+
+def spread_why() -> str:
+    """Why the consistency claim is judged on its spread, from its ledger entry."""
+    entry = findings.ledger_entry("cuda_graphs.consistent_latency")
+    return str((entry.get("spread") or {}).get("why") or "the ledger gives no reason").rstrip(".")
 
 
 def _ms_span(s: dict[str, float]) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import statistics
 import time
 from typing import Any, Callable, Iterator, Sequence
 
@@ -152,19 +151,48 @@ def paired_rounds(per_call_ms: dict[str, list[list[float]]]) -> list[tuple[list[
     return list(zip(per_call_ms.get("graphs") or [], per_call_ms.get("default") or []))
 
 
-def pooled_spread_ratio(rounds: Sequence[tuple[list[float], list[float]]]) -> float:
-    """Default's relative spread over graphs', each over every call of `rounds` pooled: above 1, CUDA graphs were
-    steadier. Pooled because p10 and p90 of one round's 20 calls are its 3rd and 18th: one H200 batch's rounds read
-    0.79 to 1.25, so a median of rounds sat on the edge; pooled, eight batches read 0.70 to 0.95."""
-    g = spread([v for calls, _ in rounds for v in calls])
-    d = spread([v for _, calls in rounds for v in calls])
-    return d["rel_spread"] / g["rel_spread"] if g.get("rel_spread", 0) > 0 else math.inf
+CONSISTENCY_CLAIM = "cuda_graphs.consistent_latency"
+# The two spreads a "more consistent" can mean; the claim's ledger entry (`spread.kind`, with its reason) picks one.
+SPREADS: dict[str, Callable[[dict[str, float]], float]] = {
+    "relative": lambda s: s["rel_spread"],
+    "absolute": lambda s: s["p90_ms"] - s["p10_ms"],
+}
+
+
+def spread_kind() -> str:
+    """Which spread the seed's "more consistent" means, from the claim's ledger entry: relative or absolute."""
+    from ...findings import ledger_entry  # lazy: measures runs in step processes that never read the ledger
+
+    kind = str((ledger_entry(CONSISTENCY_CLAIM).get("spread") or {}).get("kind") or "relative")
+    if kind not in SPREADS:
+        raise ValueError(f"{CONSISTENCY_CLAIM}: spread.kind {kind!r} is not one of {', '.join(SPREADS)}")
+    return kind
+
+
+def spread_of(samples_ms: list[float], kind: str = "") -> float:
+    """The judged spread (spread_kind, or `kind`) of individually timed calls; nan without calls."""
+    s = spread(samples_ms)
+    return SPREADS[kind or spread_kind()](s) if s.get("calls") else math.nan
+
+
+def pooled_spread_ratio(rounds: Sequence[tuple[list[float], list[float]]], kind: str = "") -> float:
+    """Default's spread over graphs' (the ledger's spread_kind, or `kind`), each over every call of `rounds` pooled:
+    above 1, CUDA graphs were steadier. Pooled because p10 and p90 of one round's 20 calls are its 3rd and 18th: one
+    H200 batch's rounds read 0.79 to 1.25, so a median of rounds sat on the edge; pooled, eight batches read 0.70 to
+    0.95."""
+    kind = kind or spread_kind()
+    g = spread_of([v for calls, _ in rounds for v in calls], kind)
+    d = spread_of([v for _, calls in rounds for v in calls], kind)
+    return d / g if g > 0 else math.inf
 
 
 def spread_decision(per_call_ms: dict[str, list[list[float]]],
                     min_rounds: int = 1) -> tuple[str | None, dict[str, float]]:
-    """The pooled spread ratio against SPREAD_BAND, resampling whole rounds (verdicts.pooled_decision)."""
-    return pooled_decision(paired_rounds(per_call_ms), pooled_spread_ratio, *SPREAD_BAND, min_rounds=min_rounds)
+    """The pooled spread ratio (the ledger's spread_kind) against SPREAD_BAND, resampling whole rounds
+    (verdicts.pooled_decision)."""
+    kind = spread_kind()
+    return pooled_decision(paired_rounds(per_call_ms), lambda rounds: pooled_spread_ratio(rounds, kind), *SPREAD_BAND,
+                           min_rounds=min_rounds)
 
 
 def rounds_in_turn(fns: dict[str, Callable[[], Any]], device: str, lo: float, hi: float, calls: int = 20,
@@ -202,11 +230,6 @@ def rounds_in_turn(fns: dict[str, Callable[[], Any]], device: str, lo: float, hi
     return {"speedups": speedups, "spread_ratios": spreads, "calls_per_round": calls,
             "per_call_ms": per_call, "speed_verdict": band(speedups, lo, hi),
             "summary": {name: spread([v for r in rounds for v in r]) for name, rounds in per_call.items()}}
-
-
-def median(values: list[float]) -> float:
-    """The median (nan for none)."""
-    return statistics.median(values) if values else math.nan
 
 
 @contextlib.contextmanager

@@ -5,20 +5,11 @@ Imported without torch (the pages render without it): only the kit's conclusion 
 
 from __future__ import annotations
 
-from typing import Any
+from ...conclusion import PLAIN, UNDECIDED, View, plain
 
-from ...conclusion import PLAIN, UNDECIDED, View, num, numbers, plain, span
-
+NAME = "YOLO26 deployment paths"  # its name for people: pages head it with this, the id small beside
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
 DEVICE = "cuda"
-
-
-def _seed_model_pair(pairs: Any) -> dict[str, Any] | None:
-    """xnnpack_vs_eager's pair for the seed's yolo26n (else the first) with its per-round ratios, None without."""
-    usable = [p for p in pairs if isinstance(p, dict) and numbers(p.get("rounds"))] if isinstance(pairs, list) else []
-    pair = next((p for p in usable if p.get("model") == "yolo26n"), usable[0] if usable else None)
-    return {"model": pair.get("model"), "rounds": numbers(pair.get("rounds"))} if pair else None
-
 
 # deployment_paths.cuda_aoti_backbone_only's data "kind" → what the back-end did with the whole model
 _ET_CUDA_WHOLE_MODEL = {"failed": "fails to lower the whole YOLO26", "ran_differs": "runs the whole YOLO26 but "
@@ -30,6 +21,8 @@ _ET_CUDA_WHOLE_MODEL = {"failed": "fails to lower the whole YOLO26", "ran_differ
 _BACKBONE_ALONE = {"lowers": "; the backbone alone lowers", "refused": "; the backbone alone does not lower either",
                    "release": "; the backbone alone fails on this executorch release only (a later release's view "
                               "pass maps the split_copy it is refused for)"}
+# the cost claims, the one measured on the run's GPU first: a CUDA run's headline is a CUDA figure
+COSTS = ("deployment_paths.gpu_latency", "deployment_paths.xnnpack_vs_eager")
 
 
 def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
@@ -45,30 +38,20 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
         out["bites"] = plain(r, "deployment_paths.cuda_aoti_backbone_only",
                              "CUDA AOT Inductor runs only the backbone")
     fixes = []
-    correct, tried = (r.data("deployment_paths.xnnpack_all_variants", k) for k in ("correct", "tried"))
-    variants = (correct, tried) if isinstance(correct, int) and isinstance(tried, int) else None
-    if variants and r.v("deployment_paths.xnnpack_all_variants") not in UNDECIDED:
-        fixes.append(f"XNNPACK lowered, ran and matched eager on {variants[0]} of {variants[1]} variants tried")
-    working = r.data("deployment_paths.torch_compile_alternative", "working")
-    modes = (working, 2) if isinstance(working, int) else None
-    if modes and r.v("deployment_paths.torch_compile_alternative") not in UNDECIDED:
-        fixes.append(f"torch.compile ran the whole model correctly in {modes[0]} of {modes[1]} modes")
+    for cid, what in (("deployment_paths.xnnpack_all_variants", "XNNPACK"),
+                      ("deployment_paths.torch_compile_alternative", "torch.compile on CUDA")):
+        quoted = r.quote(cid)
+        if quoted and r.v(cid) not in UNDECIDED:
+            fixes.append(f"{what}: {quoted}")
     if fixes:
         out["fix"] = "; ".join(fixes) + "."
-    figure = None
-    pair = _seed_model_pair(r.data("deployment_paths.xnnpack_vs_eager", "pairs"))
     v = r.v("deployment_paths.xnnpack_vs_eager")
-    if pair and v not in UNDECIDED:
-        out["cost"] = (f"On this machine's CPU {pair['model']} on XNNPACK takes {span(pair['rounds'], '×')} eager "
-                       f"PyTorch's time, round by round (the seed's XNNPACK-beats-eager claim {PLAIN[v]}).")
-    fastest = [row for row in r.table("fastest") if row.get("median_ms") is not None]
-    fastest.sort(key=lambda row: (str(row.get("device")) != r.device, str(row.get("model"))))
-    if fastest:
-        row = fastest[0]
-        figure = {"value": f"{num(row.get('median_ms'))} ms",
-                  "label": f"fastest correct path for {row.get('model')} on {row.get('device')}: "
-                           f"{row.get('fastest correct')}", "claim": "deployment_paths.gpu_latency"}
+    ratio = r.fig("deployment_paths.xnnpack_vs_eager")
+    if ratio is not None and v and v not in UNDECIDED:
+        out["cost"] = (f"On this machine's CPU, {ratio.measures}: {r.quote('deployment_paths.xnnpack_vs_eager')} "
+                       f"(the seed's XNNPACK-beats-eager claim {PLAIN[v]}).")
+    figure = next(({"claim": cid} for cid in COSTS if r.fig(cid) is not None and r.v(cid) not in UNDECIDED), None)
     return out, figure
 
 
-__all__ = ["DEVICE", "conclude"]
+__all__ = ["DEVICE", "NAME", "conclude"]

@@ -25,7 +25,7 @@ from ...conclusion import clip
 from ... import env, findings
 from ...bench import timing, yolo
 from ...backends import executorch_cuda
-from ...verdicts import Judgement, band, combine
+from ...verdicts import Judgement, band, combine, count_figure, figure_conditions, one_figure, rounds_figure
 from ...backends.executorch_cuda_releases import backbone_half
 from .measure import (ET_CUDA_SKIPPED, KIT_EXPORT, MATCH_RATE_MIN, TASKS, TORCH_NATIVE_CUDA, ULTRALYTICS_EXPORTER,
                       Case, Row, Run, growth_band, label, timed_ms)
@@ -36,6 +36,16 @@ WHY_SKIPPED = ET_CUDA_SKIPPED.split(";")[0]  # the whole-model lowering's cost, 
 LEDGER_BACKEND = {"eager": "eager", "compile": "torch.compile", "compile_cudagraphs": "torch.compile",
                   "aoti": "aoti", "et_xnnpack": "executorch-xnnpack", "et_cuda": "executorch-cuda",
                   "onnxruntime": "onnxruntime", "tensorrt": "tensorrt"}  # the ledger's words for the kit's back-ends
+
+
+BATCH = 1  # every timed call of this investigation runs one image (measure.example_input(1, ...))
+
+
+def _where(model: Any = None, device: str = "", imgsz: int | None = None, dtype: str | None = None,
+           mode: Any = None) -> dict[str, Any]:
+    """A figure's conditions: model, image size, batch, precision, device and back-end."""
+    return figure_conditions(model=model, shape=f"{imgsz}×{imgsz} px" if imgsz else None, batch=BATCH, dtype=dtype,
+                             device=device or None, mode=mode)
 
 
 # --- reading rows ---------------------------------------------------------------------------------
@@ -187,6 +197,10 @@ def judge_cuda_aoti_backbone_only(run: Run) -> Judgement:
                 "the seed means)")
     cond = {"device": "cuda", **conditions, **_stack(run)}
     basis = "both" if derived else "measured"
+    figure = count_figure(0 if kind == "failed" else 1, 1, "whole-model lowerings succeed", "ExecuTorch CUDA "
+                          "lowerings of the whole model with the back-end's default options",
+                          **_where(conditions.get("model", model), "cuda", conditions.get("imgsz"), "fp32",
+                                   "executorch-cuda"))
     if kind == "missing":
         return Judgement("error", text, data, basis="none")
     if kind in ("not_lowered", "kit_options", "unfinished"):  # not lowered: nothing measured of the back-end
@@ -194,21 +208,21 @@ def judge_cuda_aoti_backbone_only(run: Run) -> Judgement:
                          run=cond)
     if kind == "failed":
         if state == "lowers":
-            return Judgement("confirmed", evidence, data, basis=basis, run=cond)
+            return Judgement("confirmed", evidence, data, basis=basis, run=cond, figure=figure)
         if state == "unknown":
             return Judgement("inconclusive", evidence + " — the whole model does not lower; whether the backbone "
                              "alone does, this run did not measure", data, run=cond)
         half = ("fails on this release only (a later release's view pass covers it)" if state == "release"
                 else "does not lower either")
         return Judgement("partly", f"{evidence} — the whole model does not lower, as the seed says; the backbone alone "
-                         f"{half}", data, basis="both" if state == "release" else basis, run=cond)
+                         f"{half}", data, basis="both" if state == "release" else basis, run=cond, figure=figure)
     if kind == "ran_differs":
         return Judgement("partly", evidence + " — the whole model exports, but its output is not eager's", data,
-                         run=cond)
+                         run=cond, figure=figure)
     if kind == "not_run":
         return Judgement("refuted", evidence + " — the whole model exports (the seed says it does not); running it "
-                         "could not be checked here", data, run=cond)
-    return Judgement("refuted", evidence, data, run=cond)
+                         "could not be checked here", data, run=cond, figure=figure)
+    return Judgement("refuted", evidence, data, run=cond, figure=figure)
 
 
 def judge_recommend_xnnpack(run: Run) -> Judgement:
@@ -223,12 +237,16 @@ def judge_recommend_xnnpack(run: Run) -> Judgement:
     xnn_text = (f"{len(ok_models)} of {len(xnn_rows)} sizes ran the whole model on XNNPACK and matched eager: "
                 + "; ".join(f"{r.case.model} at {r.case.imgsz} px: {row_state(r)}" for r in xnn_rows))
     data: dict[str, Any] = {"xnnpack": {r.case.model: row_state(r) for r in xnn_rows}}
+    figure = count_figure(len(ok_models), len(xnn_rows), "sizes run on XNNPACK and match eager", "YOLO26 sizes whose "
+                          "whole model lowers to XNNPACK, runs and matches eager",
+                          **_where(sorted({r.case.model for r in xnn_rows}, key=_by_size), "cpu",
+                                   xnn_rows[0].case.imgsz, "fp32", "executorch-xnnpack"))
     if decided and not ok_models:
         not_cuda = "XNNPACK failed on every size tried: the recommendation fails whatever ExecuTorch CUDA does"
         return Judgement("refuted", xnn_text, data,
                          run={"backend": "executorch-xnnpack", "backend_options": "defaults",
                               "imgsz": decided[0].case.imgsz},
-                         irrelevant={"backend": not_cuda, "backend_options": not_cuda, "imgsz": not_cuda})
+                         irrelevant={"backend": not_cuda, "backend_options": not_cuda, "imgsz": not_cuda}, figure=figure)
     if not run.on_cuda:
         return Judgement("needs_cuda", f"No CUDA device in this run for ExecuTorch's CUDA back-end; on CPU {xnn_text}.",
                          data, basis="none")
@@ -246,11 +264,12 @@ def judge_recommend_xnnpack(run: Run) -> Judgement:
     if not ok_models or kind in ("not_lowered", "kit_options", "unfinished", "not_run"):
         return Judgement("inconclusive", evidence, data, run=cond)
     if kind in ("failed", "ran_differs"):
-        return Judgement("confirmed", evidence, data, basis="both" if derived else "measured", run=cond)
+        return Judgement("confirmed", evidence, data, basis="both" if derived else "measured", run=cond, figure=figure)
     xnn = _pick(run, "et_xnnpack", et.case.model) if et is not None else None
     faster = et is not None and xnn is not None and et.median_ms and xnn.median_ms and et.median_ms < xnn.median_ms
     return Judgement("partly", evidence + " — XNNPACK works, but ExecuTorch CUDA runs the whole model too"
-                     + (f" and faster ({row_latency(et)} vs XNNPACK's {row_latency(xnn)})" if faster else ""), data, run=cond)
+                     + (f" and faster ({row_latency(et)} vs XNNPACK's {row_latency(xnn)})" if faster else ""), data,
+                     run=cond, figure=figure)
 
 
 def _ultralytics_text(run: Run, backend: str) -> tuple[str, dict[str, Any]]:
@@ -293,10 +312,14 @@ def judge_xnnpack_all_variants(run: Run) -> Judgement:
             "failing": bad, "not_decided": unfinished, "ultralytics_exporter": ux}
     cond = {"backend": "executorch-xnnpack", "export_path": KIT_EXPORT,
             "model": sorted({r.case.model for r in decided}, key=_by_size)}
+    figure = count_figure(len(good), len(decided), "variants match eager", f"YOLO26 variants ({', '.join(tasks)}) "
+                          "lowered to XNNPACK, run in executorch.runtime", **_where(
+                              cond["model"], "cpu", rows[0].case.imgsz, "fp32", "executorch-xnnpack"))
     if bad:
-        return Judgement("refuted", evidence + " — one failing variant is enough against \"all\"", data, run=cond)
+        return Judgement("refuted", evidence + " — one failing variant is enough against \"all\"", data, run=cond,
+                         figure=figure)
     if len(variants) >= ALL_VARIANTS and decided:
-        return Judgement("confirmed", evidence, data, run=cond)
+        return Judgement("confirmed", evidence, data, run=cond, figure=figure)
     stood_for, alone = _stood_for(run, {f"{t}/{m}" for t, m in variants})
     data["untried_built_like_a_tried_one"] = stood_for
     if decided and stood_for and not alone:
@@ -304,7 +327,8 @@ def judge_xnnpack_all_variants(run: Run) -> Judgement:
         return Judgement("confirmed", evidence + f" — the other {len(stood_for)} were not lowered here, but each is "
                          "built from exactly the module types of its task's tried variant (ultralytics' parser, read "
                          "on the meta device): only widths and repeats differ, and a lowering's operators follow the "
-                         "module types, so the tried variants stand for them", data, basis="both", run=cond)
+                         "module types, so the tried variants stand for them", data, basis="both", run=cond,
+                         figure=figure)
     why = (f"; {len(alone)} untried ones are built from modules no tried variant of their task has: "
            f"{', '.join(sorted(alone)[:6])}" if alone and run.variant_modules is not None else "")
     return Judgement("inconclusive", evidence + f" — {len(variants)} of {ALL_VARIANTS} tried, all matched: \"all "
@@ -354,11 +378,14 @@ def judge_torch_compile_alternative(run: Run) -> Judgement:
                 + "; ".join(parts))
     cond = {"device": "cuda", "backend": "torch.compile"}
     data["working"] = len(working)
+    figure = count_figure(len(working), len(modes), "torch.compile modes run the whole model correctly",
+                          "torch.compile modes (default, with CUDA graphs) that run the whole model and match eager",
+                          **_where(model, "cuda", eager.case.imgsz if eager else None, "fp32", "torch.compile"))
     if working:
-        return Judgement("confirmed", evidence, data, run=cond)
+        return Judgement("confirmed", evidence, data, run=cond, figure=figure)
     if not decided:
         return Judgement("inconclusive", evidence + " — no mode finished in this run", data, run=cond)
-    return Judgement("refuted", evidence, data, run=cond)
+    return Judgement("refuted", evidence, data, run=cond, figure=figure)
 
 
 def _dynamic_rows(run: Run) -> list[dict[str, Any]]:
@@ -413,12 +440,15 @@ def judge_onnxruntime(run: Run) -> Judgement:
     data = {"static": row_state(row), "stock_dynamic": stock_ok, "kit_modified_dynamic": kit_ok, "dynamic": dyn_rows,
             "ultralytics_exporter": ux}
     cond = {"backend": "onnxruntime", "model_variant": "stock"}
+    figure = count_figure(int(bool(full_ok)) + int(bool(stock_ok)), 2, "parts hold", "the stock model whole on ONNX "
+                          "Runtime, and its dynamic-H/W program at several sizes",
+                          **_where(model, "cpu", row.case.imgsz, row.case.dtype, "onnxruntime"))
     if stock_ok is None or not _decided(row):
         return Judgement("inconclusive", evidence + " — the stock model's dynamic program or the static run was not "
                          "decided here", data, run=cond)
     if full_ok and stock_ok:
-        return Judgement("confirmed", evidence, data, run=cond)
-    return Judgement("partly" if full_ok or stock_ok else "refuted", evidence, data, run=cond)
+        return Judgement("confirmed", evidence, data, run=cond, figure=figure)
+    return Judgement("partly" if full_ok or stock_ok else "refuted", evidence, data, run=cond, figure=figure)
 
 
 def _round_ratios(run: Run, numerator: Case, denominator: Case) -> list[float]:
@@ -483,6 +513,9 @@ def judge_xnnpack_vs_eager(run: Run) -> Judgement:
     evidence = (f"XNNPACK over eager fp32 on the same CPU, judged for {seed_model['model']} against ≤ {hi:g}× (the "
                 f"seed's \"good CPU performance\"; its 15–20 ms is an Intel Core i7's): {text}{load_text}")
     verdict = seed_model["verdict"]
+    figure = rounds_figure(seed_model["rounds"], "×", "XNNPACK's time over eager fp32's on the same CPU",
+                           **_where(seed_model["model"], "cpu", seed_model["imgsz"], "fp32", "executorch-xnnpack")) \
+        if seed_model["rounds"] else None
     if verdict == "inconclusive" and seed_model["rounds"]:
         evidence += " — the rounds fall on both sides of 1×: this machine's noise cannot decide"
     elif not seed_model["rounds"]:
@@ -493,7 +526,7 @@ def judge_xnnpack_vs_eager(run: Run) -> Judgement:
     cond = {"device": "cpu", "backend": "executorch-xnnpack", "model": seed_model["model"],
             "imgsz": seed_model["imgsz"], "cpu": env.cpu_class(run.cpu_rounds.get("cpu") or run.environment.get("cpu", ""))}
     return Judgement(verdict, evidence, {"pairs": pairs, "band": [lo, hi], "others_busy_cores":
-                                         run.cpu_rounds.get("others_busy_cores")}, run=cond)
+                                         run.cpu_rounds.get("others_busy_cores")}, run=cond, figure=figure)
 
 
 def _growth_band(claim: str, small: str, big: str) -> tuple[float, float]:
@@ -538,8 +571,11 @@ def judge_xnnpack_scaling(run: Run) -> Judgement:
     if contested and verdict != "inconclusive":
         evidence += f" — the rounds alone would say {verdict}"
         verdict = "inconclusive"
+    figure = count_figure(verdicts.count("confirmed"), len(steps), "size steps grow as the seed's column allows",
+                          "latency growth between neighbouring YOLO26 sizes on XNNPACK, round by round",
+                          **_where([r.case.model for r in timed], "cpu", imgsz, "fp32", "executorch-xnnpack"))
     return Judgement(verdict, evidence, {"steps": steps, "others_busy_cores": run.cpu_rounds.get("others_busy_cores")},
-                     run=cond)
+                     run=cond, figure=figure)
 
 
 def gpu_class(name: str) -> str:
@@ -573,6 +609,7 @@ def judge_gpu_latency(run: Run) -> Judgement:
                          basis="none")
     table = findings.ledger_entry(claim)["band"]["per_model_ms"]
     gpu = gpu_class(run.gpu)
+    seed_gpu = findings.ledger_entry(claim)["conditions"].get("gpu", "the seed's GPU")  # the seed's, from the ledger
     native = []
     for model in run.models:
         paths = sorted((r for r in run.rows if r.case.model == model and r.case.device.startswith("cuda")
@@ -583,7 +620,7 @@ def judge_gpu_latency(run: Run) -> Judgement:
                            "precision": paths[0].case.dtype, "ms": round(paths[0].median_ms, 3),
                            "seed_tensorrt": table["tensorrt"].get(model),
                            "seed_hybrid": table["hybrid executorch-cuda"].get(model)})
-    native_text = "; ".join(f"{n['model']}: {n['path']} {n['ms']:.3g} ms (seed on an A100: TensorRT "
+    native_text = "; ".join(f"{n['model']}: {n['path']} {n['ms']:.3g} ms (seed on an {seed_gpu}: TensorRT "
                             f"{'–'.join(map(str, n['seed_tensorrt']))}, hybrid {'–'.join(map(str, n['seed_hybrid']))} ms)"
                             for n in native)
     trt_rows = [_pick(run, "tensorrt", m) for m in run.models]
@@ -593,7 +630,7 @@ def judge_gpu_latency(run: Run) -> Judgement:
         why = "; ".join(f"{r.case.model}: {row_state(r)}" for r in trt_rows if r is not None) or "not among the back-ends"
         evidence = (f"neither TensorRT ({why}) nor the hybrid path (backbone on ExecuTorch CUDA, pre/post on the CPU: "
                     f"not a path this kit builds) was measured on this {gpu or 'GPU'}; the seed's figures are theirs on "
-                    f"an A100. Measured instead, the whole model (postprocess included) at {run.imgsz} px: "
+                    f"an {seed_gpu}. Measured instead, the whole model (postprocess included) at {run.imgsz} px: "
                     f"{native_text or 'no torch-native path ran correctly'}")
         cond = {"device": "cuda", "gpu": gpu, "backend": sorted({n["backend"] for n in native}) or ["none"],
                 "precision": sorted({n["precision"] for n in native}) or ["fp32"],
@@ -614,6 +651,10 @@ def judge_gpu_latency(run: Run) -> Judgement:
                 f"{native_text or 'none ran correctly'}")
     cond = {"device": "cuda", "gpu": gpu, "backend": "tensorrt", "precision": "fp32",
             "model": [s["model"] for s in steps], "imgsz": trt[0].case.imgsz}
+    first = steps[0]
+    figure = one_figure(first["p10_median_p90_ms"][1], "ms", f"TensorRT's median latency of {first['model']} "
+                        "(p10–p90 in the evidence)", **_where(first["model"], "cuda", trt[0].case.imgsz, "fp32",
+                                                              "tensorrt"), gpu=run.gpu or None)
     if all(v == "refuted" for v in verdicts):
         verdict = "refuted"
     elif "refuted" in verdicts and "confirmed" in verdicts and "inconclusive" not in verdicts:
@@ -622,7 +663,7 @@ def judge_gpu_latency(run: Run) -> Judgement:
         evidence += (" — TensorRT within the seed's figures cannot confirm the claim without its hybrid half"
                      if all(v == "confirmed" for v in verdicts) else " — the spread straddles a band edge")
         verdict = "inconclusive"
-    return Judgement(verdict, evidence, data, run=cond)
+    return Judgement(verdict, evidence, data, run=cond, figure=figure)
 
 
 JUDGES: dict[str, Callable[[Run], Judgement]] = {

@@ -508,8 +508,9 @@ def label(row: Row) -> str:
 
 # --- planning and running -----------------------------------------------------------------------
 
-ET_CUDA_SKIPPED = ("the back-end's default lowering of the whole model autotunes every convolution (many minutes on an "
-                   "H100); `et_cuda_models` names the sizes to lower with its defaults (the full profile: yolo26n)")
+ET_CUDA_SKIPPED = ("the back-end's default lowering of the whole model autotunes every convolution (many minutes on a "
+                   "data-centre GPU); `et_cuda_models` names the sizes to lower with its defaults (the full profile: "
+                   "yolo26n)")
 
 
 def skip_reason(case: Case, compile_models: list[str], et_cuda_models: tuple[str, ...] | list[str] = ()) -> str:

@@ -3,13 +3,13 @@ ONNX) and the latency-vs-size plot."""
 
 from __future__ import annotations
 
-import statistics
 from typing import Any, Callable
 
 import pandas as pd
 
 from ...conclusion import clip
 from ... import env
+from ...verdicts import median_round
 from ...bench import artifacts, yolo
 from .measure import KIT_EXPORT, SEED_LATENCY_MS, TORCH_NATIVE_CUDA, Row, Run, label
 
@@ -86,10 +86,11 @@ def fastest_frame(rows: list[Row]) -> pd.DataFrame:
         group = sorted((r for r in timed if r.case.model == model and r.case.device == device), key=lambda r: r.median_ms)
         eager = next((r for r in group if r.case.backend == "eager" and r.case.dtype == "fp32"), None)
         best = group[0]
-        out.append({"model": model, "device": device, "fastest correct": label(best),
+        out.append({"model": model, "device": device, "image size": f"{best.case.imgsz}×{best.case.imgsz} px",
+                    "batch": 1, "fastest correct": label(best),  # every timed call runs one image
                     "median_ms": _round(best.median_ms), "iqr_ms": _round(best.run.value.get("iqr_ms")),
                     "eager fp32 ms": _round(eager.median_ms) if eager else None,
-                    "speed-up vs eager": _round(eager.median_ms / best.median_ms, 2) if eager else None,
+                    "speed-up vs eager (×)": _round(eager.median_ms / best.median_ms, 2) if eager else None,
                     "runner-up": label(group[1]) if len(group) > 1 else "",
                     "runner-up ms": _round(group[1].median_ms) if len(group) > 1 else None,
                     "correct paths": len(group)})
@@ -188,7 +189,7 @@ def side_by_side_frame(run: Run) -> pd.DataFrame:
         return pd.DataFrame([step.row()])
     busy = step.value.get("others_busy_cores")
     return pd.DataFrame([{"case": tag, **{f"round {i + 1} ms": _round(ms) for i, ms in enumerate(medians)},
-                          "median of rounds ms": _round(statistics.median_high(medians)),
+                          "median of rounds ms": _round(median_round(medians)),
                           "cpu": step.value.get("cpu", ""), "threads": step.value.get("threads"),
                           "other processes' busy cores": busy}
                          for tag, medians in step.value.get("medians", {}).items()])

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from ...bench.dynamic_export import SPECS, STRIDE, Exported, same_guard, suggested_fixes
-from ...verdicts import Finding, Judgement, count_figure
+from ...verdicts import Figure, Finding, Judgement, count_figure, one_figure
 from .measure import AOTI_BACKEND, EtRun, Results
 from .measure_export import SEED_GUARD, SEED_RANGE, SpecRun, Sweep, as_flag, span_text, running_residues
 from .model import model_variant
@@ -34,6 +34,18 @@ def _range_text(span: list[int]) -> str:
     return f"Dim(min={span[0]}, max={span[1]})"
 
 
+def _where(res: Results, **more: Any) -> dict[str, Any]:
+    """A figure's conditions: the model, batch and device the exports and runs used."""
+    p = res.run.params
+    return {"model": p.get("model"), "batch": p.get("batch"), "device": p.get("device") or "cpu", **more}
+
+
+def _guards_figure(res: Results, guards: list[str], span: list[int]) -> Figure:
+    """How many unprovable guards one torch.export of plain Dim ranges raised."""
+    return one_figure(len(guards), "unprovable guards", f"guards torch.export could not prove for plain "
+                      f"{_range_text(span)}", **_where(res, mode="torch.export"))
+
+
 def judge_plain_dim(res: Results) -> Judgement:
     """Seed 001: plain Dim ranges for H and W fail with 'Constraints violated', unprovable stride guards such as
     SEED_GUARD among them. Confirmed: that failure with the seed's guard; partly: the failure with other
@@ -45,7 +57,7 @@ def judge_plain_dim(res: Results) -> Judgement:
     where = f"stock YOLO26, {_range_text(span)} for H and W, example {'x'.join(map(str, plain.example[2:]))}"
     if plain.ok:
         return Judgement("refuted", f"torch.export accepted plain Dim ranges ({where}): 0 violations",
-                         {"ranges": plain.ranges}, run=run)
+                         {"ranges": plain.ranges}, run=run, figure=_guards_figure(res, [], span))
     guards = _unprovable(plain)
     fixes = suggested_fixes(plain.message)
     data = {"guards": guards, "suggested_fixes": fixes, "error": plain.error}
@@ -58,7 +70,7 @@ def judge_plain_dim(res: Results) -> Judgement:
     return Judgement(verdict, (f"torch.export raised {plain.error.split(':')[0]} ({where}) with {len(guards)} "
                                f"unprovable guards; the seed's guard {'is' if seed_seen else 'is not'} among them; "
                                f"the message {'says' if violated else 'does not say'} 'Constraints violated'"),
-                     data, run=run)
+                     data, run=run, figure=_guards_figure(res, guards, span))
 
 
 def judge_guard_div8(res: Results) -> Judgement:
@@ -69,7 +81,8 @@ def judge_guard_div8(res: Results) -> Judgement:
         return Judgement("inconclusive", "the `dim` spec was not in `specs`: plain Dim ranges were not tried", basis="none")
     run = {"model_variant": model_variant(plain.spec), "size_range": span}
     if plain.ok:
-        return Judgement("refuted", f"plain {_range_text(span)} exported: no guard was generated", {}, run=run)
+        return Judgement("refuted", f"plain {_range_text(span)} exported: no guard was generated", {}, run=run,
+                         figure=_guards_figure(res, [], span))
     guards = _unprovable(plain)
     if not guards:
         return Judgement("inconclusive", f"torch.export failed without an unprovable guard: {plain.error}",
@@ -77,7 +90,11 @@ def judge_guard_div8(res: Results) -> Judgement:
     hits = [g for g in guards if same_guard(g, SEED_GUARD_8) or same_guard(g, SEED_GUARD_8.replace("height", "width"))]
     return Judgement("confirmed" if hits else "refuted",
                      (f"{len(hits)} of {len(guards)} unprovable guards of plain {_range_text(span)} are the seed's //8 "
-                      f"guard (for height or width){': ' + '; '.join(hits) if hits else ''}"), {"guards": guards}, run=run)
+                      f"guard (for height or width){': ' + '; '.join(hits) if hits else ''}"), {"guards": guards},
+                     run=run,
+                     figure=count_figure(len(hits), len(guards), "unprovable guards are the seed's //8 guard",
+                                         f"unprovable guards of plain {_range_text(span)}",
+                                         **_where(res, mode="torch.export")))
 
 
 def judge_suggested_fix(res: Results) -> Judgement:
@@ -100,7 +117,10 @@ def judge_suggested_fix(res: Results) -> Judgement:
     verdict = "confirmed" if static and not derived else ("refuted" if derived and not static else "partly")
     return Judgement(verdict, (f"{len(static)} of {len(fixes)} suggested fixes pin a static size "
                                f"({'; '.join(static) or 'none'}), {len(derived)} are derived dims "
-                               f"({'; '.join(derived) or 'none'}) ({where})"), data, run=run)
+                               f"({'; '.join(derived) or 'none'}) ({where})"), data, run=run,
+                     figure=count_figure(len(static), len(fixes), "suggested fixes pin a static size",
+                                         f"the fixes torch.export suggests for plain {_range_text(span)}",
+                                         **_where(res, mode="torch.export")))
 
 
 def _blocked(res: Results) -> Judgement:
@@ -127,17 +147,19 @@ def _blocked(res: Results) -> Judgement:
     run = {"model_variant": "stock"}
     exported = [r.spec.name for r in stock if r.ok]
     good = correct(stock)
+    figure = count_figure(len(good), len(stock), "dynamic H/W specs export and match eager",
+                          "dynamic H/W specs of the stock model, every multiple of 32 swept",
+                          **_where(res, mode="torch.export"))
     data = {"stock_correct": good, "stock_exported": exported, "kit_correct": kit_ok, "stock_specs": len(stock)}
     if good:
         return Judgement("refuted", (f"{len(good)} of {len(stock)} dynamic H/W specs of the stock model export and match "
                                      f"eager at every multiple of 32 swept ({', '.join(good)}); max |Δ| "
                                      f"{summary.loc[good, 'max_abs_diff'].max():.3g}{beside}"), data, run=run,
-                         figure=count_figure(len(good), len(stock), "dynamic H/W specs export and match eager",
-                                             "dynamic H/W specs of the stock model, every multiple of 32 swept"))
+                         figure=figure)
     if exported:
         return Judgement("partly", (f"{len(exported)} of {len(stock)} dynamic H/W specs of the stock model export "
                                     f"({', '.join(exported)}) but none matches eager at every multiple of 32{beside}"),
-                         data, run=run)
+                         data, run=run, figure=figure)
     guarded = [r.spec.name for r in stock if _unprovable(r)]
     errors = "; ".join(f"{r.spec.name}: {r.error}" for r in stock)[:400]
     if "derived" not in [r.spec.name for r in stock]:
@@ -147,7 +169,7 @@ def _blocked(res: Results) -> Judgement:
     if guarded:
         return Judgement("confirmed", (f"0 of {len(stock)} dynamic H/W specs of the stock model exported; "
                                        f"{len(guarded)} failed with unprovable guards ({errors}){beside}"),
-                         data, run=run)
+                         data, run=run, figure=figure)
     return Judgement("inconclusive", f"0 of {len(stock)} stock specs exported, none for an unprovable guard ({errors})"
                      f"{beside}", data, run=run)
 
@@ -185,15 +207,18 @@ def judge_multiple_of_32(res: Results) -> Judgement:
             "eager") if len(boxed) else ""
     data = {"running_residues": residues, "failing_residues": failing, "failed_in": layers,
             "letterboxed_ok": len(boxed_ok), "letterboxed": len(boxed)}
+    figure = count_figure(len(failing), STRIDE - 1, "sizes fail", "sizes mod 32 that are not multiples of 32 at "
+                          "which the eager stock model raises", model=res.run.params.get("model"), batch=1,
+                          device=res.run.params.get("device") or "cpu", mode="eager")
     if not failing:
         return Judgement("refuted", f"the eager stock model runs at all 31 sizes mod 32 that are not multiples{note}",
-                         data, run=run)
+                         data, run=run, figure=figure)
     where = (f"{error} raised in {', '.join(layers)} ({'the detection head' if in_head else 'not the detection head'})"
              if layers else f"{error}, raising layer not recorded")
     verdict = "confirmed" if len(failing) == STRIDE - 1 and in_head else "partly"
     return Judgement(verdict, (f"the eager stock model fails at {len(failing)} of 31 non-multiple sizes mod 32 "
                                f"({span_text(failing)}: {where}) and runs at {span_text(runs_at) or 'none'}{note}"),
-                     data, run=run)
+                     data, run=run, figure=figure)
 
 
 def judge_xnnpack_dynamic(res: Results) -> Judgement:
@@ -208,31 +233,36 @@ def judge_xnnpack_dynamic(res: Results) -> Judgement:
     low = et.lowering.set_index("program") if len(et.lowering) and "program" in et.lowering else pd.DataFrame()
     runs = et.runs
 
-    def et_state(program: str) -> tuple[str, str]:
-        """(ok | wrong | failed | untried, note) of one lowered program."""
+    def et_state(program: str) -> tuple[str, str, tuple[int, int]]:
+        """(ok | wrong | failed | untried, note, (multiples of 32 that match eager, run)) of one lowered program."""
         if program not in low.index:
-            return "untried", "not lowered"
+            return "untried", "not lowered", (0, 0)
         status = low.loc[program, "status"]
         if status != "ok":
-            return ("failed" if status == "error" else "untried"), f"{status}: {low.loc[program, 'error']}"
+            return ("failed" if status == "error" else "untried"), f"{status}: {low.loc[program, 'error']}", (0, 0)
         r = runs[(runs.program == program) & (runs.status == "ok")] if len(runs) else runs
         mult = r[(r.height % STRIDE == 0) & (r.height <= max_size)] if len(r) else r
         if not len(mult):
-            return "untried", "no run at a multiple of 32"
+            return "untried", "no run at a multiple of 32", (0, 0)
         agree = int(as_flag(mult.agrees).sum())
         return ("ok" if agree == len(mult) else "wrong"), (
             f"{agree}/{len(mult)} multiples of 32 match eager, max |Δ| {mult.matched_diff.max():.2g} "
-            f"order-insensitive ({mult.max_abs_diff.max():.2g} row by row)")
+            f"order-insensitive ({mult.max_abs_diff.max():.2g} row by row)"), (agree, len(mult))
 
-    stock, stock_note = et_state("derived")
-    kit, kit_note = et_state("derived_kit")
+    stock, stock_note, matched = et_state("derived")
+    kit, kit_note, _ = et_state("derived_kit")
     data = {"stock": stock_note, "kit": kit_note}
     text = f"stock model, derived dims: {stock_note}; kit-modified model (derived_kit): {kit_note}"
     if stock == "untried":
         return Judgement("inconclusive", f"the stock model's dynamic XNNPACK program did not run: {text}", data,
                          basis="none" if "derived" not in low.index else "measured")
     run = {"model_variant": "stock", "backend": "executorch-xnnpack", "model": res.run.params["model"]}
-    return Judgement("confirmed" if stock == "ok" else "refuted", f"{text} ({res.run.params['model']})", data, run=run)
+    where = {"model": res.run.params.get("model"), "device": "cpu", "mode": "executorch-xnnpack"}
+    figure = count_figure(*matched, "multiples of 32 match eager", "sizes the stock model's dynamic XNNPACK program "
+                          "ran", **where) if matched[1] else \
+        count_figure(0, 1, "dynamic XNNPACK lowerings succeed", "the stock model with derived dims", **where)
+    return Judgement("confirmed" if stock == "ok" else "refuted", f"{text} ({res.run.params['model']})", data, run=run,
+                     figure=figure)
 
 
 def _aoti_notes(rows: pd.DataFrame, aoti_max: int) -> tuple[pd.DataFrame, str]:
@@ -322,13 +352,17 @@ def judge_aoti_cuda_dynamic(res: Results) -> Judgement:
                                    f"order-insensitive{note}{_load_note(rows[rows.spec == best])}"),
                          {"spec": best, "sizes": sizes_text, "backend": backend}, run=run,
                          figure=count_figure(len(agree), len(r), "sizes match eager",
-                                             f"in-range sizes one dynamic {backend} package ran on CUDA"),
+                                             f"in-range sizes one dynamic {backend} package ran",
+                                             model=res.run.params.get("model"), device="cuda", mode=backend),
                          findings=outside_range_finding(rows[rows.spec == best], aoti_max, "cuda"))
     if len(compiled) and (compiled.status != "ok").all():
         err = str(compiled.error.iloc[0])
         guard = "onstraint" in err and (compiled.status == "error").all()
         return Judgement("confirmed" if guard else "inconclusive", f"dynamic {backend} compile failed: {err}",
-                         {"backend": backend}, run=run)
+                         {"backend": backend}, run=run,
+                         figure=count_figure(0, len(compiled), "dynamic compiles succeed", f"dynamic {backend} "
+                                             "compiles of the model", model=res.run.params.get("model"),
+                                             device="cuda", mode=backend))
     bad = rows[rows.status != "ok"]
     return Judgement("inconclusive", (f"the dynamic {backend} package compiled but did not run: "
                                       f"{bad.error.iloc[-1] if len(bad) else 'no run'}"), {"backend": backend}, run=run)

@@ -5,16 +5,10 @@ Imported without torch (the pages render without it): only the kit's conclusion 
 
 from __future__ import annotations
 
-from ...conclusion import count, PLAIN, View
+from ...conclusion import PLAIN, View
 
+NAME = "YOLO26 float32 top-k index"  # its name for people: pages head it with this, the id small beside
 # The device class the bug needs when a ledger entry names no conditions.device ("any": every device shows it).
-# figures from judgement data, for claims whose judge returned none (see conclusion.data_figure)
-FIGURES = {
-    "index_dtype.gather_int64_ops": lambda d: count(
-        sum(n["index_dtypes"] == "int64" for n in d["nodes"]), len(d["nodes"]), "aten.gather with int64 indices",
-        "aten.gather nodes in the gather variant's exported graph"),
-}
-
 DEVICE = "cuda"
 
 
@@ -38,24 +32,19 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
             bits.append(f"for {what}: {PLAIN.get(v, v)}")
     if bits:
         out["bites"] = "ExecuTorch's CUDA lowering " + "; ".join(bits) + "."
-    same, cases = r.data("index_dtype.gather_equivalent", "identical"), r.data("index_dtype.gather_equivalent", "cases")
-    eq = (same, cases) if isinstance(same, int) and isinstance(cases, int) else None
-    figure = None
     fixes = []
-    if eq and r.v("index_dtype.gather_equivalent") == "confirmed":
-        fixes.append(f"the gather rewrite is bit-identical in {eq[0]}/{eq[1]} random cases")
-        figure = {"value": f"{eq[0]}/{eq[1]}", "label": "random cases where gather equals the original top-k",
-                  "claim": "index_dtype.gather_equivalent"}
+    same = r.quote("index_dtype.gather_equivalent")
+    if same and r.v("index_dtype.gather_equivalent") == "confirmed":
+        fixes.append(f"the gather rewrite is bit-identical to the original top-k ({same})")
     v = r.v("index_dtype.gather_removes_index")
     if v:
         fixes.append(f"the gather variant getting past the CUDA lowering: {PLAIN.get(v, v)}")
-    delta = r.data("index_dtype.xnnpack_full_model", "delta")
-    rate = delta.get("match_rate") if isinstance(delta, dict) else None
-    if isinstance(rate, (int, float)) and r.v("index_dtype.xnnpack_full_model") == "confirmed":
-        fixes.append(f"on XNNPACK the whole gather model matches {100 * rate:.1f}% of eager's detections")
+    matched = r.quote("index_dtype.xnnpack_full_model")
+    if matched and r.v("index_dtype.xnnpack_full_model") == "confirmed":
+        fixes.append(f"on XNNPACK the whole gather model matches {matched} of eager's detections")
     if fixes:
         out["fix"] = "Fix: " + "; ".join(fixes) + "."
-    return out, figure
+    return out, {"claim": "index_dtype.gather_equivalent"}
 
 
-__all__ = ["DEVICE", "conclude"]
+__all__ = ["DEVICE", "NAME", "conclude"]

@@ -20,7 +20,7 @@ from ...bench import graphs, isolate
 from ...backends.executorch_cuda_releases import (ATEN_CONV, UNFINISHED, WHOLE_MODEL_SKIP, backbone_half, failure_text,
                                                   missing_kernels, outcome_text)
 from ...bench.detections import agrees
-from ...verdicts import Figure, Finding, Judgement, count_figure
+from ...verdicts import Figure, Finding, Judgement, count_figure, one_figure
 from . import judge_root
 from .measure import Cell, Results, Run
 from .measure_root import lowering_error_details
@@ -98,7 +98,10 @@ def judge_fx_int64(res: Results) -> Judgement:
     ok = bool(graphs.all_int64(rows))
     return Judgement("confirmed" if ok else "refuted",
                      f"{len(index_rows)} aten.index.Tensor node(s) after torch.export; index dtypes {dtypes}",
-                     {"nodes": index_rows}, run=run)
+                     {"nodes": index_rows}, run=run,
+                     figure=count_figure(sum(bool(graphs.all_int64([r])) for r in index_rows), len(index_rows),
+                                         "index nodes all int64", "aten.index.Tensor nodes of the legacy graph after "
+                                         "torch.export", device=res.device))
 
 
 def _float_index_verdict(res: Results, cell: Cell, what: str) -> Judgement:
@@ -112,7 +115,8 @@ def _float_index_verdict(res: Results, cell: Cell, what: str) -> Judgement:
         return undecided
     if lower.ok:
         return Judgement("not_reproduced", f"{what}: lowered through CudaPartitioner in {lower.seconds:.1f} s without "
-                         "the index dtype error", {"seconds": lower.seconds}, run=run)
+                         "the index dtype error", {"seconds": lower.seconds}, run=run,
+                         figure=count_figure(1, 1, "lowerings succeed", "ExecuTorch CUDA lowerings of it"))
     text = outcome_text(lower)
     details = lowering_error_details(text)
     if SEED_INDEX_ERROR in text and "float32" in details["dtypes"]:
@@ -148,13 +152,15 @@ def judge_aoti_float_index(res: Results) -> Judgement:
                          basis="none")
     compiled = cell.outcomes[0]
     device = res.device.upper() if res.on_cuda else "CPU"
+    figure = count_figure(int(compiled.ok), 1, "AOT Inductor compiles succeed", "plain AOT Inductor compiles of the "
+                          "legacy top-k", device=res.device)
     what = f"plain AOT Inductor (aoti_compile_and_package, Inductor's defaults) of the legacy top-k on {device}"
     undecided = _undecided(compiled, what, run)
     if undecided is not None:
         return undecided
     if not compiled.ok:
         if SEED_INDEX_ERROR in outcome_text(compiled):
-            return Judgement("confirmed", f"{what} fails: {clip(compiled.error, 200)}", {}, run=run)
+            return Judgement("confirmed", f"{what} fails: {clip(compiled.error, 200)}", {}, run=run, figure=figure)
         return Judgement("inconclusive", f"{what} failed with another error: {clip(compiled.error, 200)}", {}, run=run)
     loads = ", ".join(f"{o.details.get('aoti_load')}: {o.status}" for o in cell.aoti_loads) or "not loaded"
     ran = f"its package ran ({loads}), {_matched(cell)} of eager's detections matched" if cell.final.ok else \
@@ -176,10 +182,10 @@ def judge_aoti_float_index(res: Results) -> Judgement:
         return replace(undecided, basis="measured")  # plain AOTI was measured; only the comparison is missing
     if SEED_INDEX_ERROR in outcome_text(et):
         return Judgement("partly", f"{text}; only the ExecuTorch CUDA lowering ({_where(et_cell)}; {_options_text(res)}) "
-                         "sees the float32 index", {"loads": loads}, run=run)
+                         "sees the float32 index", {"loads": loads}, run=run, figure=figure)
     if et.ok:
         return Judgement("refuted", f"{text}; the ExecuTorch CUDA lowering ({_where(et_cell)}) lowered it without the "
-                         "index error too", {"loads": loads}, run=run)
+                         "index error too", {"loads": loads}, run=run, figure=figure)
     return Judgement("inconclusive", f"{text}; the ExecuTorch CUDA lowering failed with another error: "
                      f"{clip(et.error, 160)}", {"loads": loads}, run=run)
 
@@ -280,7 +286,9 @@ def judge_gather_int64_ops(res: Results) -> Judgement:
     return Judgement(verdict, f"{len(rows)} aten.gather node(s) in the gather variant's exported graph (the seed: "
                      f"{expected}); index dtypes {dtypes}",
                      {"nodes": [{k: r[k] for k in ("node", "index_dtypes", "source")} for r in rows]},
-                     run={"backend": "torch.export", "topk": "gather"})
+                     run={"backend": "torch.export", "topk": "gather"},
+                     figure=one_figure(len(rows), "aten.gather nodes", "aten.gather nodes in the gather variant's "
+                                       "exported graph", device=res.device))
 
 
 def judge_gather_equivalent(res: Results) -> Judgement:
@@ -292,7 +300,9 @@ def judge_gather_equivalent(res: Results) -> Judgement:
     return Judgement("confirmed" if same == len(equiv) else "refuted",
                      f"{same}/{len(equiv)} random cases bit-identical (torch.equal), {int(equiv['ties'].sum())} with "
                      f"heavy score ties; batch 1–{equiv['batch'].max()}, nc 1–{equiv['nc'].max()}",
-                     {"identical": same, "cases": len(equiv)}, run={"precision": "fp32"})
+                     {"identical": same, "cases": len(equiv)}, run={"precision": "fp32"},
+                     figure=count_figure(same, len(equiv), "cases bit-identical", "random cases where gather equals "
+                                         "the legacy top-k", device=res.device))
 
 
 def judge_gather_upstreamed(res: Results) -> Judgement:
@@ -305,11 +315,13 @@ def judge_gather_upstreamed(res: Results) -> Judgement:
     n_index, n_gather = graphs.count(rows, "aten.index.Tensor"), graphs.count(rows, "aten.gather")
     text = f"{n_index} aten.index.Tensor and {n_gather} aten.gather in ultralytics {release}'s exported top-k"
     run = {"model_variant": "stock"}
+    figure = one_figure(n_gather, "aten.gather nodes", f"aten.gather nodes in ultralytics {release}'s exported "
+                        "top-k", device=res.device)
     if not n_index and n_gather:
         return Judgement("confirmed", f"{text}: the installed release already selects with gather",
-                         {"ultralytics": release}, run=run)
+                         {"ultralytics": release}, run=run, figure=figure)
     return Judgement("not_reproduced", f"{text}: the installed release still uses advanced indexing",
-                     {"ultralytics": release}, run=run)
+                     {"ultralytics": release}, run=run, figure=figure)
 
 
 def _full_cuda(res: Results) -> Cell | None:
@@ -332,19 +344,23 @@ def judge_et_cuda_full_model(res: Results) -> Judgement:
     undecided = _undecided(lower, what, run)
     if undecided is not None:
         return undecided
+    figure = count_figure(int(lower.ok), 1, "whole-model lowerings succeed", "ExecuTorch CUDA lowerings of the "
+                          "whole model")
     if lower.ok:
         return Judgement("refuted", f"{what} lowered through CudaPartitioner in {lower.seconds:.0f} s "
-                         f"({lower.value.get('bytes', 0) / 1e6:.1f} MB .pte)", {"seconds": lower.seconds}, run=run)
+                         f"({lower.value.get('bytes', 0) / 1e6:.1f} MB .pte)", {"seconds": lower.seconds}, run=run,
+                         figure=figure)
     text = outcome_text(lower)
     if "No choices to select" in text:
         kind = ("every candidate failed to compile" if "All choices failed" in text else
                 "no candidate existed" if "No choices exist" in text else "no candidate left")
-        return Judgement("confirmed", f"{what}: lowering failed, {kind}: {clip(lower.error, 200)}", {"kind": kind}, run=run)
+        return Judgement("confirmed", f"{what}: lowering failed, {kind}: {clip(lower.error, 200)}", {"kind": kind},
+                         run=run, figure=figure)
     moved = FLOAT_POINTER_ERROR.search(text)
     also = (f" — the float32 index reaches a Triton kernel as a pointer offset ('{moved.group(0)}'), as in the "
             "gather postprocess alone" if moved else "")
     return Judgement("partly", f"{what}: lowering failed, but not with Triton's 'No choices to select': "
-                     f"{failure_text(lower)}{also}", {}, run=run)
+                     f"{failure_text(lower)}{also}", {}, run=run, figure=figure)
 
 
 def _full_model_from_parts(res: Results, full_cuda: Cell, what: str, run: dict[str, Any]) -> Judgement:
@@ -371,12 +387,13 @@ def _full_model_from_parts(res: Results, full_cuda: Cell, what: str, run: dict[s
             f"with the same options: {'; '.join(parts)} — a lowering compiles every kernel of its graph, so the "
             "whole model fails too")
     post_text = outcome_text(post_lower) if failed_post else ""
+    figure = count_figure(0, len(parts), "parts lower", "the whole model's parts lowered alone with its options")
     if "No choices to select" in post_text:
-        return Judgement("confirmed", text, {"from": "parts"}, basis="both", run=run)
+        return Judgement("confirmed", text, {"from": "parts"}, basis="both", run=run, figure=figure)
     moved = FLOAT_POINTER_ERROR.search(post_text)
     also = (f"; the float32 index reaches a Triton kernel as a pointer offset ('{moved.group(0)}')" if moved else "")
     return Judgement("partly", f"{text}, but not with Triton's 'No choices to select'{also}", {"from": "parts"},
-                     basis="both", run=run)
+                     basis="both", run=run, figure=figure)
 
 
 def _backbone_aten(res: Results) -> Cell | None:
@@ -418,7 +435,8 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
         seen = (f"; a Python subprocess started from a step ran a matmul on the GPU (sum {gpu.value.get('matmul_sum')})"
                 if _subprocess_sees_gpu(gpu) else "")
         return Judgement("not_reproduced", f"0 NoValidChoicesError: the {label} ({_where(cell)}) {state}{seen}", {},
-                         run=_et_run(res, cell))
+                         run=_et_run(res, cell), figure=count_figure(0, len(done), "lowerings raise it", "ExecuTorch "
+                                                                     "CUDA lowerings raising NoValidChoicesError"))
     where, cell, lower = failure
     run = _et_run(res, cell)
     text = outcome_text(lower)
@@ -428,17 +446,21 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
     evidence = f"{where} lowering ({_where(cell)}): {clip(lower.error, 160)}; with ATen allowed among the conv back-ends: {aten_text}"
     if "No choices exist" in text:
         return Judgement("refuted", f"{evidence} — no candidate existed at all, so no worker compiled or benchmarked "
-                         "anything: GPU access of workers cannot be the cause", {"kind": "no candidates"}, run=run)
+                         "anything: GPU access of workers cannot be the cause", {"kind": "no candidates"}, run=run,
+                         figure=one_figure(0, "kernel candidates", "candidates the failing lowering had to choose "
+                                           "from"))
     gpu = res.run.gpu_subprocess
     if gpu is None or not gpu.ok:
         return Judgement("inconclusive", f"{evidence}; the subprocess GPU probe did not run "
                          f"({gpu.error if gpu else 'not among the probes'})", {}, run=run)
     data = {"kind": "candidates failed", "subprocess_gpu": gpu.value}
+    reached = count_figure(int(_subprocess_sees_gpu(gpu)), 1, "step subprocesses reach the GPU", "Python "
+                           "subprocesses started from a step that ran a matmul on the GPU")
     if _subprocess_sees_gpu(gpu):
         return Judgement("refuted", f"{evidence}; a Python subprocess started from a step ran a matmul on the GPU "
-                         f"(sum {gpu.value.get('matmul_sum')}): workers can reach it", data, run=run)
+                         f"(sum {gpu.value.get('matmul_sum')}): workers can reach it", data, run=run, figure=reached)
     return Judgement("confirmed", f"{evidence}; a subprocess started from a step could not use the GPU ({gpu.value})",
-                     data, run=run)
+                     data, run=run, figure=reached)
 
 
 def _worker_cause_absent(res: Results, label: str, cell: Cell) -> Judgement:
@@ -453,7 +475,8 @@ def _worker_cause_absent(res: Results, label: str, cell: Cell) -> Judgement:
         f"{_where(cell)}, is not lowered in this profile: {WHOLE_MODEL_SKIP}); the cause the claim names is absent: "
         f"a Python subprocess started from a step ran a matmul on the GPU (sum {gpu.value.get('matmul_sum')}), as "
         "Inductor's compile and autotune workers are started"), {"lowerings": len(lowered), "no_choices": seen},
-        run=_et_run(res, cell))
+        run=_et_run(res, cell), figure=count_figure(seen, len(lowered), "lowerings raise it", "ExecuTorch CUDA "
+                                                    "lowerings raising NoValidChoicesError"))
 
 
 def judge_no_aten_fallback(res: Results) -> Judgement:
@@ -482,7 +505,9 @@ def judge_no_aten_fallback(res: Results) -> Judgement:
     if not lower.ok:
         if MISSING_FALLBACK in text:
             return Judgement("confirmed", f"{what} fails: {failure_text(lower)} — the back-end refuses the ATen "
-                             f"kernels Inductor fell back to{also}", {"elsewhere": elsewhere}, run=run)
+                             f"kernels Inductor fell back to{also}", {"elsewhere": elsewhere}, run=run,
+                             figure=count_figure(0, 1, "lowerings succeed", "ExecuTorch CUDA lowerings with ATen "
+                                                 "among the conv back-ends"))
         return Judgement("inconclusive", f"{what} failed with another error ({clip(lower.error, 200)}); it says nothing "
                          f"about an ATen fallback{also}", {}, run=run)
     calls = lower.value.get("shim_calls", [])
@@ -493,6 +518,8 @@ def judge_no_aten_fallback(res: Results) -> Judgement:
     base = (f"{what} lowered in {lower.seconds:.0f} s, calling {', '.join(conv_calls) or 'no aoti_torch_cuda_*convolution'}"
             f" (AOTI's C shim to ATen); the installed executorch defines {len(defined)} aoti_torch_cuda_* shims")
     data = {"shim_calls": calls, "runtime_defines": defined, "elsewhere": elsewhere}
+    shimmed = count_figure(len(conv_calls) - len(missing), len(conv_calls), "convolution shims defined", "ATen "
+                           "convolution shims the program calls that the installed runtime defines")
     if not conv_calls:
         return Judgement("inconclusive", f"{base}: no ATen convolution was chosen, so no fallback was exercised{also}",
                          data, run=run)
@@ -501,12 +528,12 @@ def judge_no_aten_fallback(res: Results) -> Judgement:
                          data, run=run)
     if missing:
         return Judgement("confirmed", f"{base}, not {', '.join(missing)}: the program calls an ATen fallback the "
-                         f"runtime does not have{also}", data, run=run)
+                         f"runtime does not have{also}", data, run=run, figure=shimmed)
     if elsewhere:
         return Judgement("partly", f"{base}, {', '.join(conv_calls)} among them: ATen convolutions fall back, other "
-                         f"ATen kernels do not{also}", data, run=run)
+                         f"ATen kernels do not{also}", data, run=run, figure=shimmed)
     return Judgement("refuted", f"{base}, {', '.join(conv_calls)} among them: the ATen convolution fallback exists",
-                     data, run=run)
+                     data, run=run, figure=shimmed)
 
 
 def _refused_elsewhere(res: Results, what: str, elsewhere: list[str]) -> Judgement:
@@ -521,7 +548,9 @@ def _refused_elsewhere(res: Results, what: str, elsewhere: list[str]) -> Judgeme
                      {"elsewhere": elsewhere},
                      run={"backend": "executorch-cuda", "backend_options": options[0] if len(options) == 1 else options,
                           "device": res.device, **stack_of(res)},
-                     irrelevant={"backend_options": why})
+                     irrelevant={"backend_options": why},
+                     figure=count_figure(len(elsewhere), len(elsewhere), "lowerings refuse ATen fallbacks",
+                                         "this run's ExecuTorch CUDA lowerings refused for missing fallback kernels"))
 
 
 def judge_postprocess_ops(res: Results) -> Judgement:
@@ -561,7 +590,9 @@ def judge_postprocess_ops(res: Results) -> Judgement:
         verdict = "refuted"
     else:
         verdict = "inconclusive"  # some lowerings ended in a way that says nothing about support
-    return Judgement(verdict, evidence, {"ops": state}, run=run)
+    return Judgement(verdict, evidence, {"ops": state}, run=run,
+                     figure=count_figure(len(lowered), len(OPS), "operators lower alone", "postprocess operators "
+                                         "lowered alone through CudaPartitioner"))
 
 
 def stack_of(res: Results) -> dict[str, str]:
@@ -613,7 +644,9 @@ def judge_backbone_static(res: Results) -> Judgement:
     after = cell.outcomes[-1]
     if after is not lower and after.ok and not agrees(cell.delta):
         return Judgement("partly", f"1 of 1: {what} lowered in {lower.seconds:.0f} s and ran, but differs from eager "
-                         f"(max |Δ| {cell.delta.get('max_abs')})", {"delta": cell.delta}, run=run)
+                         f"(max |Δ| {cell.delta.get('max_abs')})", {"delta": cell.delta}, run=run,
+                         figure=count_figure(1, 1, "static backbone lowers",
+                                             "ExecuTorch CUDA lowerings of the static backbone"))
     ran = (f"ran, max |Δ| vs eager {cell.delta.get('max_abs')}" if after is not lower and after.ok else
            f"not run ({after.status}: {clip(after.error, 150)})" if after is not lower else "not run")
     return Judgement("confirmed", f"1 of 1: {what} lowered in {lower.seconds:.0f} s; {ran}", {"delta": cell.delta},
@@ -632,15 +665,19 @@ def judge_xnnpack_full_model(res: Results) -> Judgement:
         return Judgement("confirmed", f"{delta['match_rate']:.1%} of eager's detections matched: full "
                          f"{full_xnn.variant} YOLO26 lowered to XNNPACK and ran in executorch.runtime, sorted scores "
                          f"within {delta['score_max_abs']:.2g} (raw max |Δ| {delta['max_abs']:.3g})", {"delta": delta},
-                         run=run, figure=Figure(100 * delta["match_rate"], "%", "eager's detections matched by XNNPACK"))
+                         run=run, figure=Figure(100 * delta["match_rate"], "%", "eager's detections matched by XNNPACK",
+                                                conditions={"device": "cpu"}))
     if final.ok:
         return Judgement("partly", f"{delta.get('match_rate')} of eager's detections matched: runs, but detections "
                          f"differ from eager (sorted scores max |Δ| {delta.get('score_max_abs')})", {"delta": delta},
-                         run=run)
+                         run=run, figure=one_figure(100 * float(delta.get("match_rate") or 0), "%", "eager's "
+                                                    "detections matched by XNNPACK", device="cpu"))
     undecided = _undecided(final, f"full {full_xnn.variant} YOLO26 through XNNPACK ({final.step})", run)
     if undecided is not None:
         return undecided
-    return Judgement("refuted", f"{final.step}: {final.status}: {clip(final.error, 200)}", {}, run=run)
+    return Judgement("refuted", f"{final.step}: {final.status}: {clip(final.error, 200)}", {}, run=run,
+                     figure=count_figure(0, 1, "full-model XNNPACK runs succeed", "lowerings of the full model to "
+                                         "XNNPACK that run", device="cpu"))
 
 
 JUDGES = {

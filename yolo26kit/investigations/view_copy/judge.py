@@ -11,7 +11,7 @@ import pandas as pd
 from ... import verdicts
 from ...backends.executorch_cuda_releases import failure_text
 from ...bench import timing
-from ...verdicts import Judgement, band, combine, count_figure
+from ...verdicts import Judgement, band, combine, count_figure, one_figure, rounds_figure, total_figure
 from .measure import (COMPILE_BACKEND, NAMED_SOURCE, PASS_LOCATIONS, VIEW_COPY_OPS, VIEW_OPS, Case, Results, base_op,
                       equivalence_rows, load_release_coverage, pass_changed)
 
@@ -33,7 +33,9 @@ def _no_pass(res: Results) -> Judgement | None:
         return None
     return Judgement("not_reproduced", f"0 view-copy passes found in executorch {res.pass_info.get('executorch')}: "
                      f"none of {', '.join(m + '.' + c for m, c in PASS_LOCATIONS)} imports on this stack.",
-                     {"tried": res.pass_info.get("tried")}, run={"backend": edge_backend(res)})
+                     {"tried": res.pass_info.get("tried")}, run={"backend": edge_backend(res)},
+                     figure=count_figure(0, len(PASS_LOCATIONS), "view-copy passes found", "places a view-copy pass "
+                                         "can be imported from on this stack", device=res.device))
 
 
 def judge_replaces_slice_copy(res: Results) -> Judgement:
@@ -61,11 +63,14 @@ def judge_replaces_slice_copy(res: Results) -> Judgement:
             f"({', '.join(in_place_total)}) stayed copies and {sum(bool(p['ok']) for p in probes)} of {len(probes)} "
             f"probes did what the pass's rule says")
     run = {"backend": edge_backend(res)}
+    figure = count_figure(converted, len(free), "non-mutated slice_copy become views", "non-mutated slice_copy nodes "
+                          "of the back-end's edge graphs the pass turns into aten.slice", device=res.device,
+                          mode=run["backend"])
     if converted == len(free) and wrongly == 0 and probe_ok:
-        return Judgement("confirmed", text, data, run=run)
+        return Judgement("confirmed", text, data, run=run, figure=figure)
     if converted == 0 and (free or not probe_ok):
-        return Judgement("refuted", text, data, run=run)
-    return Judgement("partly", text, data, run=run)
+        return Judgement("refuted", text, data, run=run, figure=figure)
+    return Judgement("partly", text, data, run=run, figure=figure)
 
 
 def _code_delta(res: Results, model: str) -> dict[str, Any] | None:
@@ -143,7 +148,7 @@ def judge_more_efficient(res: Results) -> Judgement:
         return absent
     models = list(dict.fromkeys(c.spec.model for c in res.cases))
     changed = [m for m in models if _replaced(res, m)]
-    parts, data, per_model = [], {}, []
+    parts, data, per_model, timed = [], {}, [], {}
     for model in models:
         delta, rounds = _code_delta(res, model), res.rounds(model)
         if model not in changed:
@@ -162,6 +167,7 @@ def judge_more_efficient(res: Results) -> Judgement:
         ratios = timing.round_ratios(rounds["without pass"]["round_medians_ms"], rounds["with pass"]["round_medians_ms"])
         verdict = band(ratios, 1.0, math.inf)
         per_model.append(verdict)
+        timed[model] = ratios
         parts.append(f"{model}: without/with {', '.join(f'{r:.2f}×' for r in ratios)} over {len(ratios)} rounds "
                      f"(median {rounds['without pass']['median_ms']:.3f} → {rounds['with pass']['median_ms']:.3f} ms) "
                      f"→ {verdict}; {code_text}")
@@ -173,8 +179,11 @@ def judge_more_efficient(res: Results) -> Judgement:
     irrelevant = {"backend": why} if why else {}
     if not per_model:
         return Judgement("inconclusive", text + ". No model the pass changed was timed both ways.", data, run=run)
+    model, ratios = next(iter(timed.items()))  # the first model the pass changed that was timed both ways
+    figure = rounds_figure(ratios, "×", f"{model} step time without / with the pass", model=model,
+                           device=res.device, mode=run["backend"])
     return Judgement(combine(per_model, len(changed)), f"{text}. Rule: {SPEED_RULE}.", data, run=run,
-                     irrelevant=irrelevant)
+                     irrelevant=irrelevant, figure=figure)
 
 
 # Why a kind that becomes a copy under plain AOTI answers for the CUDA back-end too.
@@ -260,15 +269,21 @@ def judge_other_view_ops(res: Results) -> Judgement:
              f"copy-only kernel calls and {sum(proxies.values())} ATen fallbacks come from them "
              f"({', '.join(f'{k}×{v}' for k, v in (materialized + proxies).most_common(5)) or 'none'}): "
              f"{len(copied)} of {len(kinds)} kinds become real copies")
+    figure = count_figure(len(copied), len(kinds), "kinds become real copies", "view-copy kinds the pass leaves, "
+                          "in the generated code with the pass", device=res.device, mode=run["backend"]) if kinds \
+        else one_figure(0, "view-copy kinds left", "view-copy kinds the pass leaves in the compiled models",
+                        device=res.device, mode=run["backend"])
     if not kinds or not copied:
         why = backend_irrelevance(res, compiled_models)
-        return Judgement("refuted", text + tail, data, run=run, irrelevant={"backend": why} if why else {})
+        return Judgement("refuted", text + tail, data, run=run, irrelevant={"backend": why} if why else {},
+                         figure=figure)
     fallback_kinds = sorted({base_op(op) for op in proxies} & set(kinds))
     if fallback_kinds:
         text += (f" ({', '.join(fallback_kinds)} as ATen fallbacks: kernels the CUDA back-end of executorch {release} "
                  "does not have, so there they fail to lower)")
     verdict = "confirmed" if len(copied) == len(kinds) else "partly"
-    return Judgement(verdict, text + tail, data, run=run, irrelevant={"backend": COPIES_ON_ANY_BACKEND})
+    return Judgement(verdict, text + tail, data, run=run, irrelevant={"backend": COPIES_ON_ANY_BACKEND},
+                     figure=figure)
 
 
 def judge_reinplace_misses_slice_copy(res: Results) -> Judgement:
@@ -325,7 +340,11 @@ def judge_reinplace_misses_slice_copy(res: Results) -> Judgement:
     text = "; ".join(parts)
     run = {"backend": compile_backend(res, models)}
     order = ("refuted", "partly", "inconclusive", "confirmed")
-    return Judgement(next(v for v in order if v in verdicts), text, data, run=run)
+    figure = count_figure(sum(d["slice_copy_after_post_grad"] for d in data.values()),
+                          sum(d["slice_copy_edge"] for d in data.values()), "slice_copy survive the post-grad passes",
+                          "slice_copy nodes of the edge graphs still slice_copy after Inductor's post-grad passes, "
+                          "packages compiled without the pass", device=res.device, mode=run["backend"])
+    return Judgement(next(v for v in order if v in verdicts), text, data, run=run, figure=figure)
 
 
 def judge_equivalent(res: Results) -> Judgement:
@@ -366,7 +385,7 @@ def judge_equivalent(res: Results) -> Judgement:
     data = {"rows": measured.to_dict(orient="records"), "same_graph": sorted({r.model for r in moot} | set(untouched))}
     run = {"backend": edge_backend(res)}
     figure = count_figure(len(measured) - len(unequal), len(measured), "comparisons bit-identical",
-                          "outputs with and without the pass, where the pass changed the graph")
+                          "outputs with and without the pass, where the pass changed the graph", device=res.device)
     if not unequal.empty:
         return Judgement("refuted", text, data, run=run, figure=figure)
     return Judgement("confirmed" if missing.empty else "inconclusive", text, data, run=run, figure=figure)
@@ -419,18 +438,21 @@ def judge_edge_introduces_slice_copy(res: Results) -> Judgement:
     sliced = [r for r in rows if r[1] > 0 or r[2] > 0]
     if not sliced:
         return Judgement("inconclusive", text + ". No model sliced.", data, run=run)
+    figure = total_figure([cd for *_, cd, _ in sliced], "slice_copy in the edge graphs", "slice_copy nodes the "
+                          "back-end's edge graphs hold, where torch.export keeps slices", device=res.device,
+                          mode=run["backend"])
     if any(ce > 0 for _, _, ce, _, _ in sliced) or all(cd == 0 for _, _, _, cd, _ in sliced):
-        return Judgement("refuted", text, data, run=run)
+        return Judgement("refuted", text, data, run=run, figure=figure)
     from_lowering = all(ce == 0 and cd >= v for _, v, ce, cd, _ in sliced)
     named = [w.get("slice_copy") for *_, w in sliced]
     if any(n is None for n in named):
         return Judgement("inconclusive", text + ". Without the no-op lowering the named pass cannot be told apart "
                          "from the rest of the edge lowering.", data, run=run)
     if from_lowering and all(n == 0 for n in named):
-        return Judgement("confirmed", text, data, run=run)
+        return Judgement("confirmed", text, data, run=run, figure=figure)
     return Judgement("partly", text + (". The copies come from ExecuTorch's edge lowering, not torch.export, but not "
                                        "from the named pass: they are there without it" if from_lowering else ""),
-                     data, run=run)
+                     data, run=run, figure=figure)
 
 
 JUDGES: dict[str, Callable[[Results], Judgement]] = {

@@ -9,7 +9,6 @@ import importlib
 import json
 import math
 import os
-import statistics
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -387,8 +386,9 @@ def step_time_rounds(spec: Spec, packages: dict[str, str], rounds: int, min_run_
 
     with torch.no_grad():
         verdicts.rounds_until_decided(one_round, *SPEED_BAND, min_rounds=rounds)
-    return {label: {"round_medians_ms": ms, "median_ms": statistics.median_high(ms),
-                    "iqr_ms": statistics.median_high(spreads[label])} for label, ms in medians.items()}
+    # the rounds rule's median (verdicts.median_round): the one median every figure, table and evidence uses
+    return {label: {"round_medians_ms": ms, "median_ms": verdicts.median_round(ms),
+                    "iqr_ms": verdicts.median_round(spreads[label])} for label, ms in medians.items()}
 
 
 # --------------------------------------------------------------------------- running everything
