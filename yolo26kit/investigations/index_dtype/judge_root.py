@@ -69,7 +69,7 @@ def judge_floordiv_float_path(res: Results) -> Judgement:
         if _shows(scalar) == "right" and _shows(tensor) in ("float", "wrong"):
             bitten.append(device)
     figure = count_figure(len(bitten), len(rows), "devices", "devices where AOTI gets the tensor-divisor floor "
-                          "division wrong while the scalar one is right")
+                          "division wrong while the scalar one is right", device=" and ".join(rows), backend="aoti")
     run = _run(res, list(rows))
     evidence = "; ".join(parts)
     if not bitten:
@@ -98,12 +98,15 @@ def judge_gather_type_inference(res: Results) -> Judgement:
              f"{_said(by.get('index'))}" for d, by in rows.items()]
     run = _run(res, list(rows))
     evidence = "; ".join(parts)
+    figure = count_figure(len(float_devices), len(rows), "devices", "devices where AOTI hands gather the same float32 "
+                          "quotient as advanced indexing", device=run["device"], backend="aoti")
     if float_devices:
         return Judgement("refuted", f"{evidence}: AOTI's dtype for the quotient is float32 before either op sees it, "
                          "so gather is handed the same float32 index; which op fails (or tolerates it) is the "
-                         "consumer's kernel, not a difference in type inference", {"float": float_devices}, run=run)
+                         "consumer's kernel, not a difference in type inference", {"float": float_devices}, run=run,
+                         figure=figure)
     return Judgement("not_reproduced", f"{evidence}: on this torch the quotient is int64 for both ops, so there is no "
-                     "float32 index for either to infer", {}, run=run)
+                     "float32 index for either to infer", {}, run=run, figure=figure)
 
 
 def judge_index_dtype_resolved(res: Results) -> Judgement:
@@ -116,16 +119,19 @@ def judge_index_dtype_resolved(res: Results) -> Judgement:
     broken = {d: by["gather"] for d, by in rows.items() if _shows(by.get("gather")) != "right"}
     floats = [d for d, by in rows.items() if _shows(by.get("tensor")) == "float"]
     run = _run(res, list(rows))
+    clean = [d for d in rows if d not in broken and d not in floats]
+    figure = count_figure(len(clean), len(rows), "devices", "devices where gather gets an int64 index and matches "
+                          "eager", device=run["device"], backend="aoti")
     if broken:
         said = "; ".join(f"{d}: the gather variant {_said(r)}" for d, r in broken.items())
         return Judgement("refuted", f"{said}: gather still gets the float32 quotient of the floor division", {},
-                         run=run)
+                         run=run, figure=figure)
     if floats:
         return Judgement("partly", f"gather runs on {', '.join(rows)}, but the quotient it is handed is still float32 "
                          f"on {', '.join(floats)}: the cause is not removed, only tolerated by this device's kernel",
-                         {}, run=run)
+                         {}, run=run, figure=figure)
     return Judgement("confirmed", "the quotient is int64 and the gather variant matches eager on "
-                     f"{', '.join(rows)}", {}, run=run)
+                     f"{', '.join(rows)}", {}, run=run, figure=figure)
 
 
 def judge_floordiv_workaround(res: Results) -> Judgement:
@@ -142,7 +148,8 @@ def judge_floordiv_workaround(res: Results) -> Judgement:
     rows = _rows(res)
     workaround_rows = {d: by.get("workaround") for d, by in rows.items()}
     parts += [f"division alone on {d}: {_said(r)}" for d, r in workaround_rows.items() if r]
-    figure = count_figure(len(held), len(ran), "paths", "paths where the workaround top-k runs and matches eager")
+    figure = count_figure(len(held), len(ran), "paths", "paths where the workaround top-k runs and matches eager",
+                          device=res.device)
     run = {"backend": ", ".join(c.path for c in ran), "device": res.device, "topk": "gather_floatdiv"}
     evidence = "; ".join(parts)
     if not ran:
