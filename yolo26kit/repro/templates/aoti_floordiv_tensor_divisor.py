@@ -17,11 +17,17 @@ dtype or values when it bites, 0 when every package matches eager.
 # bites-with: AssertionError: AOT Inductor floor_divide
 # seen-on: (the kit's evidence, filled in when the finding is written)
 
+import ctypes
 import tempfile
 import traceback
 
-import torch
-from torch import nn
+# Some hosts crash loading any AOTI package (SIGSEGV in its std::regex code, aoti_load.static_libstdcxx_crash)
+# unless the system libstdc++ is loaded globally first; loading it first is harmless elsewhere and keeps that
+# crash from masking this bug.
+ctypes.CDLL("libstdc++.so.6", mode=ctypes.RTLD_GLOBAL)
+
+import torch  # noqa: E402  (after the libstdc++ above)
+from torch import nn  # noqa: E402
 
 
 class TensorDivisor(nn.Module):
