@@ -484,6 +484,20 @@ def type_inference_not_reproduced():
     return _divided("right")
 
 
+def choice_confirmed():
+    """CPU, torch 2.11: gather's C++ kernel takes the float32 index, advanced indexing refuses it."""
+    return _divided("float", index="fails")
+
+
+def choice_refuted():
+    """CUDA, torch 2.11: both ops fail on the float32 quotient."""
+    return _divided("float", gather="fails", index="fails", device="cuda")
+
+
+def choice_not_reproduced():
+    return _divided("right")
+
+
 def resolved_refuted():
     """CUDA, torch 2.11: the gather variant fails on the float32 quotient in its Triton kernel."""
     return _divided("float", gather="fails", index="fails", device="cuda")
@@ -549,6 +563,8 @@ CASES = {
                                 "not_reproduced": floordiv_not_reproduced, "inconclusive": floordiv_not_run},
     P + "aoti_gather_type_inference": {"refuted": type_inference_refuted,
                                        "not_reproduced": type_inference_not_reproduced},
+    P + "operation_choice_matters": {"confirmed": choice_confirmed, "refuted": choice_refuted,
+                                     "not_reproduced": choice_not_reproduced},
     P + "index_dtype_resolved": {"confirmed": resolved_confirmed, "refuted": resolved_refuted,
                                  "partly": resolved_partly},
     P + "floordiv_workaround": {"confirmed": workaround_confirmed, "refuted": workaround_refuted,

@@ -143,21 +143,11 @@ def run_script(repro: Path, python: str, timeout: float = RUN_TIMEOUT,
 
 
 def last_traceback(output: str, limit: int = 400) -> str:
-    """The last Python traceback of a run's output, whole (up to `limit` lines from its end), for ISSUE.md."""
+    """Every Python traceback of a run's output, from the first one to the end (up to `limit` lines), for ISSUE.md:
+    a repro that prints the failure it meets and then raises its own assertion keeps both."""
     lines = output.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
-    if not starts:
-        return ""
-    # a chained exception ("The above exception was the direct cause ...") belongs to the same failure: keep the
-    # first traceback of the last chain
-    first = starts[-1]
-    for i in reversed(starts[:-1]):
-        between = "\n".join(lines[i:first])
-        if "The above exception was the direct cause" in between or "During handling of the above" in between:
-            first = i
-        else:
-            break
-    return "\n".join(lines[first:][-limit:])
+    first = next((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")), None)
+    return "" if first is None else "\n".join(lines[first:][-limit:])
 
 
 def collect_env(python: str) -> str:

@@ -109,6 +109,33 @@ def judge_gather_type_inference(res: Results) -> Judgement:
                      "float32 index for either to infer", {}, run=run, figure=figure)
 
 
+def judge_operation_choice(res: Results) -> Judgement:
+    """'Functionally equivalent operations can behave differently in AOTI': gather against advanced indexing on the
+    same float32 quotient, device by device. The op changes the outcome only where one consumer's kernel tolerates
+    the float index and the other's does not; the dtype itself is the division's either way."""
+    undecided = _undecided(res)
+    if undecided:
+        return undecided
+    rows = _rows(res)
+    bitten = {d: by for d, by in rows.items() if _shows(by.get("tensor")) in ("float", "wrong")}
+    run = _run(res, list(rows))
+    differ = [d for d, by in bitten.items() if (_shows(by.get("gather")) == "right") != (_shows(by.get("index")) == "right")]
+    figure = count_figure(len(differ), len(bitten) or len(rows), "devices", "devices where gather and advanced "
+                          "indexing of the same quotient end differently", device=run["device"], backend="aoti")
+    parts = "; ".join(f"{d}: gather {_said(by.get('gather'))}, advanced indexing {_said(by.get('index'))}"
+                      for d, by in (bitten or rows).items())
+    if not bitten:
+        return Judgement("not_reproduced", f"{parts}: on this torch the division is right, so both ops get an int64 "
+                         "index and behave alike", {}, run=run, figure=figure)
+    if differ and len(differ) == len(bitten):
+        return Judgement("confirmed", f"{parts}: the same float32 index fails one op and passes the other", {},
+                         run=run, figure=figure)
+    if differ:
+        return Judgement("partly", f"{parts}: the op choice changes the outcome on {', '.join(differ)} only; the "
+                         "float32 index is the division's on every device", {}, run=run, figure=figure)
+    return Judgement("refuted", f"{parts}: both ops end alike on the float32 quotient", {}, run=run, figure=figure)
+
+
 def judge_index_dtype_resolved(res: Results) -> Judgement:
     """'With gather the index dtype issue is completely resolved': the gather variant's lowering and the quotient
     it is handed, on every device the run has."""
@@ -163,5 +190,6 @@ JUDGES = {
     "index_dtype.floordiv_float_path": judge_floordiv_float_path,
     "index_dtype.aoti_gather_type_inference": judge_gather_type_inference,
     "index_dtype.index_dtype_resolved": judge_index_dtype_resolved,
+    "index_dtype.operation_choice_matters": judge_operation_choice,
     "index_dtype.floordiv_workaround": judge_floordiv_workaround,
 }
