@@ -2,8 +2,8 @@
 in `node.meta["stack_trace"]`, the shape guards an export adds recorded with the user line that added each, and a
 frame written as `file:line`.
 
-"User code" is every Python file that is neither torch's nor the standard library's: the model's package (ultralytics,
-torchvision), the user's own modules, and the kit's own model changes when a model carries them.
+"User code" is every Python file that is neither torch's, the standard library's nor the kit's: the model's package
+(ultralytics, torchvision) and the user's own modules (the kit's frames are the caller of export, never the model).
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from typing import Any, Iterator
 
 import torch
 
-_NOT_USER = (os.path.dirname(torch.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep)
+_KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_NOT_USER = (os.path.dirname(torch.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep, _KIT)
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
 
 
 def is_user_file(path: str) -> bool:
-    """Whether a frame's file is the model's own code (not torch, not the standard library, not generated code)."""
+    """Whether a frame's file is the model's own code (not torch, the standard library, the kit or generated code)."""
     return bool(path) and not path.startswith(_NOT_USER) and not path.startswith("<")
 
 

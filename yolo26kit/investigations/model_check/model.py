@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import torch
 
-from ...bench import live, yolo
+from ...bench import detections, live, yolo
 
 FORMS = "ultralytics:<yaml>, torchvision:<name> or <module>:<factory>"
 
@@ -104,14 +104,30 @@ def check_torchvision(name: str) -> str | None:
     return f"torchvision has no model {name!r}" + (f" (close: {', '.join(close)})" if close else "")
 
 
+def calibrate_norms(net: torch.nn.Module, x: torch.Tensor) -> torch.nn.Module:
+    """BatchNorm statistics from one seeded batch (momentum None: that batch alone sets them), then eval. Untrained,
+    unit running variance shrinks activations layer by layer: mobilenet_v3_small's logits come out ~1e-16, every
+    comparison with eager passes on denormals and eager itself slows tenfold."""
+    norms = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    for bn in norms:
+        bn.reset_running_stats()
+        bn.momentum = None
+    if norms:
+        with torch.no_grad():
+            net.train()(x)
+    return net.eval()
+
+
 def build_torchvision(name: str, imgsz: int, batch: int, seed: int) -> tuple[torch.nn.Module, tuple[Any, ...]]:
-    """torchvision.models.get_model(name, weights=None) with its own initialisation, seeded; a seeded image batch."""
+    """torchvision.models.get_model(name, weights=None) with its own initialisation, seeded, its BatchNorm statistics
+    from a seeded batch (calibrate_norms); a seeded image batch."""
     import torchvision
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         net = torchvision.models.get_model(name, weights=None)
-    return net.eval().requires_grad_(False), (live.image(batch, imgsz, imgsz, seed=seed),)
+    calibrate_norms(net, live.image(2, imgsz, imgsz, seed=seed + 1))
+    return net.requires_grad_(False), (live.image(batch, imgsz, imgsz, seed=seed),)
 
 
 # --- module:factory -------------------------------------------------------------------------------
@@ -184,3 +200,39 @@ def is_image_batch(inputs: tuple[Any, ...]) -> bool:
     """Whether the first input is a float [N, C, H, W] batch: the kit's dynamic H, W recipe applies to it."""
     x = inputs[0] if inputs else None
     return isinstance(x, torch.Tensor) and x.ndim == 4 and x.is_floating_point()
+
+
+# An output matches eager when max |Δ| ≤ REL_TOL × its largest |eager| value + ABS_TOL: float32 sums reordered by a
+# back-end's kernels stay orders of magnitude inside it, a wrong kernel does not.
+REL_TOL, ABS_TOL = 1e-3, 1e-5
+
+
+def _close(out: torch.Tensor, ref: torch.Tensor) -> tuple[float, bool]:
+    """max |Δ| of two same-shape outputs and whether it is within tolerance (NaN where eager has none: not close)."""
+    if not out.numel():
+        return 0.0, True
+    diff = (out - ref).abs()
+    both_nan = torch.isnan(out) & torch.isnan(ref)
+    worst = float(diff[~both_nan].max()) if (~both_nan).any() else 0.0
+    scale = float(ref[~torch.isnan(ref)].abs().max()) if (~torch.isnan(ref)).any() else 0.0
+    return worst, bool(worst <= REL_TOL * scale + ABS_TOL) and not bool(torch.isnan(diff[~both_nan]).any())
+
+
+def compare(outputs: list[torch.Tensor], reference: list[torch.Tensor]) -> dict[str, Any]:
+    """An output list against eager's: each output element by element; a [B, k, 6] detection output that is not
+    element-wise close is matched order-insensitively instead (detections.agrees: top-k breaks near-ties apart)."""
+    if not outputs or not reference:
+        return {}
+    if len(outputs) != len(reference):
+        return {"correct": False, "max_abs": None, "why": f"{len(outputs)} outputs, eager has {len(reference)}"}
+    worst, correct, matched = 0.0, True, None
+    for i, (out, ref) in enumerate(zip(outputs, reference)):
+        if out.shape != ref.shape:
+            return {"correct": False, "max_abs": None,
+                    "why": f"output {i} is {list(out.shape)}, eager's {list(ref.shape)}"}
+        diff, close = _close(out, ref)
+        if not close and ref.ndim == 3 and ref.shape[-1] == 6:
+            delta = detections.compare(out, ref)
+            close, matched = detections.agrees(delta), delta.get("match_rate")
+        worst, correct = max(worst, diff), correct and close
+    return {"correct": correct, "max_abs": worst, "matched": matched, "outputs": len(outputs)}
