@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from ...bench import dynamic_export, live, user_code
+from ...bench import dynamic_export, user_code
 from .hazards import Scan, detect
 from .model import build, compare, is_image_batch, outputs_of
 
@@ -37,10 +37,12 @@ def dims(inputs: tuple[Any, ...], recipe: str, lo: int, hi: int, max_batch: int)
 
 
 def resized(inputs: tuple[Any, ...], batch: int, height: int, width: int, seed: int) -> tuple[Any, ...]:
-    """The inputs at another batch (and size, for an image batch): a seeded image, or the first input repeated."""
+    """The inputs at another batch (and size, for an image batch): a seeded image of the same channels, or the first
+    input repeated."""
     x = inputs[0]
     if is_image_batch(inputs):
-        first = live.image(batch, height, width, seed=seed)
+        gen = torch.Generator().manual_seed(seed)
+        first = torch.rand(batch, x.shape[1], height, width, generator=gen, dtype=x.dtype)
     else:
         first = x[:1].repeat(batch, *([1] * (x.ndim - 1)))
     return (first.to(x.device), *inputs[1:])
