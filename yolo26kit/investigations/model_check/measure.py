@@ -54,13 +54,15 @@ class Case:
     seed: int = 0
     workdir: str = ""
     min_run_time: float = 0.1
-    provider: str = ""  # onnxruntime's execution provider
+    provider: str = ""  # onnxruntime's execution provider (CPU's on the CPU, CUDA's on the GPU)
     autotune: bool = False  # executorch_cuda: the back-end's max-autotune (minutes per convolution shape)
+    # torch's threads in every step of the case (0: as the step starts): Inductor's C++ kernels specialise on the
+    # count, so a cold compile at another count than the timed run's would miss the compile cache and time apart
+    threads: int = 0
 
     @property
     def tag(self) -> str:
-        extra = f"-{self.provider.replace('ExecutionProvider', '').lower()}" if self.provider else ""
-        return f"{self.path}{extra}-{self.device}"
+        return f"{self.path}-{self.device}"
 
     @property
     def reference(self) -> str:
@@ -69,7 +71,9 @@ class Case:
 
 
 def subject(case: Case) -> tuple[torch.nn.Module, tuple[Any, ...]]:
-    """The case's model and example inputs on the device its back-end takes them on."""
+    """The case's model and example inputs on the device its back-end takes them on (torch at the case's threads)."""
+    if case.threads:
+        torch.set_num_threads(case.threads)
     device = "cpu" if backends.get(case.path).cpu_inputs_at_load else case.device
     return build(case.spec, case.imgsz, case.batch, case.seed, device)
 
@@ -82,6 +86,8 @@ def _options(case: Case) -> dict[str, Any]:
 
 def step_prepare(case: Case) -> dict[str, Any]:
     """The back-end's ahead-of-time step (export, then compile a package / lower / write the .onnx)."""
+    if case.threads:
+        torch.set_num_threads(case.threads)
     net, inputs = build(case.spec, case.imgsz, case.batch, case.seed, case.device)
     with torch.no_grad():
         facts = backends.get(case.path).prepare(net, inputs, case.workdir, case.tag, **_options(case))
@@ -123,7 +129,8 @@ def step_run(case: Case, artifact: str = "") -> dict[str, Any]:
 def plan(spec: str, device: str, paths: list[str], imgsz: int, batch: int, seed: int = 0, workdir: str = "",
          min_run_time: float = 0.1, autotune: bool = False) -> list[Case]:
     """Every path of `paths` on the run's device (CPU back-ends on the CPU), and the eager rows they compare with."""
-    base = Case(spec, "eager", device, imgsz, batch, seed, workdir, min_run_time, autotune=autotune)
+    base = Case(spec, "eager", device, imgsz, batch, seed, workdir, min_run_time, autotune=autotune,
+                threads=torch.get_num_threads())  # what the timed children get: forked with this process's env
     cases = {base.tag: base}
     for path in paths:
         where = "cpu" if path in CPU_BACKENDS else device
@@ -144,7 +151,7 @@ def skip_reason(case: Case) -> str:
     if missing:
         return f"not installed: {', '.join(missing)}"
     if backend.needs_cuda and not case.device.startswith("cuda"):
-        return f"needs a CUDA device (this run is on {case.device})"
+        return f"needs a CUDA device; this run is on {case.device}"
     return ""
 
 

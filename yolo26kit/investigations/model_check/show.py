@@ -98,7 +98,7 @@ def _fastest_answer(run: Run) -> str:
     if best is None:
         return "no path both ran and matched eager"
     eager = _eager_ms(run, best.case.device)
-    ratio = f", {eager / best.median_ms:.2g}× eager's {eager:.3g} ms" if eager and best.case.path != "eager" else ""
+    ratio = f", {eager / best.median_ms:.3g}× eager's {eager:.3g} ms" if eager and best.case.path != "eager" else ""
     return f"{best.case.tag}: {best.median_ms:.3g} ms median at {run.batch}x{run.imgsz}x{run.imgsz}{ratio}"
 
 
