@@ -84,8 +84,9 @@ def judge_dynamic_sizes(run: Run) -> Judgement:
     wrong = [size(s) + f" ({s.get('program')}{': ' + clip(s['error'], 80) if s.get('error') else ''})"
              for s in inside if not s.get("correct")]
     outside = [f"{size(s)} {s.get('program')}" for s in value.get("sweep", []) if not s.get("in_range")]
-    recipe = value["recipe"] + (" (the plain export failed)" if value["recipe"] != attempts[0]["recipe"] else "")
-    evidence = (f"{len(good)} of {len(inside)} sizes in range answer as eager with the {recipe} program "
+    recipe = "the plain export's program" if value["recipe"] == attempts[0]["recipe"] else \
+        "the kit recipe's program (the plain export failed)"
+    evidence = (f"{len(good)} of {len(inside)} sizes in range answer as eager with {recipe} "
                 f"({', '.join(size(s) for s in good) or 'none'})" + (f"; wrong: {', '.join(wrong)}" if wrong else "")
                 + (f"; outside the range: {', '.join(outside)}" if outside else ""))
     return Judgement(all_none_some(len(good), len(inside)), evidence,
@@ -115,7 +116,11 @@ def judge_known_hazard(run: Run) -> Judgement:
     rows = hazard_rows(run)
     scan, dynamic = run.scan, run.dynamic
     failed_export = scan.ok and isinstance(scan.value, dict) and scan.value.get("export") != "ok"
-    where = ", ".join(dict.fromkeys(f"{h['hazard']} at {h['where'] or '?'}" for h in rows))
+    lines: dict[str, list[str]] = {}
+    for h in rows:
+        lines.setdefault(h["hazard"], []).append(h["where"] or "?")
+    where = ", ".join(f"{k} at {v[0]}" + (f" (+{len(set(v)) - 1} lines)" if len(set(v)) > 1 else "")
+                      for k, v in lines.items())
     biting = sorted({h["hazard"] for h in rows if h["here"].startswith("bites")})
     data = {"hazards": [{k: h[k] for k in ("hazard", "title", "where", "code", "here")} for h in rows],
             "kinds": sorted({h["hazard"] for h in rows}), "biting": biting, "known": len(known.KNOWN)}
