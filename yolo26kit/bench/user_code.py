@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import sysconfig
 import traceback
 from dataclasses import asdict, dataclass
@@ -29,12 +30,14 @@ def is_user_file(path: str) -> bool:
 
 
 def shown_path(path: str) -> str:
-    """A path as a reader finds it: inside an installed package from the package on (`ultralytics/nn/...`), under
-    the working directory relative to it, else as it is."""
+    """A path as a reader finds it: inside an installed package from the package on (`ultralytics/nn/...`), else
+    relative to the import root it is imported from (the longest sys.path entry, or the working directory, holding
+    it), else as it is."""
     if "site-packages" + os.sep in path:
         return path.rsplit("site-packages" + os.sep, 1)[1]
-    cwd = os.getcwd() + os.sep
-    return path[len(cwd):] if path.startswith(cwd) else path
+    roots = [os.path.abspath(p) + os.sep for p in [os.getcwd(), *sys.path] if p]
+    root = max((r for r in roots if path.startswith(r)), key=len, default="")
+    return path[len(root):] if root else path
 
 
 @dataclass(frozen=True)

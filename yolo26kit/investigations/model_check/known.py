@@ -67,6 +67,7 @@ KNOWN: dict[str, Known] = {
                "a view: 'missing fallback kernels (aten::split_copy.Tensor)'",
         paths=("executorch_cuda",), claims=("index_dtype.backbone_static_cuda", "index_dtype.et_cuda_full_model"),
         finding="index_dtype.et_cuda_split_copy_refused", fixed_in=(("executorch", "1.5.0"),),
+        bites_on="ExecuTorch CUDA before executorch 1.5.0 (seen: executorch 1.2.0 on torch 2.11)",
         error_mark=r"missing fallback kernels[\s\S]*split\w*_copy"),
     "item_sync": Known(
         title=".item() / int() of a tensor, or an op whose output size depends on the data",

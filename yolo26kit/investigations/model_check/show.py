@@ -169,9 +169,9 @@ def hazard_notes(run: Run) -> Any:
 TABLES: dict[str, Callable[[Run], pd.DataFrame]] = {
     "answers": answers_frame,
     "paths": paths_frame,
+    "hazards": hazards_frame,
     "dynamic_export": dynamic_export_frame,
     "dynamic_sizes": dynamic_sizes_frame,
-    "hazards": hazards_frame,
 }
 
 
