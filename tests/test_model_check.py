@@ -123,13 +123,14 @@ def test_models_of_other_families(spec, imgsz, expected):
     assert expected <= found if expected else found == set()
 
 
-def test_paths_of_a_torchvision_model_run_and_match_eager():
-    run = measure.investigate("torchvision:resnet18", "cpu", ["eager", "onnxruntime", "compile_cudagraphs"], imgsz=64,
+@pytest.mark.parametrize(("spec", "hazard"), [("torchvision:resnet18", "refuted"), ("ultralytics:yolo11n.yaml", "confirmed")])
+def test_paths_of_models_of_other_families_run_and_match_eager(spec, hazard):
+    run = measure.investigate(spec, "cpu", ["eager", "onnxruntime", "compile_cudagraphs"], imgsz=64,
                               dynamic_sizes=[64, 96], min_run_time=0.02, edge_check=False)
     rows = {r.case.tag: r for r in run.rows}
     assert rows["onnxruntime-cpu"].correct and rows["compile_cudagraphs-cpu"].final.status == "skipped"
     assert {cid: JUDGES[cid](run).verdict for cid in JUDGES} == {
-        "model_check.known_hazard": "refuted", "model_check.paths_run": "confirmed",
+        "model_check.known_hazard": hazard, "model_check.paths_run": "confirmed",
         "model_check.paths_match_eager": "confirmed", "model_check.dynamic_sizes": "confirmed"}
 
 
@@ -152,6 +153,23 @@ def test_a_hazards_state_follows_the_stack_and_this_runs_rows():
     assert known.state(split, {"executorch": "1.2.0"}, refused).startswith("bites here")
     assert known.workaround(split) == catalog.get("index_dtype.et_cuda_split_copy_refused").workaround
     assert "torch 1.11–2.0.1" in known.releases(known.KNOWN["mask_index_put"])  # the ledger's conditions
+
+
+def test_a_model_that_does_not_export_says_where_in_its_answer():
+    from judge_cases.model_check import run, step
+
+    failed = run(scan_outcome=step("hazard scan", {"export": "error", "error": "GuardOnDataDependentSymNode: u0",
+                                                   "site": {"file": "m.py", "line": 9}, "hits": []}))
+    answers = dict(zip(*show_answers(failed)))
+    assert answers["Known hazards in this model"].startswith("torch.export of the model failed at m.py:9")
+    assert JUDGES["model_check.known_hazard"](failed).verdict == "inconclusive"
+
+
+def show_answers(run):
+    from yolo26kit.investigations.model_check.show import answers_frame
+
+    frame = answers_frame(run)
+    return list(frame["question"]), list(frame["answer"])
 
 
 def test_hazard_rows_name_the_line_and_what_to_do():

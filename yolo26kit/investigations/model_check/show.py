@@ -31,6 +31,8 @@ def row_dict(row: Row) -> dict[str, Any]:
             "first_call_s": _round(value.get("first_call_s")),
             "build_s": _round(build.seconds, 2) if build is not None else None,
             "artifact_mib": _round(size / 2**20, 2) if size else None,
+            "options": build.value.get("backend_options", "") if build is not None and build.ok and
+            isinstance(build.value, dict) else "",
             "graph_breaks": value.get("graph_breaks") if row.case.path.startswith("compile") else None,
             "cudagraph_skips": value.get("cudagraph_skips") if row.case.path == "compile_cudagraphs" else None,
             "aoti_load": row.final.details.get("aoti_load", "") if row.case.path == "aoti" else "",
@@ -120,8 +122,23 @@ def _dynamic_answer(run: Run) -> str:
     return f"{said}{recipe}; the program answers as eager at {len(good)} of {len(inside)} sizes"
 
 
+def _scan_failure(run: Run) -> str:
+    """Why the hazard scan saw no graph ('' when it saw one): its step's end, or torch.export's error and line."""
+    if not run.scan.ok:
+        return f"the hazard scan ended {run.scan.status}: {clip(run.scan.error, 160)}"
+    value = run.scan.value if isinstance(run.scan.value, dict) else {}
+    if value.get("export") == "ok":
+        return ""
+    site = value.get("site") or {}
+    where = f" at {site.get('file')}:{site.get('line')}" if site else ""
+    return f"torch.export of the model failed{where}: {clip(value.get('error'), 160)}"
+
+
 def _hazards_answer(run: Run) -> str:
     rows = hazard_rows(run)
+    failed = _scan_failure(run)
+    if failed and not rows:
+        return failed
     if not rows:
         return f"none of the kit's {len(known.KNOWN)} known hazards is in this model's code"
     by_kind: dict[str, list[dict[str, Any]]] = {}
@@ -149,6 +166,8 @@ def hazard_notes(run: Run) -> Any:
     from IPython.display import Markdown
 
     rows = hazard_rows(run)
+    if _scan_failure(run) and not rows:
+        return Markdown(_scan_failure(run) + ".")
     if not rows:
         return Markdown(f"No known hazard in this model's code ({len(known.KNOWN)} detectors: "
                         f"{', '.join(f'`{k}`' for k in known.KNOWN)}).")
