@@ -26,7 +26,8 @@ def _hazards(r: View) -> str:
     for h in found:
         if isinstance(h, dict):
             by_kind.setdefault(str(h.get("hazard")), []).append(str(h.get("where") or "?"))
-    kinds = "; ".join(f"{k} at {', '.join(list(dict.fromkeys(w))[:3])}" for k, w in by_kind.items())
+    kinds = ", ".join(f"{k} at {w[0]}" + (f" (+{len(set(w)) - 1} lines)" if len(set(w)) > 1 else "")
+                      for k, w in by_kind.items())
     biting = r.data(HAZARD, "biting") or []
     return f"Known hazards in this model's code: {kinds} (biting on this stack: {', '.join(biting) or 'none'})."
 

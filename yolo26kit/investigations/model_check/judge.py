@@ -52,10 +52,12 @@ def judge_paths_match_eager(run: Run) -> Judgement:
     if not compared:
         return Judgement("inconclusive", "no path besides eager ran here", run={"device": run.device})
     held = [r for r in compared if r.correct]
-    worst = max((r.delta.get("max_abs") or 0.0 for r in compared), default=0.0)
+    reordered = [r.case.tag for r in held if r.delta.get("order_insensitive")]
+    worst = max((r.delta.get("max_abs") or 0.0 for r in compared if r.case.tag not in reordered), default=0.0)
     differ = [f"{r.case.tag} (max |Δ| {r.delta.get('max_abs')}{'; ' + r.delta['why'] if r.delta.get('why') else ''})"
               for r in compared if not r.correct]
-    evidence = (f"{len(held)} of {len(compared)} paths that ran give eager's outputs (worst max |Δ| {worst:.3g})"
+    evidence = (f"{len(held)} of {len(compared)} paths that ran give eager's outputs (worst max |Δ| {worst:.3g}"
+                + (f"; {', '.join(reordered)} the same detections in another order" if reordered else "") + ")"
                 + (f"; differ: {', '.join(differ)}" if differ else ""))
     return Judgement(all_none_some(len(held), len(compared)), evidence,
                      {"held": [r.case.tag for r in held], "differ": differ, "compared": len(compared),

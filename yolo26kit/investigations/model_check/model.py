@@ -235,4 +235,5 @@ def compare(outputs: list[torch.Tensor], reference: list[torch.Tensor]) -> dict[
             delta = detections.compare(out, ref)
             close, matched = detections.agrees(delta), delta.get("match_rate")
         worst, correct = max(worst, diff), correct and close
-    return {"correct": correct, "max_abs": worst, "matched": matched, "outputs": len(outputs)}
+    return {"correct": correct, "max_abs": worst, "matched": matched, "outputs": len(outputs),
+            "order_insensitive": matched is not None}
