@@ -37,8 +37,13 @@ EXPECTED_SECONDS = {"compile": 50.0, "compile_cudagraphs": 60.0, "tensorrt": 60.
                     "onnxruntime": 4.0}
 
 
+# Compiled on load through Inductor, whose compile cache the timed child then reads: their cold compile is the build
+# step (Torch-TensorRT keeps no engine between processes: it compiles in its run step).
+WARMED = ("compile", "compile_cudagraphs")
+
+
 def jit(path: str) -> bool:
-    """A back-end compiled on load (torch.compile, Torch-TensorRT): no artifact, its cold compile is the build."""
+    """A back-end compiled on load (torch.compile, Torch-TensorRT): no artifact to prepare."""
     return path != "eager" and not backends.get(path).has_prepare
 
 
@@ -95,7 +100,7 @@ def step_prepare(case: Case) -> dict[str, Any]:
 
 
 def step_warm(case: Case) -> dict[str, Any]:
-    """A compiled-on-load back-end's cold compile and first call: the compile cache then serves the timed child."""
+    """An Inductor-compiled back-end's cold compile and first call: the compile cache then serves the timed child."""
     torch.set_grad_enabled(False)
     net, inputs = subject(case)
     t0 = time.perf_counter()
@@ -193,10 +198,10 @@ class Row:
 
 
 def build_step(case: Case, timeout: float) -> isolate.Outcome | None:
-    """The case's build step: the back-end's prepare, or a compiled-on-load back-end's cold compile; None for eager."""
+    """The case's build step: the back-end's prepare, or an Inductor-compiled back-end's cold compile; None else."""
     if backends.get(case.path).has_prepare:
         return isolate.run_step(step_prepare, case, timeout=timeout, step=f"{case.tag}:build", phase="compile")
-    if jit(case.path):
+    if case.path in WARMED:
         return isolate.run_step(step_warm, case, timeout=timeout, step=f"{case.tag}:compile", phase="compile")
     return None
 
