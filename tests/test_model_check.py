@@ -52,8 +52,8 @@ def test_a_bad_spec_says_why_in_one_line(spec, words):
     assert problem and words in problem and "\n" not in problem
 
 
-@pytest.mark.parametrize("spec", ["ultralytics:yolo11n.yaml", "ultralytics:yolov8n-seg.yaml", "ultralytics:rtdetr-l.yaml",
-                                  "torchvision:mobilenet_v3_small", HAZARD_MODEL])
+@pytest.mark.parametrize("spec", ["ultralytics:yolo11n.yaml", "ultralytics:yolov8n-seg.yaml",
+                                  "ultralytics:rtdetr-l.yaml", "torchvision:mobilenet_v3_small", HAZARD_MODEL])
 def test_a_good_spec_passes_the_check(spec):
     assert model.check_spec(spec) is None
 
@@ -123,7 +123,8 @@ def test_models_of_other_families(spec, imgsz, expected):
     assert expected <= found if expected else found == set()
 
 
-@pytest.mark.parametrize(("spec", "hazard"), [("torchvision:resnet18", "refuted"), ("ultralytics:yolo11n.yaml", "confirmed")])
+@pytest.mark.parametrize(("spec", "hazard"), [("torchvision:resnet18", "refuted"),
+                                               ("ultralytics:yolo11n.yaml", "confirmed")])
 def test_paths_of_models_of_other_families_run_and_match_eager(spec, hazard):
     run = measure.investigate(spec, "cpu", ["eager", "onnxruntime", "compile_cudagraphs"], imgsz=64,
                               dynamic_sizes=[64, 96], min_run_time=0.02, edge_check=False)
@@ -149,7 +150,8 @@ def test_a_hazards_state_follows_the_stack_and_this_runs_rows():
     split = known.KNOWN["split_view_copy"]
     assert known.state(split, {"executorch": "1.5.1"}, {}) == "fixed in the installed executorch 1.5.1"
     assert known.state(split, {"executorch": "1.2.0"}, {}).startswith("cannot tell here")
-    refused = {"executorch_cuda": {"status": "error", "error": "missing fallback kernels (1 total):\n - aten::split_copy.Tensor"}}
+    refused = {"executorch_cuda": {"status": "error",
+                                   "error": "missing fallback kernels (1 total):\n - aten::split_copy.Tensor"}}
     assert known.state(split, {"executorch": "1.2.0"}, refused).startswith("bites here")
     assert known.workaround(split) == catalog.get("index_dtype.et_cuda_split_copy_refused").workaround
     assert "torch 1.11–2.0.1" in known.releases(known.KNOWN["mask_index_put"])  # the ledger's conditions

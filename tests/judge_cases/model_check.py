@@ -40,8 +40,8 @@ def scan(hits: list[dict[str, Any]] = ()) -> isolate.Outcome:
 
 def dynamic(sweep: list[dict[str, Any]] | None = None, recipe: str = "plain", hits: list = ()) -> isolate.Outcome:
     attempts = [{"recipe": "plain", "status": "ok" if recipe == "plain" else "error", "violations": [],
-                 "error": "" if recipe == "plain" else "UserError: Constraints violated (height)", "example": "2x3x96x96",
-                 "dynamic_shapes": "Dim"}]
+                 "error": "" if recipe == "plain" else "UserError: Constraints violated (height)",
+                 "example": "2x3x96x96", "dynamic_shapes": "Dim"}]
     if recipe == "kit recipe":
         attempts.append({"recipe": "kit recipe", "status": "ok", "violations": [], "error": "", "example": "2x3x96x96",
                          "dynamic_shapes": "32*Dim"})

@@ -136,6 +136,6 @@ _SYMBOL = re.compile(r"\b[a-z]+\d+\b|L\['[^']+'\]\.size\(\)\[\d+\]|\b\w+\.size\(
 
 
 def constants(expr: str) -> frozenset[int]:
-    """The integers of a guard expression, symbols and size sources left out: what identifies one guard across
-    torch's two ways of printing it (`Eq((s53 - 1)//16 + 1, ...)` and `(1 + ((-1 + L['x'].size()[2]) // 16)) == ...`)."""
+    """The integers of a guard expression, symbols and size sources left out: what identifies one guard across torch's
+    two ways of printing it (`Eq((s53 - 1)//16 + 1, ...)`, `(1 + ((-1 + L['x'].size()[2]) // 16)) == ...`)."""
     return frozenset(abs(int(n)) for n in re.findall(r"\d+", _SYMBOL.sub(" ", expr)))

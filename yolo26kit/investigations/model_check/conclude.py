@@ -58,7 +58,8 @@ def conclude(r: View) -> tuple[dict[str, str], dict[str, str] | None]:
                       and e.get("device") == row.get("device")), None)
         ratio = f" ({num(eager / row['median_ms'])}× eager)" if isinstance(eager, (int, float)) and row["path"] != \
             "eager" and row["median_ms"] else ""
-        out["cost"] = f"The fastest correct path is {row['path']} on {row.get('device')}: {num(row['median_ms'])} ms{ratio}."
+        out["cost"] = (f"The fastest correct path is {row['path']} on {row.get('device')}: {num(row['median_ms'])} ms"
+                       f"{ratio}.")
         figure = {"value": f"{num(row['median_ms'])} ms", "label": f"fastest correct path: {row['path']} on "
                   f"{row.get('device')}", "claim": MATCH}
     return out, figure

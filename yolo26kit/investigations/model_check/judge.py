@@ -82,7 +82,8 @@ def judge_dynamic_sizes(run: Run) -> Judgement:
     if not inside:
         return Judgement("inconclusive", "eager itself refused every size of the range", run={"device": run.device})
     good = [s for s in inside if s.get("correct")]
-    size = lambda s: f"{s['batch']}x{s['height']}x{s['width']}" if s.get("height") else f"batch {s['batch']}"  # noqa: E731
+    size = lambda s: f"{s['batch']}x{s['height']}x{s['width']}" if s.get("height") \
+        else f"batch {s['batch']}"  # noqa: E731
     wrong = [size(s) + f" ({s.get('program')}{': ' + clip(s['error'], 80) if s.get('error') else ''})"
              for s in inside if not s.get("correct")]
     outside = [f"{size(s)} {s.get('program')}" for s in value.get("sweep", []) if not s.get("in_range")]

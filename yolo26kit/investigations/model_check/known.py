@@ -56,7 +56,8 @@ KNOWN: dict[str, Known] = {
         title="advanced indexing with computed indices",
         effect="aten.index.Tensor with indices computed in the graph: ExecuTorch's CUDA lowering reads them as "
                "float32 ('indices must be int64, byte or bool. Got [torch.int64, torch.float32]')",
-        paths=("executorch_cuda",), claims=("index_dtype.et_cuda_float_index", "index_dtype.explicit_cast_insufficient"),
+        paths=("executorch_cuda",),
+        claims=("index_dtype.et_cuda_float_index", "index_dtype.explicit_cast_insufficient"),
         bites_on="ExecuTorch CUDA with its default options (seen: torch 2.11, executorch 1.2.0)",
         workaround="torch.gather with int64 indices (index_dtype.gather_int64_ops; index_dtype.gather_equivalent: the "
                    "same detections) gets past aten.index; with a floor division in the index see floor_div_index",
@@ -87,8 +88,8 @@ KNOWN: dict[str, Known] = {
         paths=(), claims=("dynamic_shapes.plain_dim_guard_violation", "dynamic_shapes.guard_div8"),
         bites_on="every torch release the kit ran (torch.export's guards)",
         workaround="derived dims, height = 32*Dim('_h', ...) (torch's suggested fix; the kit's recipe in "
-                   "bench/dynamic_export.py: dynamic_shapes.fundamentally_blocked refuted, the stock YOLO26 exports and "
-                   "matches eager at every multiple of 32), and an example batch of at least 2 for a dynamic batch",
+                   "bench/dynamic_export.py: dynamic_shapes.fundamentally_blocked refuted, the stock YOLO26 exports "
+                   "and matches eager at every multiple of 32), and an example batch of at least 2 for a dynamic batch",
         here="bites here: a plain dynamic export fails"),
     "sym_min_size": Known(
         title="min() / max() of a traced size (torch.sym_min)",

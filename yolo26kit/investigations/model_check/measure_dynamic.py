@@ -27,7 +27,7 @@ _AXIS = re.compile(r"\.size\(\)\[(\d+)\]")
 
 
 def dims(inputs: tuple[Any, ...], recipe: str, lo: int, hi: int, max_batch: int) -> tuple[Any, ...]:
-    """torch.export's dynamic_shapes for the inputs: batch (and H, W of an image batch) of the first, the rest static."""
+    """torch.export's dynamic_shapes: the first input's batch (and an image batch's H, W), the other inputs static."""
     from torch.export import Dim
 
     first: dict[int, Any] = {0: Dim("batch", min=1, max=max_batch)}
