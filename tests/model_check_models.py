@@ -55,3 +55,15 @@ def hazards(imgsz: int = 64, batch: int = 1) -> tuple[nn.Module, tuple[torch.Ten
 def clean(imgsz: int = 64, batch: int = 1) -> tuple[nn.Module, tuple[torch.Tensor]]:
     """The model with none and its example input."""
     return Clean(), (torch.rand(batch, 3, imgsz, imgsz),)
+
+
+class PinnedBatch(nn.Module):
+    """A reshape that fixes the batch: a dynamic batch is specialised to the example's."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(2, -1).sum(1)  # pins: batch
+
+
+def pinned_batch(imgsz: int = 64, batch: int = 1) -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """The model whose code pins the batch, and its example input."""
+    return PinnedBatch(), (torch.rand(batch, 3, imgsz, imgsz),)

@@ -98,6 +98,15 @@ def test_every_detector_flags_its_pattern_at_its_line():
     assert {(hazard, line) for hazard, line in lines.items()} <= found, sorted(found)
 
 
+def test_a_guard_that_pins_the_batch_without_an_export_error_is_found_at_its_line():
+    line = next(n for n, text in enumerate(MODELS.read_text().splitlines(), 1) if "# pins: batch" in text)
+    found = measure_dynamic.step_dynamic("model_check_models:pinned_batch", [64, 96], 2, 0)
+    assert found["attempts"][0]["status"] == "ok"  # torch.export raises nothing ...
+    refused = [s for s in found["sweep"] if s["in_range"] and s["program"] == "refused"]
+    assert refused and all(s["eager"] == "ok" for s in refused)  # ... but the program refuses what eager runs
+    assert ("pinned_dim", line) in {(h["hazard"], h["line"]) for h in found["hits"]}
+
+
 def test_a_model_without_the_patterns_is_flagged_for_nothing():
     assert all_hits(CLEAN_MODEL) == []
 

@@ -166,7 +166,8 @@ def item_sync(scan: Scan) -> list[Hit]:
 
 
 def pinned_dim(scan: Scan) -> list[Hit]:
-    """(e) guards that pin a dynamic dimension: the plain dynamic export's unprovable or specializing guards."""
+    """(e) guards that pin a dynamic dimension: a dynamic export's unprovable or specializing guards, and the
+    program's guards that refuse sizes of its range which eager runs."""
     return [Hit("pinned_dim", _site(v.get("site")), f"{v.get('kind')}: {v.get('guard')}"
                 + (f" (torch suggests {v['suggested_fix']})" if v.get("suggested_fix") else ""))
             for v in scan.violations]

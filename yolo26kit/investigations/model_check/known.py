@@ -83,8 +83,9 @@ KNOWN: dict[str, Known] = {
         error_mark=r"skipping cudagraphs|_local_scalar_dense"),
     "pinned_dim": Known(
         title="a guard that pins a dynamic dimension",
-        effect="torch.export with a plain dynamic height, width or batch raises 'Constraints violated': the code "
-               "needs a relation the range does not give (stride alignment before a concat) or a constant",
+        effect="torch.export with a plain dynamic height, width or batch raises 'Constraints violated', or exports a "
+               "program whose guard refuses sizes of its range that eager runs: the code needs a relation the range "
+               "does not give (stride alignment before a concat) or a constant (a reshape to the example's batch)",
         paths=(), claims=("dynamic_shapes.plain_dim_guard_violation", "dynamic_shapes.guard_div8"),
         bites_on="every torch release the kit ran (torch.export's guards)",
         workaround="derived dims, height = 32*Dim('_h', ...) (torch's suggested fix; the kit's recipe in "

@@ -24,6 +24,7 @@ RECIPES = {  # name → (dynamic_shapes builder of bench.dynamic_export.SHAPES f
     "kit recipe": ("derived", "32*Dim('_height'/'_width'), Dim('batch', 1, max_batch): bench/dynamic_export.py"),
 }
 _AXIS = re.compile(r"\.size\(\)\[(\d+)\]")
+_GUARD_FAILED = re.compile(r"Guard failed: (.+)")
 
 
 def dims(inputs: tuple[Any, ...], recipe: str, lo: int, hi: int, max_batch: int) -> tuple[Any, ...]:
@@ -62,8 +63,10 @@ def _sites(violations: list[dict[str, Any]], guards: list[user_code.Guard]) -> l
     return out
 
 
-def attempt(spec: str, recipe: str, lo: int, hi: int, max_batch: int, seed: int) -> tuple[dict[str, Any], Any]:
-    """One dynamic torch.export of a freshly built model: its row and the program (None when it failed)."""
+def attempt(spec: str, recipe: str, lo: int, hi: int, max_batch: int,
+            seed: int) -> tuple[dict[str, Any], Any, list[user_code.Guard]]:
+    """One dynamic torch.export of a freshly built model: its row, the program (None when it failed) and the shape
+    guards it added, each with the user line that added it."""
     side = dynamic_export.example_size(lo, hi)
     net, inputs = build(spec, side, EXAMPLE_BATCH, seed)
     shapes = dims(inputs, recipe, lo, hi, max_batch)
@@ -80,10 +83,10 @@ def attempt(spec: str, recipe: str, lo: int, hi: int, max_batch: int, seed: int)
             violations = _sites(dynamic_export.parse_violations(message), guards)
             row.update(status="error", seconds=time.perf_counter() - t0, violations=violations,
                        error=f"{type(exc).__name__}: {dynamic_export.first_line(message)[:300]}")
-            return row, None
+            return row, None, guards
     row.update(status="ok", seconds=time.perf_counter() - t0, violations=[],
                ranges=dynamic_export.program_ranges(program), error="")
-    return row, program
+    return row, program, guards
 
 
 def sweep_cases(image: bool, sizes: list[int], max_batch: int) -> list[tuple[int, int, int, bool]]:
@@ -114,8 +117,10 @@ def sweep(program: Any, net: torch.nn.Module, inputs: tuple[Any, ...], sizes: li
             try:
                 out = outputs_of(module(*x))
             except Exception as exc:
+                failed = _GUARD_FAILED.search(str(exc))
                 rows.append({**row, "eager": "ok", "program": "refused", "correct": False if inside else None,
-                             "error": f"{type(exc).__name__}: {dynamic_export.first_line(str(exc))[:200]}"})
+                             "error": f"{type(exc).__name__}: {dynamic_export.first_line(str(exc))[:200]}",
+                             "guard_failed": failed.group(1).strip()[:600] if failed else ""})
                 continue
         delta = compare(out, reference)
         rows.append({**row, "eager": "ok", "program": "answered", "max_abs": delta.get("max_abs"),
@@ -123,20 +128,30 @@ def sweep(program: Any, net: torch.nn.Module, inputs: tuple[Any, ...], sizes: li
     return rows
 
 
+def refusals(rows: list[dict[str, Any]], guards: list[user_code.Guard]) -> list[dict[str, Any]]:
+    """The program's guards that refuse a size of its range which eager runs: a dimension pinned without an export
+    error (a reshape to the example's batch), each with the user line that made the guard."""
+    found = {r["guard_failed"]: r for r in rows if r.get("in_range") and r.get("eager") == "ok"
+             and r.get("program") == "refused" and r.get("guard_failed")}
+    pinned = [{"kind": "the program refuses sizes eager runs", "dim": "", "raw": raw, "suggested_fix": "",
+               "guard": dynamic_export.readable(raw)} for raw in found]
+    return _sites(pinned, guards)
+
+
 def step_dynamic(spec: str, sizes: list[int], max_batch: int, seed: int = 0) -> dict[str, Any]:
-    """Isolated step: the plain dynamic export, the kit's recipe where it fails, the pinning guards as hazards, the
-    dynamic program's own hazards (sym_min ...) and the sweep of sizes against eager."""
+    """Isolated step: the plain dynamic export, the kit's recipe where it fails, the sweep of sizes against eager, the
+    pinning guards (failed exports, refused sizes) and the dynamic program's own hazards (sym_min ...)."""
     lo, hi = min(sizes), max(sizes)
-    attempts, program, violations = [], None, []
+    attempts, program, violations, guards = [], None, [], []
     for recipe in RECIPES:
-        row, program = attempt(spec, recipe, lo, hi, max_batch, seed)
+        row, program, guards = attempt(spec, recipe, lo, hi, max_batch, seed)
         attempts.append(row)
         violations += row["violations"]
         if program is not None:
             break
-    scan = Scan(dynamic_graph=program.graph_module if program is not None else None, violations=violations)
-    hits = detect(scan)
     fresh, inputs = build(spec, dynamic_export.example_size(lo, hi), 1, seed)  # eager never traced by export
     rows = sweep(program, fresh, inputs, sizes, max_batch, seed) if program is not None else []
+    violations += refusals(rows, guards)
+    hits = detect(Scan(dynamic_graph=program.graph_module if program is not None else None, violations=violations))
     return {"attempts": attempts, "hits": hits, "sweep": rows, "image": is_image_batch(inputs),
             "recipe": attempts[-1]["recipe"] if program is not None else ""}
