@@ -2,7 +2,8 @@
 
 - `investigations/<name>.md`, one per notebook: its parameters (the notebook's `parameters` cell), its claims
   (the ledger, data/claims/<name>.json) and each claim's verdict in the newest committed run of each device type
-  (reports/*/<name>.results.json).
+  (reports/*/<name>.results.json). Where docs/investigations/<name>.md is written by hand (a guide), those sections
+  follow its text instead.
 - The `<!-- times RUN... -->` blocks (docs/times.md): the measured run times, from the named runs' run.json.
 
 Everything is read from files (no torch import, no network), so `make docs` builds offline in seconds.
@@ -84,15 +85,25 @@ def on_config(config: Any) -> Any:
     return config
 
 
+def written(name: str) -> bool:
+    """Whether the investigation's page is written by hand (docs/investigations/<name>.md)."""
+    return (REPO / "docs" / "investigations" / f"{name}.md").exists()
+
+
 def on_files(files: Files, config: Any) -> Files:
-    """Add a generated page per investigation."""
+    """Add a generated page per investigation whose page is not written by hand."""
     for name in investigations():
-        files.append(File.generated(config, f"investigations/{name}.md", content=investigation_page(name)))
+        if not written(name):
+            files.append(File.generated(config, f"investigations/{name}.md", content=investigation_page(name)))
     return files
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
-    """Fill the page's times blocks from the run.json of the runs they name (paths relative to the page)."""
+    """Append the generated sections to a hand-written investigation page; fill the page's times blocks from the
+    run.json of the runs they name (paths relative to the page)."""
+    name = page.file.src_uri.removeprefix("investigations/").removesuffix(".md")
+    if page.file.src_uri.startswith("investigations/") and name in investigations() and written(name):
+        markdown = markdown.rstrip() + "\n\n" + investigation_page(name).split("\n", 1)[1]
     if "<!-- times " not in markdown:
         return markdown
     return accounts.render_blocks(markdown, Path(page.file.abs_src_path).parent)
