@@ -41,16 +41,13 @@ class Known:
 KNOWN: dict[str, Known] = {
     "floor_div_index": Known(
         title="integer floor division feeding an index",
-        effect="AOT Inductor lowers an integer `a // b` through the floating path when the divisor is a tensor "
-               "(ExecuTorch's edge dialect makes a scalar divisor one), so the index reaches aten.index / gather as "
-               "float32 and ExecuTorch's CUDA lowering fails",
-        paths=("executorch_cuda",), claims=("index_dtype.et_cuda_float_index", "index_dtype.gather_removes_index"),
-        finding="index_dtype.gather_float_index_moved",
-        bites_on="ExecuTorch CUDA on a torch without pytorch/pytorch PR #186242 (seen: torch 2.11, executorch 1.2.0)",
-        workaround="none the kit measured in the model: torch.gather in place of indexing moves the failure into "
-                   "gather's Triton kernel (index_dtype.gather_removes_index), an explicit .to(torch.int64) does not "
-                   "help (index_dtype.explicit_cast_insufficient); a torch with PR #186242",
-        upstream=(f"{PT}/issues/186164", f"{PT}/pull/186242"),
+        effect="AOT Inductor lowers an int64 `a // b` through the floating path when the divisor is a 0-d tensor "
+               "(ExecuTorch's edge dialect makes a scalar divisor one): the quotient is float32 on torch 2.11 (an index "
+               "built from it fails aten.index, and gather's Triton kernel on CUDA) and truncates negative values on "
+               "2.12 and 2.13",
+        paths=("aoti", "executorch_cuda"),
+        claims=("index_dtype.floordiv_float_path", "index_dtype.et_cuda_float_index"),
+        finding="index_dtype.aoti_floordiv_tensor_divisor",
         error_mark=r"indices must be int64|pointer<int64> and triton\.language\.float32"),
     "computed_index": Known(
         title="advanced indexing with computed indices",
@@ -130,15 +127,35 @@ def _finding(known: Known) -> Any:
         return None
 
 
+def _timeline(known: Known) -> dict[str, Any]:
+    """The finding's measured timeline (its committed checks and bisects), or {} where the entry names no finding."""
+    if not known.finding:
+        return {}
+    from ...paths import REPORTS
+    from ...repro import upstream
+
+    folder = REPORTS / "findings" / known.finding
+    return upstream.summary(known.finding, folder if folder.is_dir() else None)
+
+
+def fixed_in(known: Known) -> tuple[tuple[str, str], ...]:
+    """(package, first release without it): the finding's measured timeline where it has one, else the entry's."""
+    line = _timeline(known).get("timeline", {})
+    return ((line["package"], line["fixed_from"]),) if line.get("fixed_from") else known.fixed_in
+
+
 def releases(known: Known) -> str:
-    """The releases a hazard bites on: the first claim's `conditions.torch` range, else the entry's words, and the
-    release that fixed it."""
+    """The releases a hazard bites on: its finding's measured timeline, else the first claim's `conditions.torch`
+    range or the entry's words, and the release that fixed it."""
+    line = _timeline(known).get("timeline", {})
+    if line.get("answers"):
+        return line["words"]
     words = known.bites_on
     for claim in known.claims:
         span = ledger.ledger_entry(claim).get("conditions", {}).get("torch")
         if isinstance(span, dict) and not words:
             words = f"torch {span.get('min', '…')}–{span.get('max', '…')}"
-    fixed = "; ".join(f"fixed in {package} {version}" for package, version in known.fixed_in)
+    fixed = "; ".join(f"fixed in {package} {version}" for package, version in fixed_in(known))
     return "; ".join(w for w in (words, fixed) if w) or "every release the kit ran"
 
 
@@ -149,13 +166,13 @@ def workaround(known: Known) -> str:
 
 
 def links(known: Known) -> list[str]:
-    """The upstream issues and pull requests: the entry's, then the finding's."""
-    found = _finding(known)
-    return list(dict.fromkeys([*known.upstream, *(r.url for r in (found.related if found is not None else ()))]))
+    """The upstream issues and pull requests: the entry's, then the finding's ledger (data/upstream/)."""
+    threads = [t["url"] for t in _timeline(known).get("threads", [])]
+    return list(dict.fromkeys([*known.upstream, *threads]))
 
 
 def _installed_fix(known: Known, environment: dict[str, Any]) -> str:
-    for package, version in known.fixed_in:
+    for package, version in fixed_in(known):
         have = str(environment.get(package) or "").split("+")[0]
         try:
             if have and Version(have) >= Version(version):
