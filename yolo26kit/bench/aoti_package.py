@@ -1,7 +1,7 @@
 """AOT Inductor packages: compile with the kit's package cache, load, and run load steps so a known crash is survived.
 
-Loading a package has crashed whole processes on some stacks (SIGSEGV in the wrapper .so's std::regex code:
-the wrapper is linked with -static-libstdc++ and mixes locale facets with the process's libstdc++).
+Loading a package has crashed whole processes on some stacks (SIGSEGV in the wrapper .so's std::regex code: the
+wrapper .so carries its own libstdc++, which the host compiler links in, beside the process's libstdc++.so.6).
 `run_step` runs a load/run step as it is; when it crashes and forensics names that cause, it runs the step
 again with the libstdc++ the process maps loaded globally first, and returns both outcomes.
 """

@@ -124,16 +124,18 @@ findings.register(Finding(
 
 findings.register(Finding(
     id="aoti_load.static_libstdcxx_crash",
-    title="AOT Inductor package crashes (SIGSEGV) on load in the wrapper's std::regex code where the process maps "
-          "another libstdc++ first",
+    title="AOT Inductor's wrapper .so carries its own libstdc++ (the host compiler links it in) and crashes (SIGSEGV) in "
+          "std::regex on load beside the process's libstdc++.so.6",
     template="aoti_static_libstdcxx_crash.py",
     happens="Loading an AOT Inductor package compiled on the same host crashes the process with SIGSEGV in "
             "libstdc++'s locale code (`std::codecvt<char16_t,...>::do_unshift`, under "
-            "`torch::aot_inductor::parse_device_str`'s std::regex). The wrapper .so holds std::regex code compiled "
-            "from the host compiler's headers; it is not linked with -static-libstdc++ on Linux (torch's "
-            "cpp_builder adds that flag only when cross-compiling for Windows), so the earlier reading of this "
-            "finding was wrong: the crash needs a process whose first-bound libstdc++ is not the one those "
-            "headers match. Loading the system libstdc++ globally first makes the same packages load and run.",
+            "`torch::aot_inductor::parse_device_str`'s std::regex). On that host `readelf -d` of the package's "
+            "wrapper .so lists no libstdc++.so.6 and the .so defines 282 std::locale symbols of its own (on a host "
+            "where packages load, it needs libstdc++.so.6 and defines 4), while the process has mapped the system "
+            "libstdc++.so.6.0.33: two copies of libstdc++'s locale state in one process. The link line Inductor "
+            "records has no -static-libstdc++ (torch's cpp_builder adds that flag only when cross-compiling for "
+            "Windows), so it is the host compiler that links libstdc++ in. Loading the system libstdc++ globally "
+            "first makes the same packages load and run.",
     expected="The package loads and runs as it does in a process that loaded the system libstdc++ first.",
     upstream=PT,
     claims=("aoti.load_crash_cause",),

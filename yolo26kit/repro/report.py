@@ -123,10 +123,17 @@ def issue_markdown(finding: Finding, folder: Path, evidence: dict[str, Any], rep
         out += [f"Minified by PyTorch's after-AOT minifier ({minified['launcher_ops']} → {minified['minified_ops']} "
                 "operator calls):", "", _fence(minified["text"], "python"), ""]
     out += ["### Versions", ""]
-    out += [_fence(environment)] if environment else ["(collect_env was not run for this report: run "
-                                                       "`python -m torch.utils.collect_env` where it bites)"]
-    out += ["", "### Where it bites", "", f"{summary['timeline']['words']}: `repro.py` run in a clean environment per "
-            "release, the records in `checked/`.", ""]
+    if environment:
+        out += [_fence(environment)]
+    elif reproduced:  # a run on a host where collect_env was not captured: what its record says
+        env = reproduced.get("environment", {})
+        said = [f"{k}: {v}" for k, v in sorted(reproduced.get("versions", {}).items())]
+        said += [f"{k}: {env[k]}" for k in ("python", "platform", "machine") if env.get(k)]
+        out += [_fence("\n".join(said)), "", "(from the run's record; collect_env was not captured on that host)"]
+    else:
+        out += ["(not run for this report: `python -m torch.utils.collect_env` where it bites)"]
+    out += ["", "### Where it bites", "", f"{summary['timeline']['words']}: `repro.py` run on each release (the "
+            "records, one per release and device, in `checked/`).", ""]
     if finding.workaround:
         out += ["### Workaround", "", finding.workaround, ""]
     out += ["### Related", ""] + _threads(summary) + [""]

@@ -154,9 +154,9 @@ def timeline(checks: Iterable[Check]) -> Timeline:
     """The checks along the package whose release they vary (decided ones only: a repro that could not run tells
     nothing of the release)."""
     ran = [c for c in checks if c.outcome in (script.STILL_BITES, script.FIXED_HERE, script.FAILS_DIFFERENTLY)]
-    varied = [p for p in SERIES if len({c.versions.get(p) for c in ran if c.versions.get(p)}) > 1]
-    present = [p for p in SERIES if any(c.versions.get(p) for c in ran)]
-    package = (varied or present or ["torch"])[0]
+    releases = {p: len({c.versions.get(p) for c in ran if c.versions.get(p)}) for p in SERIES}
+    # the package whose releases the checks vary most (a bisect over executorch beside one torch check on a runner)
+    package = max(SERIES, key=lambda p: (releases[p], -SERIES.index(p))) if any(releases.values()) else "torch"
     by_release: dict[str, str] = {}
     for c in sorted(ran, key=lambda c: _version_key(c.versions.get(package, "0"))):
         release = c.versions.get(package, "")
