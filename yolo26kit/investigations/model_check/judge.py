@@ -77,7 +77,8 @@ def judge_dynamic_sizes(run: Run) -> Judgement:
     if not value.get("recipe"):
         tried = "; ".join(f"{a['recipe']}: {clip(a.get('error'), 160)}" for a in attempts)
         return Judgement("refuted", f"no dynamic export worked, so no program answers at any other size ({tried})",
-                         {"recipe": "", "correct": 0, "sizes": 0}, run={"device": run.device})
+                         {"recipe": "", "correct": 0, "sizes": 0}, run={"device": run.device},
+                         figure=count_figure(0, len(attempts), "dynamic exports", "dynamic export recipes that worked"))
     inside = [s for s in value.get("sweep", []) if s.get("in_range") and s.get("eager") == "ok"]
     if not inside:
         return Judgement("inconclusive", "eager itself refused every size of the range", run={"device": run.device})
