@@ -166,12 +166,19 @@ def superseded(runs: list[Run]) -> dict[str, str]:
     return out
 
 
+def is_batch(run: Run) -> bool:
+    """A run of its profile as it is: one with `-p` overrides (model_check on another model, a larger imgsz) answers
+    another question, so it is no batch of its stack and the grid, its agreement and its spreads leave it out."""
+    return not (run.meta.get("overrides") or {})
+
+
 def stacks(runs: list[Run]) -> list[Stack]:
-    """The current runs (superseded ones left out) grouped by stack, CUDA first, then by newest run."""
+    """The current batches (superseded runs and runs with -p overrides left out) grouped by stack, CUDA first, then
+    by newest run."""
     old = superseded(runs)
     grouped: dict[tuple[str, ...], Stack] = {}
     for run in runs:
-        if run.name in old:
+        if run.name in old or not is_batch(run):
             continue
         key = stack_key(run)
         if key not in grouped:

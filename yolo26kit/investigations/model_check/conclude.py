@@ -19,7 +19,7 @@ HAZARD, RUNS, MATCH, DYNAMIC = ("model_check.known_hazard", "model_check.paths_r
 def _hazards(r: View) -> str:
     found: Any = r.data(HAZARD, "hazards")
     if r.v(HAZARD) == "refuted":
-        return f"None of the kit's {r.data(HAZARD, 'known')} known hazards is in this model's code."
+        return f"Not one of the kit's {r.data(HAZARD, 'known')} known hazards is in this model's code."
     if r.v(HAZARD) != "confirmed" or not isinstance(found, list):
         return plain(r, HAZARD, "A known hazard is in this model's code")
     by_kind: dict[str, list[str]] = {}
