@@ -173,12 +173,13 @@ def is_batch(run: Run) -> bool:
 
 
 def stacks(runs: list[Run]) -> list[Stack]:
-    """The current batches (superseded runs and runs with -p overrides left out) grouped by stack, CUDA first, then
-    by newest run."""
+    """The current batches (superseded runs left out, and runs with -p overrides where there are batches) grouped by
+    stack, CUDA first, then by newest run."""
     old = superseded(runs)
+    batches = [run for run in runs if is_batch(run)] or runs  # a -p run's own page still shows it
     grouped: dict[tuple[str, ...], Stack] = {}
-    for run in runs:
-        if run.name in old or not is_batch(run):
+    for run in batches:
+        if run.name in old:
             continue
         key = stack_key(run)
         if key not in grouped:

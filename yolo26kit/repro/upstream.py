@@ -194,4 +194,13 @@ def summary(finding: str, folder: Path | None) -> dict[str, Any]:
                          "title": t.title, "why": t.why} for t in upstream.threads],
             "timeline": {"package": line.package, "answers": [list(a) for a in line.answers], "bites": line.bites,
                          "fixed_from": line.fixed_from, "newest": line.newest, "words": line.words()},
-            "advice": advice(upstream, line)}
+            "advice": advice(upstream, line), "next": next_step(advice(upstream, line))}
+
+
+def next_step(said: str) -> str:
+    """The advice in two or three words, for a summary line: upgrade, comment on a thread, file it, check it."""
+    for start, words in (("fixed upstream", "upgrade"), ("a duplicate of", "comment upstream"), ("to file", "file it"),
+                         ("not checked", "check it")):
+        if said.startswith(start):
+            return words
+    return "see its releases"
