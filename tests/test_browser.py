@@ -8,6 +8,7 @@ and nothing outside file:// and data: is needed (every http(s) request is aborte
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -29,6 +30,20 @@ REPO = Path(__file__).resolve().parents[1]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 TRANSPARENT = {"rgba(0, 0, 0, 0)", "transparent"}
+# Screenshots are kept only where YOLO26KIT_SCREENSHOTS names a folder: CI's disk can be nearly full after the stack
+# installs, and a page's pixels are checked from the bytes alone.
+SCREENSHOTS = os.environ.get("YOLO26KIT_SCREENSHOTS")
+
+
+def _shot(target: Any, name: str, **options: Any) -> int:
+    """Screenshot `target` (a page or a locator); returns its PNG size, and keeps the file under $YOLO26KIT_SCREENSHOTS."""
+    png = target.screenshot(**options)
+    if SCREENSHOTS:
+        keep = Path(SCREENSHOTS) / (name.replace("/", "__") + ".png")
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        keep.write_bytes(png)
+        print("screenshot:", keep)
+    return len(png)
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +172,7 @@ def _assert_links_reach_their_rows(page: Any, links: Any) -> set[str]:
     return ids
 
 
-def test_index_opens_with_answer_blocks_linked_to_their_claims(page, two_runs, tmp_path):
+def test_index_opens_with_answer_blocks_linked_to_their_claims(page, two_runs):
     _open(page, two_runs / "index.html")
     answers = page.locator("section#answers")
     assert answers.is_visible()
@@ -187,9 +202,7 @@ def test_index_opens_with_answer_blocks_linked_to_their_claims(page, two_runs, t
     assert row.is_visible() and row.evaluate("el => el.matches(':target')")
     assert row.evaluate("el => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }")
     page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(tmp_path / "index.png"), full_page=True)
-    assert (tmp_path / "index.png").stat().st_size > 10_000
-    print("index screenshot:", tmp_path / "index.png")
+    assert _shot(page, "index", full_page=True) > 10_000
     assert page.requests.external() == []
 
 
@@ -369,7 +382,7 @@ def test_committed_runs_render_with_answers(page, tmp_path):
     _open(page, tmp_path / "index.html")
     _assert_answers_for_every_investigation(page, runs)
     _assert_badges_render(page.locator("table#claims .verdict"))
-    page.screenshot(path=str(tmp_path / "committed-index.png"), full_page=True)
+    _shot(page, "committed-index", full_page=True)
     for run_dir in runs:
         _open(page, tmp_path / run_dir.name / "index.html")
         assert page.locator("section#answers .block").count() >= 1, run_dir.name
@@ -426,7 +439,7 @@ def _nocode_pages(root: Path) -> list[Path]:
 NAN_CELLS = """els => els.filter(td => /^(NaN|nan|None|NaT|<NA>)$/.test(td.innerText.trim())).length"""
 
 
-def test_committed_nocode_pages_are_curated(page, rendered_runs, tmp_path):
+def test_committed_nocode_pages_are_curated(page, rendered_runs):
     """On every outputs-only page: the conclusion and its figure come first, no stderr area, no [step] line outside
     the collapsed log at the end, no NaN / None cell, no frame wider than the page, no bare repr, no widget repr."""
     pages = _nocode_pages(rendered_runs)
@@ -456,10 +469,7 @@ def test_committed_nocode_pages_are_curated(page, rendered_runs, tmp_path):
         width = page.evaluate("() => document.documentElement.clientWidth")
         for box in page.locator("table.kit-table").evaluate_all("els => els.map(e => e.getBoundingClientRect().right)"):
             assert box <= width + 1, name  # no table runs off the page sideways
-        shot = tmp_path / (name.replace("/", "__") + ".png")
-        page.screenshot(path=str(shot))
-        assert shot.stat().st_size > 5_000
-    print("screenshots:", tmp_path)
+        assert _shot(page, name) > 5_000
     assert page.requests.external() == []
 
 
@@ -508,7 +518,7 @@ def test_single_file_of_a_committed_run_opens_offline(page, rendered_runs, tmp_p
         frame.locator(".kit-conclusion").wait_for()
         assert page.url.endswith(f"#page={stem}")
         assert frame.locator('[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
-    page.screenshot(path=str(tmp_path / "single-file.png"))
+    _shot(page, "single-file")
     page.locator("nav a").first.click()
     link = frame.locator("a.claim-link").first
     link.wait_for()
@@ -569,7 +579,7 @@ def _assert_grid_on_first_screen(page: Any, expect: set[str]) -> Any:
     return table
 
 
-def test_committed_reports_open_with_the_grid(page, tmp_path):
+def test_committed_reports_open_with_the_grid(page):
     """reports/index.html and every current run page open with the grid, inside the first 900 px."""
     runs = _current_runs()
     if not runs or not (REPO / "reports" / "index.html").exists():
@@ -577,19 +587,17 @@ def test_committed_reports_open_with_the_grid(page, tmp_path):
     _open(page, REPO / "reports" / "index.html")
     table = _assert_grid_on_first_screen(page, _judged_investigations(runs))
     assert table.locator("th.stack").count() == len(grid.stacks([report.load_run(d) for d in runs]))
-    page.screenshot(path=str(tmp_path / "index-first-screen.png"))
-    table.screenshot(path=str(tmp_path / "grid.png"))
-    assert (tmp_path / "grid.png").stat().st_size > 10_000
-    print("grid screenshot:", tmp_path / "grid.png")
+    _shot(page, "index-first-screen")
+    assert _shot(table, "grid") > 10_000
     for run_dir in runs:
         _open(page, run_dir / "index.html")
         ran = {r["investigation"] for r in report.load_run(run_dir).results}
         _assert_grid_on_first_screen(page, ran)
-        page.screenshot(path=str(tmp_path / f"{run_dir.name}.png"))
+        _shot(page, run_dir.name)
     assert page.requests.external() == []
 
 
-def test_committed_nocode_pages_stand_alone(page, tmp_path):
+def test_committed_nocode_pages_stand_alone(page):
     """Each outputs-only page of a current run: header (investigation, stack, device, profile, run, link to the
     index), conclusion and answers on the first screen; no Python repr and no snake_case header outside the
     whole-table view."""
@@ -613,8 +621,7 @@ def test_committed_nocode_pages_stand_alone(page, tmp_path):
         assert not PYTHON_REPR.search(visible), (name, PYTHON_REPR.search(visible).group(0))
         snake = [h for h in page.evaluate(VISIBLE_HEADERS) if SNAKE_HEADER.match(h)]
         assert not snake, (name, snake[:5])
-        page.screenshot(path=str(tmp_path / (name.replace("/", "__") + ".png")))
-    print("screenshots:", tmp_path)
+        _shot(page, name)
     assert page.requests.external() == []
 
 
@@ -733,7 +740,7 @@ def test_a_lab_session_runs_a_notebook_and_leaves_the_checkout_clean(page, lab):
             return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.innerText));
         }""", timeout=RUN_ALL_TIMEOUT_MS)
     except sync_api.TimeoutError:
-        page.screenshot(path=str(checkout.parent / "lab-run-all.png"), full_page=True)
+        _shot(page, "lab-run-all", full_page=True)
         prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
         pytest.fail(f"Run All did not finish: prompts {prompts}; outputs "
                     f"{[t[:300] for t in page.locator('.jp-OutputArea-output').all_inner_texts()][-3:]}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -404,6 +404,12 @@ def differing(seed: Mapping[str, Any], run: Mapping[str, Any]) -> list[str]:
     return [k for k in seed if k in run and not _matches(seed[k], run[k])]
 
 
+def _distinct(run: Mapping[str, Any]) -> dict[str, Any]:
+    """Run conditions with each list's repeated values dropped (a value per measured case says no more than once)."""
+    return {k: list(dict.fromkeys(v)) if isinstance(v, list) and all(isinstance(x, Hashable) for x in v) else v
+            for k, v in run.items()}
+
+
 def _show(value: Any) -> str:
     return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
@@ -456,7 +462,8 @@ def settle(judgement: Judgement, seed: Mapping[str, Any]) -> tuple[Judgement, di
     whose run differs from the seed's conditions in a way that was not shown not to matter becomes `inconclusive`,
     and the evidence names the condition. Returns the final judgement and the `conditions` record for results.json
     ({seed, run, differ, irrelevant})."""
-    judgement = replace(_premise_rule(judgement), figure=complete_figure(judgement.figure, judgement.run))
+    judgement = replace(_premise_rule(judgement), run=_distinct(judgement.run))
+    judgement = replace(judgement, figure=complete_figure(judgement.figure, judgement.run))
     differ = differing(seed, judgement.run)
     deciding = [k for k in differ if k not in judgement.irrelevant]
     record = {"seed": dict(seed), "run": dict(judgement.run), "differ": differ,

@@ -582,7 +582,7 @@ EXTRA = [
     (P + "backbone_static_cuda", "inconclusive", backbone_unknown_from_parts),
     (P + "et_cuda_full_model", "partly", full_partly_from_parts),
     (P + "et_cuda_full_model", "confirmed", full_confirmed_from_parts),
-    (P + "triton_worker_gpu", "not_reproduced", worker_cause_absent_quick),
+    (P + "triton_worker_gpu", "inconclusive", worker_cause_absent_quick),  # the failure to explain never ran
     (P + "triton_worker_gpu", "inconclusive", worker_quick_gpu_unseen),
     (P + "no_aten_fallback", "confirmed", aten_confirmed_elsewhere),
     (P + "no_aten_fallback", "inconclusive", aten_not_run),

@@ -61,6 +61,9 @@ def _run(res: Results, rows: list[dict[str, Any]], **extra: Any) -> dict[str, An
                       ("graph_partition", "graph_partition")):
         if values := _values(rows, key):
             run[name] = values
+    graphed = [r for r in rows if r.get("mode") == "reduce-overhead" and r.get("status") == "ok"]
+    if graphed:  # how much of each step replays as CUDA graphs (measure.capture_class)
+        run["capture"] = sorted({_captured(res, r) for r in graphed})
     return {**run, **extra}
 
 
@@ -537,7 +540,7 @@ def judge_consistent_latency(res: Results) -> Judgement:
     graphs', all calls of a case's rounds (timed in turn) pooled, against measures.SPREAD_BAND, with resamples of
     whole rounds (measures.spread_decision); per timed case, then combined. On Toto where this run has it (judge_toto)."""
     toto = judge_toto.seed_row(res)
-    if toto is not None and judge_toto.graphed_route(res)[0] is not None:
+    if toto is not None and judge_toto.fully_graphed(res):
         return judge_toto.judged_on_route(res, None, judge_toto.judge_consistent_latency)
     timed, why = _timed_in_turn(res, "the spread")
     if why:
@@ -551,8 +554,14 @@ def judge_consistent_latency(res: Results) -> Judgement:
                                                                        _rounds(r), decided[case_label(r)][1])
                      for r in with_calls)
     found = judge_toto.compile_finding(res, toto) if toto is not None else None
-    if toto is not None:  # the claim names no model: Toto's failure is told, the kit's forecaster decides
-        text += f"; Toto itself not timed: {judge_toto.failure(toto, torch_release=str(res.stack.get('torch')))}"
+    if toto is not None:  # the claim names no model: why Toto does not decide is told, the kit's forecaster decides
+        why_not = judge_toto.failure(toto, torch_release=str(res.stack.get("torch")))
+        partial, _ = judge_toto.graphed_route(res)
+        if partial is not None:
+            why_not = (f"{why_not or 'its capture-on case ran'}; with capture off its decode step is "
+                       f"{judge_toto.capture(partial.get('reduce_overhead') or {}, partial.get('default'))}, not the "
+                       "full capture the claim is about")
+        text += f"; Toto does not decide it: {why_not}"
     ratios = {k: shares["value"] for k, (_, shares) in decided.items()}
     verdict = combine([v or "inconclusive" for v, _ in decided.values()], len(timed))
     measures = f"{judge_toto.spread_name()} of single forecasts, default compile's over reduce-overhead's"

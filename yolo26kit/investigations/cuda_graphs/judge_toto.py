@@ -20,6 +20,7 @@ from ...findings import band_of
 from ...verdicts import (MARGIN, Finding, Judgement, band, band_decision, figure_conditions, one_figure, pooled_figure,
                          rounds_figure, unmet)
 from .conclude import graphs_words
+from .measure import capture_class
 from .measures import SPREAD_BAND, paired_rounds, pooled_spread_ratio, spread, spread_decision, spread_kind
 
 SEED_VARIANT = "seed_int"
@@ -42,11 +43,26 @@ def beside_row(res: Any) -> dict[str, Any] | None:
 
 
 def _run(res: Any, row: dict[str, Any]) -> dict[str, Any]:
-    """The conditions these verdicts rest on: Toto, reduce-overhead, capture on, this device and torch."""
+    """The conditions these verdicts rest on: Toto, reduce-overhead, the capture setting and how much of the decode
+    step it replays as CUDA graphs (`capture`), this device and torch."""
     return {"device": torch.device(res.device).type, "torch": str(res.stack.get("torch", "unknown")),
             "backend": "torch.compile", "model": "Toto", "mode": ["reduce-overhead"],
             "capture_scalar_outputs": [bool(row.get("capture_scalar_outputs", True))],
+            "capture": capture(row.get("reduce_overhead") or {}, row.get("default")),
             "toto-ts": str(res.stack.get("toto-ts", "unknown"))}
+
+
+def capture(sub: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
+    """How much of a decode step replays as CUDA graphs, by the kit's one rule (measure.capture_class, the default
+    compile's loose launches as the baseline): "full", else "partial: …" or "none: …" with the profile's counts;
+    "unknown" where the step was not profiled."""
+    if sub.get("graph_launches") is None or sub.get("kernel_launches") is None:
+        return "unknown"
+    kind = capture_class({"status": "ok", "mode": "reduce-overhead", **sub}, (baseline or {}).get("kernel_launches"))
+    if kind == "full":
+        return "full"
+    return (f"{kind}: {sub['graph_launches']} graph replays, {sub['kernel_launches']} kernel launches outside graphs, "
+            f"{sub.get('scalar_reads', 0)} scalar reads, {sub.get('graph_breaks')} graph breaks per decode step")
 
 
 def _torch(res: Any) -> str:
@@ -134,13 +150,23 @@ def graphed_route(res: Any) -> tuple[dict[str, Any] | None, dict[str, str]]:
     if seed is not None and ran_with_graphs(seed):
         return seed, {}
     off = beside_row(res)
-    launches = ((off or {}).get("reduce_overhead") or {}).get("graph_launches") or 0
-    if off is None or not launches:
+    sub = (off or {}).get("reduce_overhead") or {}
+    if off is None or not sub.get("graph_launches"):
         return None, {}
-    why = (f"the seed's figures are for Toto with CUDA graphs enabled; with capture on Toto does not compile on torch "
-           f"{_torch(res)} (a finding of this run), with it off the same fix replays {launches} CUDA graph(s) per "
-           "decode step: the route on which CUDA graphs are enabled")
+    if capture(sub, off.get("default")) != "full":
+        # graphs between loose launches and graph breaks are not the seed's "CUDA graphs fully enabled": the route is
+        # measured and shown, and the `capture` condition keeps its verdicts undecided
+        return off, {}
+    why = (f"the seed's figures are for Toto with CUDA graphs fully enabled; with capture on Toto does not compile on "
+           f"torch {_torch(res)} (a finding of this run), with it off the same fix replays its whole decode step as "
+           f"{sub['graph_launches']} CUDA graph(s): the seed's outcome on another route")
     return off, {"capture_scalar_outputs": why}
+
+
+def fully_graphed(res: Any) -> bool:
+    """Whether Toto's graphed route replays its whole decode step as CUDA graphs (the seed's outcome)."""
+    row, _ = graphed_route(res)
+    return row is not None and capture(row.get("reduce_overhead") or {}, row.get("default")) == "full"
 
 
 def judged_on_route(res: Any, claim: Any, judge: Any) -> Judgement:

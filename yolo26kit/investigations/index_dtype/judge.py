@@ -20,7 +20,7 @@ from ...bench import graphs, isolate
 from ...backends.executorch_cuda_releases import (ATEN_CONV, UNFINISHED, WHOLE_MODEL_SKIP, backbone_half, failure_text,
                                                   missing_kernels, outcome_text)
 from ...bench.detections import agrees
-from ...verdicts import Figure, Finding, Judgement, count_figure, one_figure
+from ...verdicts import Figure, Finding, Judgement, count_figure, one_figure, unmet
 from . import judge_root
 from .measure import Cell, Results, Run
 from .measure_root import lowering_error_details
@@ -464,19 +464,20 @@ def judge_triton_worker_gpu(res: Results) -> Judgement:
 
 
 def _worker_cause_absent(res: Results, label: str, cell: Cell) -> Judgement:
-    """No whole-model lowering in this profile, but the cause the claim names is measured: a subprocess of a step
-    reaches the GPU, and none of the run's ExecuTorch CUDA lowerings raised NoValidChoicesError."""
+    """No whole-model lowering in this profile: the failure the claim explains did not happen here, so nothing of
+    this run says what causes it (undecided); what was measured of the cause it names is told: a subprocess of a step
+    reaches the GPU, and none of the run's other ExecuTorch CUDA lowerings raised NoValidChoicesError."""
     lowered = [c for c in res.et_cuda_cells() if _lowering(c) is not None
                and _lowering(c).status not in ("skipped", *UNFINISHED)]
     seen = sum("No choices" in outcome_text(_lowering(c)) for c in lowered)
     gpu = res.run.gpu_subprocess
-    return Judgement("not_reproduced", (
-        f"{seen} NoValidChoicesError in the {len(lowered)} ExecuTorch CUDA lowerings of this run (the {label}, "
-        f"{_where(cell)}, is not lowered in this profile: {WHOLE_MODEL_SKIP}); the cause the claim names is absent: "
-        f"a Python subprocess started from a step ran a matmul on the GPU (sum {gpu.value.get('matmul_sum')}), as "
-        "Inductor's compile and autotune workers are started"), {"lowerings": len(lowered), "no_choices": seen},
-        run=_et_run(res, cell), figure=count_figure(seen, len(lowered), "lowerings raise it", "ExecuTorch CUDA "
-                                                    "lowerings raising NoValidChoicesError"))
+    return unmet(f"the {label} ({_where(cell)}), whose NoValidChoicesError the claim explains, is not lowered in this "
+                 f"profile ({WHOLE_MODEL_SKIP})",
+                 f"the {label} ({_where(cell)}), whose NoValidChoicesError the claim explains, is not lowered in this "
+                 f"profile ({WHOLE_MODEL_SKIP}), so this run has no such failure to explain; of the cause it names: a "
+                 f"Python subprocess started from a step ran a matmul on the GPU (sum {gpu.value.get('matmul_sum')}), "
+                 f"as Inductor's compile and autotune workers are started, and {seen} of the run's {len(lowered)} "
+                 "other ExecuTorch CUDA lowerings raised NoValidChoicesError", run=_et_run(res, cell))
 
 
 def judge_no_aten_fallback(res: Results) -> Judgement:
