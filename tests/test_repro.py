@@ -44,7 +44,8 @@ def test_every_template_stands_alone_and_its_header_names_its_finding(finding):
 def test_every_template_is_a_finding_and_every_finding_has_an_upstream_ledger_entry():
     from yolo26kit.repro import upstream
 
-    assert {f.template for f in findings.all()} == {p.name for p in TEMPLATES.glob("*.py")}
+    scripts = {f.template for f in findings.all()} | {f.workaround_template for f in findings.all()} - {""}
+    assert scripts == {p.name for p in TEMPLATES.glob("*.py")}
     assert {p.stem for p in upstream.LEDGER.glob("*.json")} == {f.id for f in findings.all()}
     entries = [upstream.load(f.id) for f in findings.all()]
     assert all(e.component and e.tracker.startswith("https://github.com/") for e in entries)
@@ -73,7 +74,27 @@ def test_the_timeline_and_the_advice_come_from_the_checks():
     assert upstream.advice(same, biting).startswith("a duplicate of o/r#1 (open)")
     assert upstream.advice(upstream.Upstream("x", "c", "t"), biting).startswith("to file")
     flaky = line(("2.11.0", "still bites"), ("2.14.1", "fails differently"), ("2.15.0", "fixed here"))
-    assert flaky.fixed_from == ""  # a later release that fails otherwise is not a fix
+    assert flaky.fixed_from == ""  # a later release where every repro fails otherwise is not a fix
+
+
+def test_a_fix_past_which_the_models_repro_fails_otherwise_says_so():
+    """The minimal repro fixed from 2.12.1, the model's own repro failing otherwise there with another finding's
+    message: still "fixed from 2.12.1", and the advice says upgrading alone does not make the model run."""
+    from yolo26kit.repro import upstream
+
+    other = "IndexError: only integers ... valid indices (got SymInt)"
+    checks = [upstream.Check({"torch": "2.11.0"}, "cpu", "still bites"),
+              upstream.Check({"torch": "2.12.1"}, "cpu", "fixed here"),
+              upstream.Check({"torch": "2.12.1"}, "cpu", "fails differently", other),
+              upstream.Check({"torch": "2.14.1"}, "cpu", "fails differently", other),
+              upstream.Check({"torch": "2.14.1"}, "cpu", "fixed here")]
+    line = upstream.timeline(checks)
+    assert line.answers == (("2.11.0", "still bites"), ("2.12.1", "fixed here"), ("2.14.1", "fixed here"))
+    assert line.fixed_from == "2.12.1" and [r for r, _ in line.differently] == ["2.12.1", "2.14.1"]
+    said = upstream.advice(upstream.Upstream("x", "c", "t"), line)
+    assert said.startswith("fixed upstream from torch 2.12.1: upgrade")
+    assert "torch 2.12.1–2.14.1: another finding, cuda_graphs.toto_tuple_index_symint" in said and "upgrading alone" in said
+    assert "fails otherwise on torch 2.12.1–2.14.1" in line.words()
 
 
 def test_a_claim_names_its_finding_and_an_unknown_name_lists_the_known():
@@ -235,7 +256,7 @@ def test_a_repro_runs_in_a_fresh_environment_that_holds_only_its_pins(tmp_path):
 @pytest.mark.notebook
 @pytest.mark.parametrize("finding", ["dynamic_shapes.aoti_answers_outside_range"])
 def test_a_committed_cpu_finding_still_reproduces_in_a_clean_environment(finding):
-    folder = next(KIT_REPORTS.glob(f"*/findings/{finding}"))
+    folder = KIT_REPORTS / "findings" / finding
     recorded = json.loads((folder / "reproduced.json").read_text())
     found = clean_env.reproduce(folder / "repro.py")
     assert found["outcome"] == recorded["outcome"] == script.STILL_BITES

@@ -448,11 +448,13 @@ def render_run(run_dir: Path, notebooks: bool = True) -> Path:
 FINDINGS_DIR = "findings"  # <reports>/findings/<id>/: a finding's repro, ISSUE.md and its checks over releases
 
 
-def findings_of(runs: list[Run], root: Path, href_of: Any = None, prefix: str = "") -> list[dict[str, Any]]:
+def findings_of(runs: list[Run], root: Path, href_of: Any = None, prefix: str = "",
+                unmet: bool = False) -> list[dict[str, Any]]:
     """The bugs the runs met (results.json `findings`), once per finding: the component at fault and its title from
     the findings' catalog, where it bites (its checks over releases), what upstream knows and what to do
     (repro.upstream), the runs and devices that met it, and links to its folder `<root>/findings/<id>/` (`prefix`
-    is the page's path to root)."""
+    is the page's path to root). With `unmet`, also the committed finding folders no run shows (met only by checks
+    over releases)."""
     from ..repro import upstream
     from ..repro.catalog import ReproError, findings as catalog
 
@@ -467,6 +469,15 @@ def findings_of(runs: list[Run], root: Path, href_of: Any = None, prefix: str = 
                 entry["met"].append({"run": run.name, "run_href": href_of(run) if href_of else "",
                                      "stack_text": " · ".join(f"{k} {v}" for k, v in stack.items()
                                                               if k != "device_type") or run.device_label})
+    if unmet:
+        for folder in sorted((Path(root) / FINDINGS_DIR).glob("*/README.md")):
+            fid = folder.parent.name
+            if fid not in chosen:
+                try:
+                    known = catalog.get(fid)
+                except ReproError:
+                    continue
+                chosen[fid] = {"id": fid, "met": [], "evidence": known.happens, "claims": list(known.claims)}
     for fid, entry in chosen.items():
         try:
             known = catalog.get(fid)
@@ -559,5 +570,5 @@ def index_page(root: Path, title: str = "") -> str:
         question_of={e["id"]: question_of(e) for entries in invs.values() for e in entries},
         matrices=matrix_page.listing(root), bisects=bisect_page.listing(root),
         found=findings_of([r for r in current if r.name in {u.name for u in [*newest, *(u for s in columns for u in s.used)]}],
-                          root, lambda run: f"{run.rel}/index.html"), **_common())
+                          root, lambda run: f"{run.rel}/index.html", unmet=True), **_common())
     return page

@@ -30,6 +30,7 @@ class Finding:
     evidence_mark: str  # a phrase of that evidence that names this bug
     shrink: str = ""  # "aot": PyTorch's after-AOT minifier shrinks it; "" none applies
     workaround: str = ""
+    workaround_template: str = ""  # a script under templates/ that applies the workaround (its checks: workaround/)
 
     @property
     def investigation(self) -> str:
@@ -84,8 +85,9 @@ findings.register(Finding(
     claims=("cuda_graphs.speedup_2_5x", "cuda_graphs.first_inference_60s", "cuda_graphs.memory_slightly_more"),
     evidence_mark="NameError: name 'Max' is not defined",
     shrink="aot",
-    workaround="torch 2.12 or newer; or leave capture_scalar_outputs off (Toto then graph-breaks at `.item()` and "
-               "compiles).",
+    workaround="torch 2.12 or newer, where Toto then meets cuda_graphs.toto_tuple_index_symint (its workaround: "
+               "select the cache's layer before slicing); or leave capture_scalar_outputs off (Toto then graph-breaks "
+               "at `.item()` and compiles).",
 ))
 
 findings.register(Finding(
@@ -164,6 +166,30 @@ findings.register(Finding(
     workaround="torch 2.14 or newer; or executorch 1.4.0 or newer for the CUDA back-end (its "
                "ReplaceInt64FloorDivWithFloatPass); or compute the quotient as `(index.double() / nc).floor().long()`.",
 ))
+
+findings.register(Finding(
+    id="cuda_graphs.toto_tuple_index_symint",
+    title="Dynamo's fake-tensor run of tensor indexing refuses an unbacked SymInt inside a tuple index "
+          "(`buf[i, :] = x`, capture_scalar_outputs): IndexError: ... valid indices (got SymInt)",
+    template="tuple_index_unbacked_symint.py",
+    happens="With `torch._dynamo.config.capture_scalar_outputs = True`, `i = int(t)` (or `t.item()`) is an unbacked "
+            "SymInt. `buf[i] = x` compiles; `buf[i, :] = x` (and the read `buf[i, :]`) fails while Dynamo runs the "
+            "indexing on fake tensors: `IndexError: only integers, slices (`:`), ellipsis (`...`), None and long or "
+            "byte Variables are valid indices (got SymInt)` (on torch 2.11 and 2.12 wrapped as `TorchRuntimeError: "
+            "RuntimeError when making fake tensor call`), with backend='eager' as with Inductor. Toto's KV cache "
+            "indexes that way (`self._keys[cache_idx, :, :, start:end, :] = keys`), so once the seed's int() patch "
+            "makes its position traceable, Toto does not compile on any torch from 2.12 on either.",
+    expected="The tuple index takes the SymInt as it takes an int, as the lone index `buf[i]` does.",
+    upstream=PT,
+    claims=("cuda_graphs.speedup_2_5x", "cuda_graphs.first_inference_60s", "cuda_graphs.memory_slightly_more"),
+    evidence_mark="(got SymInt)",
+    workaround="Select first, then slice the view: `buf.select(0, i)[...] = x` or `buf[i][:, a:b] = x` (the same write "
+               "in eager). In Toto's KVCache that is `self._keys[cache_idx][:, :, start_idx:end_idx, :] = keys` in "
+               "`append` and `self._keys[cache_idx][:, :, :end_idx, :]` in `__getitem__` (the values alike): "
+               "`workaround/repro.py`.",
+    workaround_template="toto_kv_cache_select.py",
+))
+
 
 def template_text(finding: Finding) -> str:
     """The repro template of a finding, as shipped in the package."""

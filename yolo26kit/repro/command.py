@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import REPORTS, check_out
-from . import clean_env, report, script
+from . import catalog, clean_env, report, script
 from .catalog import ReproError, findings
 
 CHECK_HELP = ("exit status of --check: 0 fixed here, 1 still bites, 3 fails differently (it fails, but not with the "
@@ -35,6 +35,10 @@ def write_finding(name: str, reports: Path, run: Path | None = None, execute: bo
     if out is not None:
         check_out(out)
     folder = report.write_repro(finding, evidence, out)
+    if finding.workaround_template:  # the workaround as a script of its own, checked like a repro (workaround/)
+        (folder / "workaround").mkdir(exist_ok=True)
+        text = (catalog.TEMPLATES / finding.workaround_template).read_text()
+        (folder / "workaround" / "repro.py").write_text(script.with_seen_on(text, [report.seen_on(evidence)]))
     header = script.parse((folder / "repro.py").read_text())
     reproduced, environment, minified = None, "", None
     runnable = header.device == "cpu" or cuda_here()

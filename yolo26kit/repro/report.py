@@ -135,9 +135,28 @@ def issue_markdown(finding: Finding, folder: Path, evidence: dict[str, Any], rep
     out += ["", "### Where it bites", "", f"{summary['timeline']['words']}: `repro.py` run on each release (the "
             "records, one per release and device, in `checked/`).", ""]
     if finding.workaround:
-        out += ["### Workaround", "", finding.workaround, ""]
+        out += ["### Workaround", "", finding.workaround, ""] + _workaround_measured(summary)
     out += ["### Related", ""] + _threads(summary) + [""]
     return "\n".join(out)
+
+
+def _met_by_other_repros(finding: Finding, folder: Path) -> list[str]:
+    """Where another finding's repro, checked over releases, ran into this finding's message (checked/*.json)."""
+    met: dict[str, list[str]] = {}
+    for path in sorted(folder.parent.glob("*/checked/*.json")):
+        if path.parent.parent == folder:
+            continue
+        record = json.loads(path.read_text())
+        if finding.evidence_mark in record.get("output_tail", "") + record.get("traceback", ""):
+            met.setdefault(path.parent.parent.name, []).append(str(record.get("versions", {}).get("torch", "?")))
+    return [f"The repro of `{other}` meets it past its own bug on torch {', '.join(releases)} "
+            f"(`../{other}/checked/`)." for other, releases in met.items()] + ([""] if met else [])
+
+
+def _workaround_measured(summary: dict[str, Any]) -> list[str]:
+    """The workaround's own checks over releases, where it has a script (workaround/checked/)."""
+    said = (summary.get("workaround") or {}).get("words")
+    return [f"Measured: {said} (one record per release in `workaround/checked/`).", ""] if said else []
 
 
 def readme_markdown(finding: Finding, folder: Path, evidence: dict[str, Any]) -> str:
@@ -147,10 +166,12 @@ def readme_markdown(finding: Finding, folder: Path, evidence: dict[str, Any]) ->
     summary = upstream.summary(finding.id, folder)
     out = [f"# {finding.id}", "", f"**{finding.title}**", "", f"What to do: **{summary['advice']}**.", ""]
     if finding.workaround:
-        out += [f"Workaround: {finding.workaround}", ""]
-    out += ["## Releases", "", "| release | answer |", "|---|---|"]
-    out += [f"| {summary['timeline']['package']} {v} | {o} |" for v, o in summary["timeline"]["answers"]] or \
-        ["| (none checked) | |"]
+        out += [f"Workaround: {finding.workaround}", ""] + _workaround_measured(summary)
+    otherwise = dict(summary["timeline"].get("differently") or [])
+    out += ["## Releases", "", "| release | answer | past the finding |", "|---|---|---|"]
+    out += [f"| {summary['timeline']['package']} {v} | {o} | "
+            f"{'a repro fails otherwise: ' + otherwise[v] if v in otherwise else ''} |"
+            for v, o in summary["timeline"]["answers"]] or ["| (none checked) | | |"]
     out += ["", summary["timeline"]["words"] + ".", "", "## Upstream", ""] + _threads(summary)
     out += ["", "## Where yolo26kit met it", ""]
     if evidence:
@@ -159,7 +180,7 @@ def readme_markdown(finding: Finding, folder: Path, evidence: dict[str, Any]) ->
                 f"> {evidence['evidence'][:1200]}", ""]
     else:
         out += ["No committed run under reports/ shows it yet: its checks over releases (checked/) are the evidence.",
-                ""]
+                ""] + _met_by_other_repros(finding, folder)
     out += ["## Re-check it", "", "```bash",
             f"yolo26kit repro --check {folder.as_posix()}                        # this stack",
             f"yolo26kit repro --check {folder.as_posix()} --pin torch==2.15.0 --record   # another release, kept in "

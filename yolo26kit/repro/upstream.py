@@ -112,6 +112,8 @@ class Timeline:
     package: str
     answers: tuple[tuple[str, str], ...]  # (release, outcome) where the repro ran
     devices: tuple[str, ...] = ()
+    # (release, error line) where a repro ran past the finding's own failure into another one
+    differently: tuple[tuple[str, str], ...] = ()
 
     @property
     def bites(self) -> list[str]:
@@ -134,6 +136,18 @@ class Timeline:
     def bites_on_newest(self) -> bool:
         return bool(self.answers) and self.answers[-1][1] == script.STILL_BITES
 
+    def then_fails(self) -> str:
+        """Where a fixed release's repro fails otherwise: 'torch 2.12.1–2.15.0: IndexError: … (finding id)'."""
+        if not self.fixed_from:
+            return ""
+        later = [(v, e) for v, e in self.differently if _version_key(v) >= _version_key(self.fixed_from)]
+        if not later:
+            return ""
+        span = later[0][0] if len(later) == 1 else f"{later[0][0]}–{later[-1][0]}"
+        error = later[-1][1]
+        known = finding_of(error)
+        return f"{self.package} {span}: " + (f"another finding, {known}" if known else error)
+
     def words(self) -> str:
         """'bites on torch 2.11.0–2.13.0, fixed from 2.14.0 (tried: ...)', from the checks alone."""
         if not self.answers:
@@ -144,7 +158,9 @@ class Timeline:
             return f"does not bite on any {self.package} release tried{where} ({tried})"
         span = self.bites[0] if len(self.bites) == 1 else f"{self.bites[0]}–{self.bites[-1]}"
         if self.fixed_from:
-            return f"bites on {self.package} {span}, fixed from {self.fixed_from}{where} (tried: {tried})"
+            then = self.then_fails()
+            also = f"; past it the model's own repro fails otherwise on {then}" if then else ""
+            return f"bites on {self.package} {span}, fixed from {self.fixed_from}{where} (tried: {tried}){also}"
         if self.bites_on_newest:
             return f"bites on {self.package} {span}, still on the newest tried, {self.newest}{where} (tried: {tried})"
         return f"bites on {self.package} {span}{where} (tried: {tried})"
@@ -158,12 +174,51 @@ def timeline(checks: Iterable[Check]) -> Timeline:
     # the package whose releases the checks vary most (a bisect over executorch beside one torch check on a runner)
     package = max(SERIES, key=lambda p: (releases[p], -SERIES.index(p))) if any(releases.values()) else "torch"
     by_release: dict[str, str] = {}
+    differently: dict[str, str] = {}
+    rank = {script.STILL_BITES: 0, script.FIXED_HERE: 1, script.FAILS_DIFFERENTLY: 2}
     for c in sorted(ran, key=lambda c: _version_key(c.versions.get(package, "0"))):
         release = c.versions.get(package, "")
-        if release:  # a release that bites on one device bites
-            if by_release.get(release) != script.STILL_BITES:
-                by_release[release] = c.outcome
-    return Timeline(package, tuple(by_release.items()), tuple(sorted({c.device for c in ran})))
+        if not release:
+            continue
+        # a release that bites on one device bites; one where a repro ran through without it is fixed, whatever
+        # another repro met past it (kept in `differently`); only a release where every repro failed otherwise says so
+        if rank[c.outcome] < rank.get(by_release.get(release, ""), 3):
+            by_release[release] = c.outcome
+        if c.outcome == script.FAILS_DIFFERENTLY:
+            differently.setdefault(release, c.error_line)
+    return Timeline(package, tuple(by_release.items()), tuple(sorted({c.device for c in ran})),
+                    tuple(sorted(differently.items(), key=lambda item: _version_key(item[0]))))
+
+
+def finding_of(error_line: str) -> str:
+    """The id of the catalog's finding whose own message an error line shows ('' if none)."""
+    from .catalog import findings
+
+    return next((f.id for f in findings.all() if f.evidence_mark and f.evidence_mark in error_line), "")
+
+
+def workaround_line(folder: Path) -> Timeline | None:
+    """The checks of a finding's workaround script (<folder>/workaround/checked/): where it runs through ("fixed
+    here": the workaround holds), where it still meets the bug, where it fails otherwise; None without any."""
+    checks = read_checks(Path(folder) / "workaround") if (Path(folder) / "workaround" / "checked").is_dir() else []
+    return timeline(checks) if checks else None
+
+
+def workaround_words(line: Timeline) -> str:
+    """'`workaround/repro.py` runs and matches eager on torch 2.12.1, 2.13.0 (cpu); …', from its checks."""
+    by = {o: [v for v, a in line.answers if a == o] for o in (script.FIXED_HERE, script.STILL_BITES,
+                                                               script.FAILS_DIFFERENTLY)}
+    where = f" ({' and '.join(line.devices)})" if line.devices else ""
+    parts = []
+    if by[script.FIXED_HERE]:
+        parts.append(f"holds on {line.package} {', '.join(by[script.FIXED_HERE])}{where}")
+    if by[script.STILL_BITES]:
+        parts.append(f"still meets the bug on {', '.join(by[script.STILL_BITES])}")
+    for release, error in line.differently:
+        if release in by[script.FAILS_DIFFERENTLY]:
+            known = finding_of(error)
+            parts.append(f"fails otherwise on {release}: {error}" + (f" ({known})" if known else ""))
+    return "`workaround/repro.py` " + "; ".join(parts)
 
 
 def advice(upstream: Upstream, line: Timeline) -> str:
@@ -172,7 +227,10 @@ def advice(upstream: Upstream, line: Timeline) -> str:
     fixes = upstream.of("fix")
     if line.fixed_from:
         via = f" (fixed by {', '.join(t.ref for t in fixes)})" if fixes else ""
-        return f"fixed upstream from {line.package} {line.fixed_from}{via}: upgrade"
+        then = line.then_fails()
+        after = f"; the model's own repro then fails otherwise ({then}), so upgrading alone does not make it run" \
+            if then else ""
+        return f"fixed upstream from {line.package} {line.fixed_from}{via}: upgrade{after}"
     if not line.answers:
         return "not checked on any release yet"
     if same:
@@ -189,10 +247,13 @@ def summary(finding: str, folder: Path | None) -> dict[str, Any]:
     """Everything a page or ISSUE.md shows of a finding's upstream side, as data."""
     upstream = load(finding)
     line = timeline(read_checks(folder)) if folder else Timeline("torch", ())
+    fix = workaround_line(folder) if folder else None
     return {"component": upstream.component, "tracker": upstream.tracker,
+            "workaround": {"answers": [list(a) for a in fix.answers], "words": workaround_words(fix)} if fix else {},
             "threads": [{"ref": t.ref, "url": t.url, "kind": t.kind, "state": t.state, "relation": t.relation,
                          "title": t.title, "why": t.why} for t in upstream.threads],
             "timeline": {"package": line.package, "answers": [list(a) for a in line.answers], "bites": line.bites,
+                         "differently": [list(d) for d in line.differently],
                          "fixed_from": line.fixed_from, "newest": line.newest, "words": line.words()},
             "advice": advice(upstream, line), "next": next_step(advice(upstream, line))}
 

@@ -135,7 +135,8 @@ def compile_finding(res: Any, row: dict[str, Any]) -> Finding | None:
                     (None, "ok") and error.split(":")[0] in str(default.get("error")) else
                     "the default compile mode with the same setting compiles" if default.get("status") == "ok" else
                     "the default compile mode was not tried")
-    fid = "cuda_graphs.toto_compile_max_nameerror" if "name 'Max'" in error else "cuda_graphs.toto_compile_fails"
+    fid = ("cuda_graphs.toto_compile_max_nameerror" if "name 'Max'" in error else
+           "cuda_graphs.toto_tuple_index_symint" if "(got SymInt)" in error else "cuda_graphs.toto_compile_fails")
     return Finding(fid, f"Toto does not compile with capture_scalar_outputs=True on torch {_torch(res)}",
                    f"{why}; {default_says}",
                    f"{_size(row)}, torch.compile(mode='reduce-overhead') with "
