@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -129,13 +130,17 @@ def _finding(known: Known) -> Any:
 
 def _timeline(known: Known) -> dict[str, Any]:
     """The finding's measured timeline (its committed checks and bisects), or {} where the entry names no finding."""
-    if not known.finding:
-        return {}
+    return _summary(known.finding) if known.finding else {}
+
+
+@lru_cache(maxsize=None)
+def _summary(finding: str) -> dict[str, Any]:
+    """repro.upstream's summary of a finding, read once per process (it reads every check record of its folder)."""
     from ...paths import REPORTS
     from ...repro import upstream
 
-    folder = REPORTS / "findings" / known.finding
-    return upstream.summary(known.finding, folder if folder.is_dir() else None)
+    folder = REPORTS / "findings" / finding
+    return upstream.summary(finding, folder if folder.is_dir() else None)
 
 
 def fixed_in(known: Known) -> tuple[tuple[str, str], ...]:
