@@ -97,6 +97,23 @@ def test_a_fix_past_which_the_models_repro_fails_otherwise_says_so():
     assert "fails otherwise on torch 2.12.1–2.14.1" in line.words()
 
 
+def test_a_workaround_scripts_checks_say_where_it_holds(tmp_path):
+    """workaround/checked/: exit 0 holds, the finding's message still meets the bug, another error fails otherwise."""
+    from yolo26kit.repro import upstream
+
+    checked = tmp_path / "f" / "workaround" / "checked"
+    checked.mkdir(parents=True)
+    for release, outcome, line in (("2.11.0", "fails differently", "NameError: name 'Max' is not defined"),
+                                   ("2.12.1", "fixed here", ""), ("2.15.0", "fixed here", "")):
+        (checked / f"torch{release}-cpu.json").write_text(json.dumps(
+            {"versions": {"torch": release}, "outcome": outcome, "error_line": line}))
+    assert upstream.workaround_line(tmp_path / "g") is None  # no workaround checks, nothing said
+    said = upstream.workaround_words(upstream.workaround_line(tmp_path / "f"))
+    assert said.startswith("`workaround/repro.py` holds on torch 2.12.1, 2.15.0 (cpu)")
+    assert "fails otherwise on 2.11.0: NameError: name 'Max' is not defined (cuda_graphs.toto_compile_max_nameerror)" \
+        in said
+
+
 def test_a_claim_names_its_finding_and_an_unknown_name_lists_the_known():
     assert findings.get("dynamic_shapes.aoti_cuda_dynamic").id == "dynamic_shapes.aoti_answers_outside_range"
     with pytest.raises(ReproError, match="known: .*cuda_graphs.toto_compile_max_nameerror"):

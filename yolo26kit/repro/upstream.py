@@ -137,7 +137,8 @@ class Timeline:
         return bool(self.answers) and self.answers[-1][1] == script.STILL_BITES
 
     def then_fails(self) -> str:
-        """Where a fixed release's repro fails otherwise: 'torch 2.12.1–2.15.0: IndexError: … (finding id)'."""
+        """Where a repro fails otherwise from the fixed release on: 'torch 2.12.1–2.15.0: another finding, <id>' (or
+        the error line where no catalog finding shows it); '' where none does."""
         if not self.fixed_from:
             return ""
         later = [(v, e) for v, e in self.differently if _version_key(v) >= _version_key(self.fixed_from)]
@@ -205,7 +206,7 @@ def workaround_line(folder: Path) -> Timeline | None:
 
 
 def workaround_words(line: Timeline) -> str:
-    """'`workaround/repro.py` runs and matches eager on torch 2.12.1, 2.13.0 (cpu); …', from its checks."""
+    """'`workaround/repro.py` holds on torch 2.12.1, 2.13.0 (cpu); fails otherwise on 2.11.0: …', from its checks."""
     by = {o: [v for v, a in line.answers if a == o] for o in (script.FIXED_HERE, script.STILL_BITES,
                                                                script.FAILS_DIFFERENTLY)}
     where = f" ({' and '.join(line.devices)})" if line.devices else ""
