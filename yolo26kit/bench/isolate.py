@@ -123,6 +123,8 @@ def _child(conn: Connection, lifeline: Connection, fn: Callable, args: tuple, kw
     os.environ.pop(SLOTS_ENV, None)
     os.environ.pop(JOURNAL_ENV, None)  # a step started inside a step is part of it: only the outer one is kept
     os.environ.update(env)
+    if env.get("PYTHONPATH"):  # set after the step server started: its fork has the server's sys.path, not this one
+        sys.path[:0] = [p for p in env["PYTHONPATH"].split(os.pathsep) if p and p not in sys.path]
     if env.get("OMP_NUM_THREADS", "").isdigit() and "torch" in sys.modules:  # forked after torch sized its pool
         sys.modules["torch"].set_num_threads(int(env["OMP_NUM_THREADS"]))
     _run_on_notebook_cores()
