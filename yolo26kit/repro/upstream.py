@@ -249,6 +249,7 @@ def summary(finding: str, folder: Path | None) -> dict[str, Any]:
     upstream = load(finding)
     line = timeline(read_checks(folder)) if folder else Timeline("torch", ())
     fix = workaround_line(folder) if folder else None
+    said = advice(upstream, line)
     return {"component": upstream.component, "tracker": upstream.tracker,
             "workaround": {"answers": [list(a) for a in fix.answers], "words": workaround_words(fix)} if fix else {},
             "threads": [{"ref": t.ref, "url": t.url, "kind": t.kind, "state": t.state, "relation": t.relation,
@@ -256,7 +257,7 @@ def summary(finding: str, folder: Path | None) -> dict[str, Any]:
             "timeline": {"package": line.package, "answers": [list(a) for a in line.answers], "bites": line.bites,
                          "differently": [list(d) for d in line.differently],
                          "fixed_from": line.fixed_from, "newest": line.newest, "words": line.words()},
-            "advice": advice(upstream, line), "next": next_step(advice(upstream, line))}
+            "advice": said, "next": next_step(said)}
 
 
 def next_step(said: str) -> str:
