@@ -77,6 +77,25 @@ def test_the_timeline_and_the_advice_come_from_the_checks():
     assert flaky.fixed_from == ""  # a later release where every repro fails otherwise is not a fix
 
 
+def test_the_timeline_names_the_devices_each_answer_was_seen_on():
+    """A release that bites on the CPU and CUDA and a fix seen only on the CPU: "fixed from ... on cpu", never "on cpu
+    and cuda" for a fix no CUDA check saw; devices that saw different releases say which."""
+    from yolo26kit.repro import upstream
+
+    checks = [upstream.Check({"torch": "2.11.0"}, "cpu", "still bites"),
+              upstream.Check({"torch": "2.11.0"}, "cuda", "still bites"),
+              upstream.Check({"torch": "2.13.0"}, "cpu", "still bites"),
+              upstream.Check({"torch": "2.14.1"}, "cpu", "fixed here"),
+              upstream.Check({"torch": "2.15.0"}, "cpu", "fixed here")]
+    said = upstream.timeline(checks).words()
+    assert said.startswith("bites on torch 2.11.0, 2.13.0 on cpu (2.11.0, 2.13.0) and cuda (2.11.0), "
+                           "fixed from 2.14.1 on cpu (tried:"), said
+    both = upstream.timeline(checks[:2] + [upstream.Check({"torch": "2.15.0"}, "cpu", "still bites"),
+                                           upstream.Check({"torch": "2.15.0"}, "cuda", "still bites")])
+    assert both.words().startswith("bites on torch 2.11.0, 2.15.0, still on the newest tried, 2.15.0 on cpu and cuda "
+                                   "(tried:")
+
+
 def test_a_fix_past_which_the_models_repro_fails_otherwise_says_so():
     """The minimal repro fixed from 2.12.1, the model's own repro failing otherwise there with another finding's
     message: still "fixed from 2.12.1", and the advice says upgrading alone does not make the model run."""
@@ -109,7 +128,7 @@ def test_a_workaround_scripts_checks_say_where_it_holds(tmp_path):
             {"versions": {"torch": release}, "outcome": outcome, "error_line": line}))
     assert upstream.workaround_line(tmp_path / "g") is None  # no workaround checks, nothing said
     said = upstream.workaround_words(upstream.workaround_line(tmp_path / "f"))
-    assert said.startswith("`workaround/repro.py` holds on torch 2.12.1, 2.15.0 (cpu)")
+    assert said.startswith("`workaround/repro.py` holds on torch 2.12.1, 2.15.0 on cpu")
     assert "fails otherwise on 2.11.0: NameError: name 'Max' is not defined (cuda_graphs.toto_compile_max_nameerror)" \
         in said
 

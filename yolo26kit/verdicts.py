@@ -68,8 +68,9 @@ class Figure:
     def statistic_text(self) -> str:
         """'median of 8 rounds (2.1–3.3×)', 'one measurement'; '' for a figure recorded without its statistic."""
         words = STATISTICS.get(self.statistic, self.statistic)
-        if self.rounds == 1:  # 'median of 1 round', 'total of 1 case'
-            words = words.replace("rounds", "round").replace("cases", "case")
+        if self.rounds == 1:  # not 'median of 1 round' nor 'total of 1 case': one of it is that one
+            words = {"median": "one round", "pooled": "one round", "total": "one case", "largest": "one case",
+                     "smallest": "one case"}.get(self.statistic, words.replace("rounds", "round").replace("cases", "case"))
         words = words.replace("{n}", str(self.rounds)) if self.rounds is not None else \
             words.replace(" of {n}", "").replace(" {n}", "")
         if self.low is not None and self.high is not None and short(self.low) != short(self.high):

@@ -5,6 +5,8 @@ figure that moves shows the figures of those batches beside it (`spread`)."""
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +46,9 @@ def has_rounds(data: Any, depth: int = 0) -> bool:
 def figure_devices(figure: Figure) -> list[str]:
     """The devices a figure's conditions name, lower case."""
     device = figure.conditions.get("device")
-    return [str(d).lower() for d in (device if isinstance(device, list) else [device]) if d]
+    named = [str(d).lower() for d in (device if isinstance(device, list) else [device]) if d]
+    # a judge may name several in one value ('cuda and cpu'): each device once
+    return list(dict.fromkeys(part.strip() for d in named for part in re.split(r",|/| and | or ", d) if part.strip()))
 
 
 def shown(claim: dict[str, Any] | None, device_type: str = "") -> Shown | None:

@@ -457,6 +457,7 @@ def findings_of(runs: list[Run], root: Path, href_of: Any = None, prefix: str = 
     over releases)."""
     from ..repro import upstream
     from ..repro.catalog import ReproError, findings as catalog
+    from ..repro.report import workaround_text
 
     chosen: dict[str, dict[str, Any]] = {}
     for run in runs:
@@ -481,12 +482,13 @@ def findings_of(runs: list[Run], root: Path, href_of: Any = None, prefix: str = 
     for fid, entry in chosen.items():
         try:
             known = catalog.get(fid)
-            entry.update(title=known.title, workaround=known.workaround)
         except ReproError:  # a finding the catalog does not hold yet: the judge's own title
-            pass
+            known = None
         folder = Path(root) / FINDINGS_DIR / fid
         has = folder.is_dir()
         entry["upstream"] = upstream.summary(fid, folder if has else None)
+        if known is not None:
+            entry.update(title=known.title, workaround=workaround_text(known, entry["upstream"]))
         entry["issue_href"] = f"{prefix}{FINDINGS_DIR}/{fid}/ISSUE.md" if (folder / "ISSUE.md").is_file() else ""
         entry["repro_href"] = f"{prefix}{FINDINGS_DIR}/{fid}/repro.py" if (folder / "repro.py").is_file() else ""
         entry["readme_href"] = f"{prefix}{FINDINGS_DIR}/{fid}/README.md" if (folder / "README.md").is_file() else ""

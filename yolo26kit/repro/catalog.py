@@ -29,7 +29,7 @@ class Finding:
     claims: tuple[str, ...]  # claims whose evidence names it (until results.json lists findings)
     evidence_mark: str  # a phrase of that evidence that names this bug
     shrink: str = ""  # "aot": PyTorch's after-AOT minifier shrinks it; "" none applies
-    workaround: str = ""
+    workaround: str = ""  # "{fixed_from}": the first fixed release of the finding's measured timeline
     workaround_template: str = ""  # a script under templates/ that applies the workaround (its checks: workaround/)
 
     @property
@@ -85,7 +85,7 @@ findings.register(Finding(
     claims=("cuda_graphs.speedup_2_5x", "cuda_graphs.first_inference_60s", "cuda_graphs.memory_slightly_more"),
     evidence_mark="NameError: name 'Max' is not defined",
     shrink="aot",
-    workaround="torch 2.12 or newer, where Toto then meets cuda_graphs.toto_tuple_index_symint (its workaround: "
+    workaround="torch {fixed_from} or newer, where Toto then meets cuda_graphs.toto_tuple_index_symint (its workaround: "
                "select the cache's layer before slicing); or leave capture_scalar_outputs off (Toto then graph-breaks "
                "at `.item()` and compiles).",
 ))
@@ -103,8 +103,10 @@ findings.register(Finding(
     upstream=PT,
     claims=("dynamic_shapes.aoti_cuda_dynamic",),
     evidence_mark="above the exported max",
-    workaround="Set `AOTI_RUNTIME_CHECK_INPUTS=1` where the package is loaded: it then refuses both sizes "
-               "(`dim value is too large at 2, expected to be <= 320`).",
+    workaround="Set `AOTI_RUNTIME_CHECK_INPUTS=1` in the process before the package is loaded and first called "
+               "(the generated code reads it once): `workaround/repro.py` calls the same package in and out of the "
+               "range with it set.",
+    workaround_template="aoti_check_inputs.py",
 ))
 
 findings.register(Finding(
@@ -121,7 +123,7 @@ findings.register(Finding(
     upstream=ET,
     claims=("index_dtype.backbone_static_cuda", "index_dtype.et_cuda_full_model", "index_dtype.no_aten_fallback"),
     evidence_mark="split_copy.Tensor",
-    workaround="executorch 1.5.0 or newer (its view pass maps split_copy.Tensor).",
+    workaround="executorch {fixed_from} or newer (its view pass maps split_copy.Tensor).",
 ))
 
 findings.register(Finding(
@@ -163,8 +165,10 @@ findings.register(Finding(
     upstream=PT,
     claims=("index_dtype.floordiv_float_path",),
     evidence_mark="tensor divisor",
-    workaround="torch 2.14 or newer; or executorch 1.4.0 or newer for the CUDA back-end (its "
-               "ReplaceInt64FloorDivWithFloatPass); or compute the quotient as `(index.double() / nc).floor().long()`.",
+    workaround="torch {fixed_from} or newer; or compute the quotient as `(index.double() / nc).floor().long()` "
+               "(the claim index_dtype.floordiv_workaround measures it in the model); upstream also names executorch "
+               "1.4.0's ReplaceInt64FloorDivWithFloatPass for the CUDA back-end (pytorch/executorch#20000, not "
+               "measured here).",
 ))
 
 findings.register(Finding(

@@ -194,4 +194,6 @@ def reproduce(repro: Path, header: Header | None = None, envs: str | Path | None
                             "python": platform.python_version(), "platform": platform.platform(),
                             "machine": platform.machine()},
             "output_tail": ran["output_tail"], "traceback": ran.get("traceback", ""), "command": "python repro.py",
+            # the Versions of an ISSUE.md come from the run its Actual shows (one source), wherever it ran
+            "collect_env": collect_env(python),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}

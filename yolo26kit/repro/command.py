@@ -26,6 +26,19 @@ def cuda_here() -> bool:
         return False
 
 
+def record_environment(reproduced: dict[str, Any], header: script.Header, envs: str | None = None) -> str:
+    """collect_env of the run a record keeps: its own, else (an older record of a clean environment) that of an
+    environment pinned to the record's releases; '' for a run elsewhere that kept none (ISSUE.md then lists the
+    record's packages)."""
+    if reproduced.get("collect_env"):
+        return reproduced["collect_env"]
+    if reproduced.get("environment", {}).get("kind") != "uv":
+        return ""
+    pins = {k: v for k, v in reproduced.get("versions", {}).items() if k in header.pins()}
+    made = clean_env.prepare(header.with_pins(pins), envs)  # reused when still here, else made again
+    return clean_env.collect_env(made["python"]) if made.get("python") else ""
+
+
 def write_finding(name: str, reports: Path, run: Path | None = None, execute: bool = True, minify: bool = False,
                   envs: str | None = None, log: Any = print, out: Path | None = None) -> Path:
     """Write the finding's folder (report.finding_folder: `reports/runs/findings/<id>/` unless `out` names another
@@ -51,9 +64,9 @@ def write_finding(name: str, reports: Path, run: Path | None = None, execute: bo
         (folder / "reproduced.json").write_text(json.dumps(reproduced, indent=1) + "\n")
         log(f"[repro] {reproduced['outcome']}: exit {reproduced['exit_code']} in {reproduced['seconds']} s: "
             f"{reproduced['error_line']}")
+        environment = reproduced.get("collect_env", "")
         made = clean_env.prepare(header, envs)
         if "python" in made:
-            environment = clean_env.collect_env(made["python"])
             if minify and finding.shrink == "aot" and reproduced["outcome"] == script.STILL_BITES:
                 from .minify import minify_after_aot
 
@@ -70,9 +83,7 @@ def write_finding(name: str, reports: Path, run: Path | None = None, execute: bo
             minified["text"] = (folder / "minified.py").read_text()
     if reproduced is None and (folder / "reproduced.json").exists():
         reproduced = json.loads((folder / "reproduced.json").read_text())
-        # the environment it ran in, when it is still here (prepare reuses it; it builds one only if it is gone)
-        made = clean_env.prepare(header, envs) if reproduced.get("environment", {}).get("kind") == "uv" else {}
-        environment = clean_env.collect_env(made["python"]) if made.get("python") else ""
+        environment = record_environment(reproduced, header, envs)
     (folder / "ISSUE.md").write_text(report.issue_markdown(finding, folder, evidence, reproduced, environment,
                                                            minified))
     (folder / "README.md").write_text(report.readme_markdown(finding, folder, evidence))

@@ -135,7 +135,7 @@ def issue_markdown(finding: Finding, folder: Path, evidence: dict[str, Any], rep
     out += ["", "### Where it bites", "", f"{summary['timeline']['words']}: `repro.py` run on each release (the "
             "records, one per release and device, in `checked/`).", ""]
     if finding.workaround:
-        out += ["### Workaround", "", finding.workaround, ""] + _workaround_measured(summary)
+        out += ["### Workaround", "", workaround_text(finding, summary), ""] + _workaround_measured(summary)
     out += ["### Related", ""] + _threads(summary) + [""]
     return "\n".join(out)
 
@@ -153,6 +153,12 @@ def _met_by_other_repros(finding: Finding, folder: Path) -> list[str]:
             f"(`../{other}/checked/`)." for other, releases in met.items()] + ([""] if met else [])
 
 
+def workaround_text(finding: Finding, summary: dict[str, Any]) -> str:
+    """The finding's workaround, its "{fixed_from}" the first fixed release its checks measured (one source)."""
+    return finding.workaround.replace("{fixed_from}", summary["timeline"].get("fixed_from") or "(no fixed release "
+                                      "measured yet)")
+
+
 def _workaround_measured(summary: dict[str, Any]) -> list[str]:
     """The workaround's own checks over releases, where it has a script (workaround/checked/)."""
     said = (summary.get("workaround") or {}).get("words")
@@ -166,7 +172,7 @@ def readme_markdown(finding: Finding, folder: Path, evidence: dict[str, Any]) ->
     summary = upstream.summary(finding.id, folder)
     out = [f"# {finding.id}", "", f"**{finding.title}**", "", f"What to do: **{summary['advice']}**.", ""]
     if finding.workaround:
-        out += [f"Workaround: {finding.workaround}", ""] + _workaround_measured(summary)
+        out += [f"Workaround: {workaround_text(finding, summary)}", ""] + _workaround_measured(summary)
     otherwise = dict(summary["timeline"].get("differently") or [])
     out += ["## Releases", "", "| release | answer | past the finding |", "|---|---|---|"]
     out += [f"| {summary['timeline']['package']} {v} | {o} | "

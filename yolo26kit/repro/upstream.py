@@ -111,9 +111,27 @@ class Timeline:
 
     package: str
     answers: tuple[tuple[str, str], ...]  # (release, outcome) where the repro ran
-    devices: tuple[str, ...] = ()
+    # (release, device, outcome) of every decided check: where each answer was seen
+    seen: tuple[tuple[str, str, str], ...] = ()
     # (release, error line) where a repro ran past the finding's own failure into another one
     differently: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        return tuple(sorted({device for _, device, _ in self.seen}))
+
+    def where(self, outcome: str = "") -> str:
+        """' on cpu', ' on cpu and cuda', or ' on cpu (2.11.0–2.15.0) and cuda (2.11.0)': the devices the checks with
+        that outcome (any, when empty) ran on, with their releases where the devices saw different ones."""
+        by_device: dict[str, list[str]] = {}
+        for release, device, answer in self.seen:
+            if not outcome or answer == outcome:
+                by_device.setdefault(device, []).append(release)
+        if not by_device:
+            return ""
+        if len(by_device) == 1 or len({tuple(r) for r in by_device.values()}) == 1:
+            return f" on {' and '.join(sorted(by_device))}"
+        return " on " + " and ".join(f"{device} ({_span(releases)})" for device, releases in sorted(by_device.items()))
 
     @property
     def bites(self) -> list[str]:
@@ -154,17 +172,28 @@ class Timeline:
         if not self.answers:
             return "no release checked yet"
         tried = ", ".join(f"{v} {script.VERDICT.get(o) or o}" for v, o in self.answers)
-        where = f" on {' and '.join(self.devices)}" if self.devices else ""
         if not self.bites:
-            return f"does not bite on any {self.package} release tried{where} ({tried})"
-        span = self.bites[0] if len(self.bites) == 1 else f"{self.bites[0]}–{self.bites[-1]}"
+            return f"does not bite on any {self.package} release tried{self.where()} ({tried})"
+        # the devices once, at the end, where every answer was seen on the same ones; else each answer's own
+        uniform = len({self.where(o) for _, _, o in self.seen}) == 1
+        bites_on = "" if uniform else self.where(script.STILL_BITES)
+        last = self.where() if uniform else ""
+        span = f"{_span(self.bites)}{bites_on}"
         if self.fixed_from:
             then = self.then_fails()
             also = f"; past it the model's own repro fails otherwise on {then}" if then else ""
-            return f"bites on {self.package} {span}, fixed from {self.fixed_from}{where} (tried: {tried}){also}"
+            fixed_on = last or self.where(script.FIXED_HERE)
+            return f"bites on {self.package} {span}, fixed from {self.fixed_from}{fixed_on} (tried: {tried}){also}"
         if self.bites_on_newest:
-            return f"bites on {self.package} {span}, still on the newest tried, {self.newest}{where} (tried: {tried})"
-        return f"bites on {self.package} {span}{where} (tried: {tried})"
+            return f"bites on {self.package} {span}, still on the newest tried, {self.newest}{last} (tried: {tried})"
+        return f"bites on {self.package} {span}{last} (tried: {tried})"
+
+
+def _span(releases: list[str]) -> str:
+    """'2.11.0' or '2.11.0–2.13.0' (oldest to newest of the releases given); '2.11.0, 2.13.0' for two."""
+    ordered = sorted(set(releases), key=_version_key)
+    return ordered[0] if len(ordered) == 1 else (", ".join(ordered) if len(ordered) == 2
+                                                  else f"{ordered[0]}–{ordered[-1]}")
 
 
 def timeline(checks: Iterable[Check]) -> Timeline:
@@ -187,7 +216,8 @@ def timeline(checks: Iterable[Check]) -> Timeline:
             by_release[release] = c.outcome
         if c.outcome == script.FAILS_DIFFERENTLY:
             differently.setdefault(release, c.error_line)
-    return Timeline(package, tuple(by_release.items()), tuple(sorted({c.device for c in ran})),
+    seen = tuple((c.versions[package], c.device, c.outcome) for c in ran if c.versions.get(package))
+    return Timeline(package, tuple(by_release.items()), seen,
                     tuple(sorted(differently.items(), key=lambda item: _version_key(item[0]))))
 
 
@@ -209,10 +239,9 @@ def workaround_words(line: Timeline) -> str:
     """'`workaround/repro.py` holds on torch 2.12.1, 2.13.0 (cpu); fails otherwise on 2.11.0: …', from its checks."""
     by = {o: [v for v, a in line.answers if a == o] for o in (script.FIXED_HERE, script.STILL_BITES,
                                                                script.FAILS_DIFFERENTLY)}
-    where = f" ({' and '.join(line.devices)})" if line.devices else ""
     parts = []
     if by[script.FIXED_HERE]:
-        parts.append(f"holds on {line.package} {', '.join(by[script.FIXED_HERE])}{where}")
+        parts.append(f"holds on {line.package} {', '.join(by[script.FIXED_HERE])}{line.where(script.FIXED_HERE)}")
     if by[script.STILL_BITES]:
         parts.append(f"still meets the bug on {', '.join(by[script.STILL_BITES])}")
     for release, error in line.differently:

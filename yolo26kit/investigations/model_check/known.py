@@ -166,8 +166,12 @@ def releases(known: Known) -> str:
 
 def workaround(known: Known) -> str:
     """The finding's workaround where the catalog names one, else the entry's."""
+    from ...repro.report import workaround_text
+
     found = _finding(known)
-    return (found.workaround if found is not None and found.workaround else "") or known.workaround
+    if found is not None and found.workaround:
+        return workaround_text(found, _summary(known.finding) or {"timeline": {}})
+    return known.workaround
 
 
 def links(known: Known) -> list[str]:
