@@ -369,3 +369,18 @@ def test_a_minified_repro_is_verified_only_when_it_fails_with_the_findings_messa
     assert verified(failing, sys.executable, "name 'Max' is not defined", timeout=60)
     assert not verified("raise ValueError('other')\n", sys.executable, "name 'Max' is not defined", timeout=60)
     assert not verified("print(\"name 'Max' is not defined\")\n", sys.executable, "name 'Max'", timeout=60)
+
+
+def test_a_crash_without_a_python_traceback_shows_the_native_frames_of_the_runs_crash_file(tmp_path):
+    """ISSUE.md of a segfault: the debugger's frames from the evidence run's crash file that names the finding (and
+    none from a crash file about something else)."""
+    from yolo26kit.repro import report
+
+    finding = findings.get("aoti_load.static_libstdcxx_crash")
+    (tmp_path / "a_other.crash.txt").write_text("== native backtrace ==\n#0  0x1 in foo () from /tmp/x/libfoo.so\n")
+    frames = "".join(f"#{i}  0x{i} in std::regex_frame_{i} () from /tmp/R7/pkg/w.wrapper.so\n" for i in range(30))
+    (tmp_path / "b_load.crash.txt").write_text(f"status: crash SIGSEGV\n{frames}rule: ... libstdc++ ...\n")
+    name, text = report.native_backtrace(finding, {"run_dir": tmp_path})
+    assert name == "b_load.crash.txt" and text.count("\n") == 19
+    assert text.startswith("#0  0x0 in std::regex_frame_0 () from <tmp>/w.wrapper.so")
+    assert report.native_backtrace(finding, {}) is None

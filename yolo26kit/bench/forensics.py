@@ -194,8 +194,8 @@ def mapped_libstdcxx(maps: str | Path = "/proc/self/maps") -> str:
 register(Rule(
     "static_libstdcxx_locale_mix",
     "The crash is in std::regex/locale code inside a shared object that carries its own static copy of libstdc++ "
-    "(AOT Inductor links its wrapper with -static-libstdc++) while the process runs on the system libstdc++: the "
-    "two copies mix locale facets.",
+    "(the host compiler linked it into AOT Inductor's wrapper; Inductor's link line has no -static-libstdc++) while "
+    "the process runs on the system libstdc++: the two copies mix locale facets.",
     "system_libstdcxx",
     _static_libstdcxx_locale_mix,
 ))

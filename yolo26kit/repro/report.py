@@ -11,6 +11,7 @@ The folder is `reports/runs/findings/<id>/` (ignored by git) unless an out folde
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,18 @@ def write_repro(finding: Finding, evidence: dict[str, Any], out: Path | None = N
     return folder
 
 
+def native_backtrace(finding: Finding, evidence: dict[str, Any], frames: int = 20) -> tuple[str, str] | None:
+    """(file name, the first `frames` frames) of the native backtrace a crash file of the evidence run holds for this
+    finding (one whose text names the finding's evidence mark); None where no crash was diagnosed under a debugger."""
+    run_dir = evidence.get("run_dir") if evidence else None
+    for path in sorted(Path(run_dir).glob("*.crash.txt")) if run_dir else []:
+        text = path.read_text(errors="replace")
+        lines = [line for line in text.splitlines() if re.match(r"#\d+\s", line)]
+        if lines and finding.evidence_mark in text:
+            return path.name, "\n".join(re.sub(r"/tmp/[^ ]*/", "<tmp>/", line) for line in lines[:frames])
+    return None
+
+
 def _fence(text: str, lang: str = "") -> str:
     return f"```{lang}\n{text.rstrip()}\n```"
 
@@ -119,6 +132,9 @@ def issue_markdown(finding: Finding, folder: Path, evidence: dict[str, Any], rep
         if reproduced.get("traceback"):
             out += ["<details><summary>Full traceback</summary>", "", _fence(reproduced["traceback"]), "",
                     "</details>", ""]
+        elif (native := native_backtrace(finding, evidence)):  # a crash: no Python traceback, the debugger's frames
+            out += [f"<details><summary>Native backtrace of the crash (the kit's forensics, `{native[0]}`)</summary>",
+                    "", _fence(native[1]), "", "</details>", ""]
     if minified and minified.get("text") and minified.get("verified"):
         out += [f"Minified by PyTorch's after-AOT minifier ({minified['launcher_ops']} → {minified['minified_ops']} "
                 "operator calls):", "", _fence(minified["text"], "python"), ""]
