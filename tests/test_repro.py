@@ -92,7 +92,7 @@ def test_the_timeline_names_the_devices_each_answer_was_seen_on():
                            "fixed from 2.14.1 on cpu (tried:"), said
     both = upstream.timeline(checks[:2] + [upstream.Check({"torch": "2.15.0"}, "cpu", "still bites"),
                                            upstream.Check({"torch": "2.15.0"}, "cuda", "still bites")])
-    assert both.words().startswith("bites on torch 2.11.0, 2.15.0, still on the newest tried, 2.15.0 on cpu and cuda "
+    assert both.words().startswith("bites on torch 2.11.0, 2.15.0 on cpu and cuda, still on the newest tried, 2.15.0 "
                                    "(tried:")
 
 

@@ -129,7 +129,7 @@ class Timeline:
                 by_device.setdefault(device, []).append(release)
         if not by_device:
             return ""
-        if len(by_device) == 1 or len({tuple(r) for r in by_device.values()}) == 1:
+        if len(by_device) == 1 or len({frozenset(r) for r in by_device.values()}) == 1:
             return f" on {' and '.join(sorted(by_device))}"
         return " on " + " and ".join(f"{device} ({_span(releases)})" for device, releases in sorted(by_device.items()))
 
@@ -174,10 +174,10 @@ class Timeline:
         tried = ", ".join(f"{v} {script.VERDICT.get(o) or o}" for v, o in self.answers)
         if not self.bites:
             return f"does not bite on any {self.package} release tried{self.where()} ({tried})"
-        # the devices once, at the end, where every answer was seen on the same ones; else each answer's own
-        uniform = len({self.where(o) for _, _, o in self.seen}) == 1
-        bites_on = "" if uniform else self.where(script.STILL_BITES)
-        last = self.where() if uniform else ""
+        # one device: said once, at the end; several: after each answer, with their releases where they differ
+        single = len(self.devices) == 1
+        bites_on = "" if single else self.where(script.STILL_BITES)
+        last = self.where() if single else ""
         span = f"{_span(self.bites)}{bites_on}"
         if self.fixed_from:
             then = self.then_fails()

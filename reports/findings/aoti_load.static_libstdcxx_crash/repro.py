@@ -1,9 +1,10 @@
 """An AOTInductor package crashes (SIGSEGV) on load where its wrapper .so carries a static libstdc++.
 
 The package is compiled in one child process and loaded and run in a fresh one, as a deployment would. On hosts
-where Inductor links the wrapper with `-static-libstdc++` and the process has already mapped the system
-libstdc++.so.6, the load dies in libstdc++'s locale code (`std::codecvt<char16_t,...>::do_unshift`). Loading the
-system libstdc++ with RTLD_GLOBAL first (LD_PRELOAD) avoids it; the script tries that too and says so.
+whose compiler links libstdc++ into the wrapper .so (its `readelf -d` lists no libstdc++.so.6 and the .so defines
+std::locale symbols of its own; Inductor's link line has no -static-libstdc++) while the process has already mapped
+the system libstdc++.so.6, the load dies in libstdc++'s locale code (`std::codecvt<char16_t,...>::do_unshift`).
+Loading the system libstdc++ with RTLD_GLOBAL first (LD_PRELOAD) avoids it; the script tries that too and says so.
 
 Exit status: 1 when the fresh process dies of a signal on load, 0 when it loads and runs.
 """
