@@ -527,3 +527,19 @@ def test_the_kernel_startup_starts_the_step_server_with_the_notebooks_preloads_a
                          timeout=180, env={**os.environ, **env})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["[]", "['json',", "'csv']", "True"]
+
+
+def imports_and_reads(module: str) -> str:
+    import importlib
+
+    return importlib.import_module(module).VALUE
+
+
+def test_a_step_imports_from_a_pythonpath_set_after_the_step_server_started(tmp_path, monkeypatch):
+    """The server forks with the environment it started with; a PYTHONPATH set later (a user's module:factory model,
+    or a test's folder) still reaches every step."""
+    assert isolate.run_step(returns, 1, timeout=60).ok  # the server is up, without the folder below
+    (tmp_path / "late_module_for_step.py").write_text("VALUE = 'found'\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))
+    out = isolate.run_step(imports_and_reads, "late_module_for_step", timeout=60)
+    assert out.ok and out.value == "found", out.error

@@ -519,8 +519,9 @@ def _run_step(fn: Callable, args: tuple, kwargs: dict, timeout: float, step: str
     lifeline_child, lifeline_parent = ctx.Pipe(duplex=False)  # we never write: EOF there means we died
     t0, started = time.perf_counter(), time.time()
     changed, unset = step_server.env_since_start()
-    # The phase log as this process has it now: the step server may have started before it was set.
-    logged = {timing.PHASE_LOG_ENV: os.environ[timing.PHASE_LOG_ENV]} if os.environ.get(timing.PHASE_LOG_ENV) else {}
+    # The phase log and the import path as this process has them now: the step server may have started before they
+    # were set (a model given as module:factory is imported in the step from this process's PYTHONPATH).
+    logged = {name: os.environ[name] for name in (timing.PHASE_LOG_ENV, "PYTHONPATH") if os.environ.get(name)}
     proc = ctx.Process(target=_child, args=(child_end, lifeline_child, fn, args, kwargs, log_path,
                                             {**changed, **logged, **(env or {})}, list(preload_global), started, step,
                                             tuple(unset)),
