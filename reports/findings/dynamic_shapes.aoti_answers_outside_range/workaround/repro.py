@@ -3,7 +3,7 @@
 The same model and export as the finding's repro (a stride-32 net, height and width `32 * k` for k in 5..10, i.e.
 160 to 320 px, compiled with `aoti_compile_and_package`). Here the variable is set before the package is loaded
 and first called (the generated code reads it once), and the package is called inside the range, above it (352 px)
-and off the stride (264 px).
+and off the stride (264 px). It repeats the repro's model rather than import it: each file runs alone.
 
 Exit status: 0 when the workaround holds (the package refuses both sizes the ExportedProgram refuses, and still
 matches eager inside the range), 1 when the package still answers one of them.
