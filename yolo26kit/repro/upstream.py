@@ -236,7 +236,7 @@ def workaround_line(folder: Path) -> Timeline | None:
 
 
 def workaround_words(line: Timeline) -> str:
-    """'`workaround/repro.py` holds on torch 2.12.1, 2.13.0 (cpu); fails otherwise on 2.11.0: …', from its checks."""
+    """'`workaround/repro.py` holds on torch 2.12.1, 2.13.0 on cpu; fails otherwise on 2.11.0: …', from its checks."""
     by = {o: [v for v, a in line.answers if a == o] for o in (script.FIXED_HERE, script.STILL_BITES,
                                                                script.FAILS_DIFFERENTLY)}
     parts = []
