@@ -6,7 +6,6 @@ figure that moves shows the figures of those batches beside it (`spread`)."""
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, field
 from typing import Any
 

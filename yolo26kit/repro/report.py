@@ -91,6 +91,14 @@ def native_backtrace(finding: Finding, evidence: dict[str, Any], frames: int = 2
     return None
 
 
+# Where a GPU runner installs the kit's wheelhouse (bundle.install_command): a traceback shows it as site-packages.
+RUNNER_SITE = re.compile(r"/tmp/yolo26kit-site/")
+
+
+def _site(text: str) -> str:
+    return RUNNER_SITE.sub("<site-packages>/", text)
+
+
 def _fence(text: str, lang: str = "") -> str:
     return f"```{lang}\n{text.rstrip()}\n```"
 
@@ -128,13 +136,13 @@ def issue_markdown(finding: Finding, folder: Path, evidence: dict[str, Any], rep
     if reproduced:
         versions = ", ".join(f"{k} {v}" for k, v in sorted(reproduced.get("versions", {}).items()))
         out += [f"**Actual** ({versions}; exit {reproduced['exit_code']}, {reproduced['outcome']}):", "",
-                _fence("\n".join(reproduced.get("output_tail", "").splitlines()[-12:])), ""]
+                _fence(_site("\n".join(reproduced.get("output_tail", "").splitlines()[-12:]))), ""]
         if reproduced.get("traceback"):
-            out += ["<details><summary>Full traceback</summary>", "", _fence(reproduced["traceback"]), "",
+            out += ["<details><summary>Full traceback</summary>", "", _fence(_site(reproduced["traceback"])), "",
                     "</details>", ""]
         elif (native := native_backtrace(finding, evidence)):  # a crash: no Python traceback, the debugger's frames
-            out += [f"<details><summary>Native backtrace of the crash (the kit's forensics, `{native[0]}`)</summary>",
-                    "", _fence(native[1]), "", "</details>", ""]
+            out += ["<details><summary>Native backtrace of the crash (under a debugger)</summary>", "",
+                    _fence(native[1]), "", "</details>", ""]
     if minified and minified.get("text") and minified.get("verified"):
         out += [f"Minified by PyTorch's after-AOT minifier ({minified['launcher_ops']} → {minified['minified_ops']} "
                 "operator calls):", "", _fence(minified["text"], "python"), ""]

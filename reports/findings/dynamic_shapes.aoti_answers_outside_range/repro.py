@@ -6,7 +6,7 @@ loaded with `aoti_load_package`. The ExportedProgram refuses a 352 px input (abo
 (not a multiple of 32); so does eager for 264 px. The loaded package runs both and returns a result.
 
 The model is a small stride-32 detector head (convolutions down to 1/32, back up, added to the input), so eager
-raises where the size is not a multiple of 32, as YOLO26 does. The kit met this on YOLO26n's AOTI package (300
+raises where the size is not a multiple of 32, as YOLO26 does. It was met on YOLO26n's AOTI package (300
 detections at 264 px and at 352 px).
 
 Exit status: 1 when the package answers an input its ExportedProgram refuses (the message names the sizes), 0 when
