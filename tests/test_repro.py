@@ -131,6 +131,11 @@ def test_a_workaround_scripts_checks_say_where_it_holds(tmp_path):
     assert said.startswith("`workaround/repro.py` holds on torch 2.12.1, 2.15.0 on cpu")
     assert "fails otherwise on 2.11.0: NameError: name 'Max' is not defined (cuda_graphs.toto_compile_max_nameerror)" \
         in said
+    for release, line in (("2.9.0", "AssertionError: answered 264 px on 2.9"), ("2.10.0", "AssertionError: 2.10's")):
+        (checked / f"torch{release}-cpu.json").write_text(json.dumps(
+            {"versions": {"torch": release}, "outcome": "still bites", "error_line": line}))
+    said = upstream.workaround_words(upstream.workaround_line(tmp_path / "f"))
+    assert "still meets the bug on 2.9.0, 2.10.0 (AssertionError: 2.10's)" in said  # the newest one's own words
 
 
 def test_a_claim_names_its_finding_and_an_unknown_name_lists_the_known():

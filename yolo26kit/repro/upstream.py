@@ -115,6 +115,7 @@ class Timeline:
     seen: tuple[tuple[str, str, str], ...] = ()
     # (release, error line) where a repro ran past the finding's own failure into another one
     differently: tuple[tuple[str, str], ...] = ()
+    bite_line: str = ""  # the error line of the newest release it bites on, as its check recorded it
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -217,8 +218,11 @@ def timeline(checks: Iterable[Check]) -> Timeline:
         if c.outcome == script.FAILS_DIFFERENTLY:
             differently.setdefault(release, c.error_line)
     seen = tuple((c.versions[package], c.device, c.outcome) for c in ran if c.versions.get(package))
+    biting = sorted((c for c in ran if c.outcome == script.STILL_BITES and c.versions.get(package)),
+                    key=lambda c: _version_key(c.versions[package]))
     return Timeline(package, tuple(by_release.items()), seen,
-                    tuple(sorted(differently.items(), key=lambda item: _version_key(item[0]))))
+                    tuple(sorted(differently.items(), key=lambda item: _version_key(item[0]))),
+                    biting[-1].error_line if biting else "")
 
 
 def finding_of(error_line: str) -> str:
@@ -243,7 +247,8 @@ def workaround_words(line: Timeline) -> str:
     if by[script.FIXED_HERE]:
         parts.append(f"holds on {line.package} {', '.join(by[script.FIXED_HERE])}{line.where(script.FIXED_HERE)}")
     if by[script.STILL_BITES]:
-        parts.append(f"still meets the bug on {', '.join(by[script.STILL_BITES])}")
+        said = f" ({line.bite_line})" if line.bite_line else ""
+        parts.append(f"still meets the bug on {', '.join(by[script.STILL_BITES])}{said}")
     for release, error in line.differently:
         if release in by[script.FAILS_DIFFERENTLY]:
             known = finding_of(error)
