@@ -167,8 +167,9 @@ def packages_path(pythonpath: str) -> str:
 
 
 def reproduce(repro: Path, header: Header | None = None, envs: str | Path | None = None, python: str = "",
-              timeout: float = RUN_TIMEOUT) -> dict[str, Any]:
-    """Run a repro in a clean environment (or in `python` as it is): the record reproduced.json keeps."""
+              timeout: float = RUN_TIMEOUT, keep_env: bool = False) -> dict[str, Any]:
+    """Run a repro in a clean environment (or in `python` as it is): the record reproduced.json keeps; with
+    `keep_env`, for a record that is kept, also collect_env of the environment it ran in."""
     repro = Path(repro)
     header = header or script.parse(repro.read_text())
     if python:
@@ -195,5 +196,5 @@ def reproduce(repro: Path, header: Header | None = None, envs: str | Path | None
                             "machine": platform.machine()},
             "output_tail": ran["output_tail"], "traceback": ran.get("traceback", ""), "command": "python repro.py",
             # the Versions of an ISSUE.md come from the run its Actual shows (one source), wherever it ran
-            "collect_env": collect_env(python),
+            **({"collect_env": collect_env(python)} if keep_env else {}),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}

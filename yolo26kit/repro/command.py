@@ -60,7 +60,7 @@ def write_finding(name: str, reports: Path, run: Path | None = None, execute: bo
             f"(`yolo26kit repro --check {folder}` on one that has it)")
     if execute and runnable:
         log(f"[repro] {finding.id}: running repro.py in a clean environment ({' '.join(header.requires)})")
-        reproduced = clean_env.reproduce(folder / "repro.py", header, envs)
+        reproduced = clean_env.reproduce(folder / "repro.py", header, envs, keep_env=True)
         (folder / "reproduced.json").write_text(json.dumps(reproduced, indent=1) + "\n")
         log(f"[repro] {reproduced['outcome']}: exit {reproduced['exit_code']} in {reproduced['seconds']} s: "
             f"{reproduced['error_line']}")
@@ -100,7 +100,7 @@ def check(folder: Path, clean: bool = False, pins: dict[str, str] | None = None,
     header = script.parse(repro.read_text())
     if pins:
         header = header.with_pins(pins)
-    found = clean_env.reproduce(repro, header, envs, python="" if clean or pins else sys.executable)
+    found = clean_env.reproduce(repro, header, envs, python="" if clean or pins else sys.executable, keep_env=record)
     if record:
         versions = "-".join(f"{k}{v}" for k, v in sorted(found.get("versions", {}).items()) if k in ("torch",
                             "executorch", "ultralytics"))

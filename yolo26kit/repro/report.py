@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import DEFAULT_OUT
+from ..run.bundle import RUNNER_SITE
 from . import script
 from .catalog import Finding, ReproError, template_text
 
@@ -91,12 +92,9 @@ def native_backtrace(finding: Finding, evidence: dict[str, Any], frames: int = 2
     return None
 
 
-# Where a GPU runner installs the kit's wheelhouse (bundle.install_command): a traceback shows it as site-packages.
-RUNNER_SITE = re.compile(r"/tmp/yolo26kit-site/")
-
-
 def _site(text: str) -> str:
-    return RUNNER_SITE.sub("<site-packages>/", text)
+    """A traceback from a GPU runner with the folder its wheelhouse went to (bundle.RUNNER_SITE) as site-packages."""
+    return text.replace(f"{RUNNER_SITE}/", "<site-packages>/")
 
 
 def _fence(text: str, lang: str = "") -> str:

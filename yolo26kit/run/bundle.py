@@ -588,7 +588,11 @@ def verify(
     return problems
 
 
-def install_command(wheelhouse: str = "wheelhouse", target: str = "/tmp/yolo26kit-site") -> str:
+# Where a runner installs the wheelhouse (no write access to its site-packages needed).
+RUNNER_SITE = "/tmp/yolo26kit-site"
+
+
+def install_command(wheelhouse: str = "wheelhouse", target: str = RUNNER_SITE) -> str:
     """Shell line for the runner: install the wheels with no index into `target`, then put `target`
     and the repo checkout (the current directory) on PYTHONPATH; no write access to site-packages needed.
 
@@ -610,7 +614,7 @@ def install_command(wheelhouse: str = "wheelhouse", target: str = "/tmp/yolo26ki
 def runner_command(
     run_args: str = "run --all --profile full --device cuda",
     wheelhouse: str = "wheelhouse",
-    target: str = "/tmp/yolo26kit-site",
+    target: str = RUNNER_SITE,
 ) -> str:
     """Install line plus the batch: `python3 -m yolo26kit RUN_ARGS` from the repo root."""
     return f"{install_command(wheelhouse, target)} && python3 -m yolo26kit {run_args}"
