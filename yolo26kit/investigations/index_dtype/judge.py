@@ -250,7 +250,8 @@ def judge_gather_removes_index(res: Results) -> Judgement:
         return undecided
     text = outcome_text(lower)
     # the claim's second half: past the aten.index assertion (a lowering that then fails on gather's own kernel is)
-    past = lower.ok or bool(FLOAT_POINTER_ERROR.search(text))
+    pointer = FLOAT_POINTER_ERROR.search(text)
+    past = lower.ok or bool(pointer)
     lowered = count_figure(int(past), 1, "CUDA lowering of the gather top-k gets past the aten.index assertion",
                            "ExecuTorch CUDA lowerings of the gather variant past the index dtype assertion")
     if lower.ok:
@@ -259,8 +260,8 @@ def judge_gather_removes_index(res: Results) -> Judgement:
     if SEED_INDEX_ERROR in text:
         return Judgement("refuted", f"{what}: {clip(lower.error, 160)} — the same index dtype error", {}, run=run,
                          figure=lowered)
-    if FLOAT_POINTER_ERROR.search(text):
-        moved = FLOAT_POINTER_ERROR.search(text).group(0)
+    if pointer:
+        moved = pointer.group(0)
         # both halves of the sentence hold: no aten.index.Tensor, and the lowering is past its assertion; that it
         # then fails on the same float32 quotient in gather's kernel is the seed's wider "completely resolved"
         # (index_dtype.index_dtype_resolved), and its cause is the floor division (floordiv_float_path)
