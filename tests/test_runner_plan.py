@@ -294,8 +294,8 @@ def test_load_while_measuring_counts_only_the_held_locks(tmp_path, monkeypatch):
     assert unheld["others_busy_cores"] is None
     with timing.others_busy_while_measuring() as load:
         for _ in range(3):
-            with timing.cpu_lock():
-                sum(range(10**6))
+            with timing.cpu_lock():  # held long enough (~0.2 s) that the log's millisecond times weigh it exactly
+                sum(range(10**7))
             sum(range(10**6))  # between holds: not counted
     rows = [r for r in timeline.read_intervals(log) if r["phase"] == "measure"]
     held = sum(r["t1"] - r["t0"] for r in rows)
