@@ -1,5 +1,6 @@
 """CLI: list/env work; bad input is one line on stderr, exit code 2, and nothing written."""
 
+import os
 import json
 import re
 import subprocess
@@ -237,3 +238,13 @@ def test_every_subcommand_says_bad_input_in_the_same_one_line_on_stderr_with_exi
     code, out, err = run_cli(capsys, *argv)
     assert code == 2 and out == ""
     assert err.startswith("yolo26kit: error: ") and message in err and err.count("\n") == 1
+
+
+def test_a_relative_pythonpath_is_read_against_the_folder_the_command_started_in(monkeypatch, tmp_path):
+    """Kernels and steps run in other folders: PYTHONPATH=tests must still name the checkout's tests/."""
+    from yolo26kit import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["tests", "/abs/dir"]))
+    cli.absolute_pythonpath()
+    assert os.environ["PYTHONPATH"] == os.pathsep.join([str(tmp_path / "tests"), "/abs/dir"])

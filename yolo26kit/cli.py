@@ -425,8 +425,17 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def absolute_pythonpath() -> None:
+    """PYTHONPATH's relative folders made absolute against the folder the command was started in, as Python reads
+    them: notebook kernels and their steps run elsewhere (`-p model=module:factory` with PYTHONPATH=tests)."""
+    value = os.environ.get("PYTHONPATH", "")
+    if value:
+        os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) if p else p for p in value.split(os.pathsep))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    absolute_pythonpath()
     try:
         return args.fn(args)
     except KitError as exc:
