@@ -73,6 +73,12 @@ def test_the_timeline_and_the_advice_come_from_the_checks():
     assert biting.bites_on_newest and not biting.fixed_from
     assert upstream.advice(same, biting).startswith("a duplicate of o/r#1 (open)")
     assert upstream.advice(upstream.Upstream("x", "c", "t"), biting).startswith("to file")
+    newest = upstream.newest_release("torch")
+    assert upstream._version_key(newest) > upstream._version_key("2.11.0")
+    only_older = line(("2.11.0", "still bites"))  # bites on every release tried, but a newer one exists: check it there
+    said = upstream.advice(upstream.Upstream("x", "c", "t"), only_older)
+    assert said.startswith(f"check it on torch {newest} before filing at t") and "to file" not in said
+    assert upstream.next_step(said) == "check the newest"
     flaky = line(("2.11.0", "still bites"), ("2.14.1", "fails differently"), ("2.15.0", "fixed here"))
     assert flaky.fixed_from == ""  # a later release where every repro fails otherwise is not a fix
 

@@ -272,10 +272,28 @@ def advice(upstream: Upstream, line: Timeline) -> str:
         thread = same[0]
         return (f"a duplicate of {thread.ref} ({thread.state}): comment there with this repro rather than file a new "
                 "issue")
+    tracker = upstream.tracker or "the component tracker"
     if line.bites_on_newest:
-        return f"to file at {upstream.tracker or 'the component tracker'}: bites on the newest {line.package} tried " \
-               f"({line.newest}) and no upstream thread names it"
+        release = newest_release(line.package)
+        if release and _version_key(release) > _version_key(line.newest):
+            # not "to file": a release newer than any tried may already carry the fix
+            return f"check it on {line.package} {release} before filing at {tracker}: it bites on {line.newest}, " \
+                   "the newest tried, and no upstream thread names it"
+        return f"to file at {tracker}: bites on the newest {line.package} tried ({line.newest}) and no upstream " \
+               "thread names it"
     return "see the releases above"
+
+
+def newest_release(package: str) -> str:
+    """The newest release of a package that the matrix's stacks pin (data/stacks.json): what a check should reach."""
+    from ..matrix.stacks import MatrixError, load_stacks
+
+    try:
+        stacks, _ = load_stacks()
+    except MatrixError:
+        return ""
+    pins = [s.pins[package] for s in stacks if s.pins.get(package)]
+    return max(pins, key=_version_key, default="")
 
 
 def summary(finding: str, folder: Path | None) -> dict[str, Any]:
@@ -297,7 +315,7 @@ def summary(finding: str, folder: Path | None) -> dict[str, Any]:
 def next_step(said: str) -> str:
     """The advice in two or three words, for a summary line: upgrade, comment on a thread, file it, check it."""
     for start, words in (("fixed upstream", "upgrade"), ("a duplicate of", "comment upstream"), ("to file", "file it"),
-                         ("not checked", "check it")):
+                         ("check it on", "check the newest"), ("not checked", "check it")):
         if said.startswith(start):
             return words
     return "see its releases"

@@ -12,7 +12,7 @@ Exit status: 1 when the fresh process dies of a signal on load, 0 when it loads 
 # requires: torch==2.11.0 setuptools
 # device: cuda (the GPU host's toolchain; CPU packages are compiled on the same host)
 # bites-with: died of signal
-# seen-on: torch 2.11.0+cu130, executorch 1.2.0, ultralytics 8.4.190 on NVIDIA H200 (kit run 20261201T214005Z-vm-cuda, aoti.load_crash_cause)
+# seen-on: torch 2.11.0+cu130, executorch 1.2.0, ultralytics 8.4.190 on NVIDIA H100 80GB HBM3 (kit run 20261206T115055Z-vm-cuda, aoti.load_crash_cause)
 
 import os
 import subprocess

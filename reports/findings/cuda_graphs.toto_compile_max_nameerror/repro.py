@@ -15,7 +15,7 @@ Exit status: 1 with the failure's own traceback when the bug bites, 0 when the c
 # requires-no-deps: toto-ts==0.2.0 gluonts==0.16.2 jaxtyping==0.2.29
 # device: cpu
 # bites-with: NameError: name 'Max' is not defined
-# seen-on: torch 2.11.0+cu130, executorch 1.2.0, ultralytics 8.4.190 on NVIDIA H200 (kit run 20261201T214005Z-vm-cuda, cuda_graphs.speedup_2_5x, cuda_graphs.first_inference_60s, cuda_graphs.memory_slightly_more, cuda_graphs.consistent_latency)
+# seen-on: torch 2.11.0+cu130, executorch 1.2.0, ultralytics 8.4.190 on NVIDIA H100 80GB HBM3 (kit run 20261206T115055Z-vm-cuda, cuda_graphs.speedup_2_5x, cuda_graphs.first_inference_60s, cuda_graphs.memory_slightly_more, cuda_graphs.consistent_latency)
 
 import dataclasses
 import importlib.util

@@ -16,7 +16,7 @@ the package refuses them too.
 # requires: torch==2.14.1 setuptools
 # device: cpu
 # bites-with: AssertionError: the AOTI package answered
-# seen-on: torch 2.11.0+cu130, executorch 1.2.0, ultralytics 8.4.190 on NVIDIA H200 (kit run 20261201T214005Z-vm-cuda, dynamic_shapes.aoti_cuda_dynamic)
+# seen-on: torch 2.11.0+cu130, executorch 1.2.0, ultralytics 8.4.190 on NVIDIA H100 80GB HBM3 (kit run 20261206T115055Z-vm-cuda, dynamic_shapes.aoti_cuda_dynamic)
 
 import ctypes
 import os

@@ -15,7 +15,7 @@ dtype or values when it bites, 0 when every package matches eager.
 # requires: torch==2.11.0
 # device: cpu
 # bites-with: AssertionError: AOT Inductor floor_divide
-# seen-on: torch 2.14.1+cu130, executorch 1.5.1, ultralytics 8.4.190 on AMD EPYC (kit run 20261204T213641Z-vm-cpu, index_dtype.floordiv_float_path)
+# seen-on: torch 2.11.0+cu130, executorch 1.2.0, ultralytics 8.4.190 on NVIDIA H100 80GB HBM3 (kit run 20261206T115055Z-vm-cuda, index_dtype.floordiv_float_path)
 
 import ctypes
 import tempfile

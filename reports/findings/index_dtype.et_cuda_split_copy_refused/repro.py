@@ -18,7 +18,7 @@ Exit status: 1 when the CUDA back-end refuses split_copy, 0 when it lowers, 77 w
 # requires: executorch==1.2.0 torch==2.11.0
 # device: cuda
 # bites-with: split_copy
-# seen-on: torch 2.11.0+cu130, executorch 1.2.0, ultralytics 8.4.190 on NVIDIA H200 (kit run 20261201T214005Z-vm-cuda, index_dtype.backbone_static_cuda)
+# seen-on: torch 2.11.0+cu130, executorch 1.2.0, ultralytics 8.4.190 on NVIDIA H100 80GB HBM3 (kit run 20261206T115055Z-vm-cuda, index_dtype.backbone_static_cuda)
 
 import sys
 
