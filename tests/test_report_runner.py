@@ -102,6 +102,9 @@ def test_cache_is_cold_then_warm_and_off_is_temporary(tmp_path, monkeypatch):
     (tmp_path / "c" / "device.lock").write_text("")  # the lock alone does not make a cache warm
     (tmp_path / "c" / "vec_isa.json").write_text("{}")  # nor the CPU ISA the runner's step server picked
     assert runner.open_cache(tmp_path / "c").state == "cold"
+    (tmp_path / "c" / paths.MATRIX_ENVS / "torch2.14" / "lib").mkdir(parents=True)
+    (tmp_path / "c" / paths.MATRIX_ENVS / "torch2.14" / "lib" / "torch.py").write_text("")
+    assert runner.open_cache(tmp_path / "c").state == "cold"  # nor the matrix's stack environments beside it
     (tmp_path / "c" / "inductor" / "fxgraph").mkdir(parents=True)
     (tmp_path / "c" / "inductor" / "fxgraph" / "entry").write_text("x")
     warm = runner.open_cache(tmp_path / "c")

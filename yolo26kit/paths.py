@@ -37,6 +37,11 @@ def process_temp_dir(prefix: str) -> str:
     return folder
 
 
+# The matrix's stack environments live beside the compile cache (<cache>/matrix-envs): installed packages, not
+# compiled work, so they never make a cache warm.
+MATRIX_ENVS = "matrix-envs"
+
+
 def default_cache_dir() -> Path:
     """$YOLO26KIT_CACHE, else $XDG_CACHE_HOME/yolo26kit, else ~/.cache/yolo26kit: outside the repository."""
     if os.environ.get(CACHE_ENV):

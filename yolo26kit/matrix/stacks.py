@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import MatrixError
-from ..paths import ROOT, default_cache_dir
+from ..paths import MATRIX_ENVS, ROOT, default_cache_dir
 
 STACKS_FILE = ROOT / "data" / "stacks.json"
 MARKER = "yolo26kit-stack.json"
@@ -107,7 +107,7 @@ def choose(stacks: list[Stack], wanted: list[str]) -> list[Stack]:
 
 def default_envs() -> Path:
     """`<compile cache>/matrix-envs`: outside the repository, beside the kit's compile cache."""
-    return default_cache_dir() / "matrix-envs"
+    return default_cache_dir() / MATRIX_ENVS
 
 
 def uv_cache_dir(envs: Path) -> Path:

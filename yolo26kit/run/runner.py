@@ -50,7 +50,7 @@ from .notebook import (DEFAULT_TIMEOUT, FINISHED, PHASE_LOGS, NotebookRun, cache
                        sweep, time_split)
 from ..catalog import Investigation
 from ..errors import KitError
-from ..paths import CACHE_ENV, DEFAULT_OUT, default_cache_dir, new_run_dir
+from ..paths import CACHE_ENV, DEFAULT_OUT, MATRIX_ENVS, default_cache_dir, new_run_dir
 
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL when a run is stopped
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -98,7 +98,10 @@ def open_cache(path: str | Path | None = None, enabled: bool = True) -> CompileC
         return CompileCache(Path(tempfile.mkdtemp(prefix="yolo26kit-nocache-")), "off", temporary=True)
     root = Path(path).expanduser().resolve() if path else default_cache_dir()
     root.mkdir(parents=True, exist_ok=True)
-    warm = any(p.is_file() and holds_compile(p) for p in root.rglob("*"))
+    # the matrix's environments are skipped, not walked: thousands of package files that hold no compiled work
+    tops = [p for p in root.iterdir() if p.name != MATRIX_ENVS]
+    found = (f for top in tops for f in ([top] if top.is_file() else top.rglob("*")))
+    warm = any(f.is_file() and holds_compile(f) for f in found)
     return CompileCache(root, "warm" if warm else "cold")
 
 
