@@ -359,3 +359,14 @@ def test_single_file_holds_every_page_and_asks_no_network(tmp_path, book):
     for src in re.findall(r'<script type="text/html" id="kit-src-\d+">(.*?)</script>', page, re.S):
         assert "</script" not in src.lower() and "<!--" not in src  # nothing ends the carrier early
     assert not (tmp_path / "index.html").exists()  # the pages on disk are left as they were
+
+
+def test_the_index_says_a_span_of_runs_on_one_day_once():
+    """Runs of one day read '6 Dec 2026, 11:45–11:50 UTC' (the index's first lines stay short enough to keep the grid on
+    the first screen); runs on two days, or dates the page could not read, keep both in full."""
+    from yolo26kit.report.answers import date_span
+
+    assert date_span("6 Dec 2026, 11:45 UTC", "6 Dec 2026, 11:50 UTC") == "6 Dec 2026, 11:45–11:50 UTC"
+    assert date_span("6 Dec 2026, 23:50 UTC", "7 Dec 2026, 00:10 UTC") == "6 Dec 2026, 23:50 UTC to 7 Dec 2026, 00:10 UTC"
+    assert date_span("6 Dec 2026, 11:45 UTC", "6 Dec 2026, 11:45 UTC") == "6 Dec 2026, 11:45 UTC"
+    assert date_span("", "6 Dec 2026, 11:45 UTC") == " to 6 Dec 2026, 11:45 UTC"

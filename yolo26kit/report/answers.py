@@ -113,6 +113,17 @@ class Run:
                                                                         if r.get("started")), "") or self.name))
 
 
+def date_span(first: str, last: str) -> str:
+    """Two readable dates as one span: '6 Dec 2026, 11:45–11:50 UTC' on one day, else 'first to last'."""
+    day, _, time = first.partition(", ")
+    last_day, _, last_time = last.partition(", ")
+    if first == last:
+        return first
+    if day == last_day and time.endswith(" UTC") and last_time.endswith(" UTC"):
+        return f"{day}, {time.removesuffix(' UTC')}–{last_time}"
+    return f"{first} to {last}"
+
+
 def readable_date(stamp: str) -> str:
     """An ISO time or a run id's leading '20261129T032557Z' as '29 Nov 2026, 03:25 UTC'; '' when it is neither."""
     from datetime import datetime, timezone

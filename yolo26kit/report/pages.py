@@ -28,9 +28,9 @@ from .. import __version__, findings
 from ..conclusion import clip, conclude, name_of
 from ..verdicts import path_name
 from .answers import (DECISIVE, HEADLINES, POLARITY, QUESTION_LABELS, QUESTIONS, SENTENCE_LIMIT, UNDECIDED,
-                       UNTESTABLE_LEDGER, Answer, Block, Cell, Coverage, Run, investigations_in, sources_of, answer,
-                       answering_runs, answers, block, compare, conclusion_html, coverage, find_runs, first_sentence,
-                       judged, load_run, newest_per_device, question_of, untestable_entries, verdict_counts)
+                       UNTESTABLE_LEDGER, Answer, Block, Cell, Coverage, Run, date_span, investigations_in, sources_of,
+                       answer, answering_runs, answers, block, compare, conclusion_html, coverage, find_runs,
+                       first_sentence, judged, load_run, newest_per_device, question_of, untestable_entries, verdict_counts)
 
 __all__ = ["TEMPLATES_DIR", "TEMPLATES", "NOTEBOOK_TEMPLATE", "MAX_TABLE_ROWS", "LONG_CELL", "SENTENCE_LIMIT",
            "QUESTIONS", "QUESTION_LABELS", "DECISIVE", "POLARITY", "HEADLINES", "UNDECIDED", "BASIS_LABELS",
@@ -45,6 +45,7 @@ TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(TEMPLATES_DIR), autoescape=jinja2.select_autoescape(["html", "j2"])
 )
+TEMPLATES.filters["date_span"] = date_span  # the index's runs, oldest to newest, as one span
 TEMPLATES.filters["words"] = display.marks_as_words  # quoted text (a seed's words, evidence) without emoji marks
 NOTEBOOK_TEMPLATE = TEMPLATES_DIR / "notebook_offline.html.j2"  # nbconvert's lab template, offline
 MAX_TABLE_ROWS = 80  # larger tables stay in the notebook HTML and results.json
